@@ -1,0 +1,1 @@
+"""ParaFlux numerics: meshes, problems, solvers and studies; runs headless with NumPy, optionally CuPy."""

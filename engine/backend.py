@@ -1,0 +1,96 @@
+"""The one place that picks the array module (NumPy or CuPy), reports the device and moves arrays to the host."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from .errors import BackendError
+
+BACKEND_CHOICES = ("numpy", "cupy", "auto")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array module with the facts a user wants to see about where it runs."""
+
+    name: str  # "numpy" or "cupy"
+    xp: ModuleType
+    device: str  # human-readable device description
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.name == "cupy"
+
+    def asarray(self, a, dtype=None):
+        """Move a host array to this backend's memory."""
+        return self.xp.asarray(a, dtype=dtype)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (no-op on the CPU), so timings are honest."""
+        if self.is_gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+
+def to_host(a) -> np.ndarray:
+    """Return a NumPy array for a NumPy or CuPy array (or anything array-like)."""
+    if hasattr(a, "get") and not isinstance(a, np.ndarray):
+        return a.get()
+    return np.asarray(a)
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_probe() -> tuple[ModuleType | None, str]:
+    """Import CuPy and touch the GPU once; return (module or None, reason or device name)."""
+    if os.environ.get("PARAFLUX_DISABLE_GPU"):
+        return None, "GPU disabled by PARAFLUX_DISABLE_GPU"
+    try:
+        import cupy  # noqa: PLC0415 (optional dependency)
+    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+        return None, f"CuPy is not installed ({type(exc).__name__}); install paraflux[gpu]"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+        if count < 1:
+            return None, "no CUDA GPU is present"
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        cupy.zeros(1).sum()  # fails here if the driver cannot run kernels
+    except Exception as exc:
+        return None, f"no usable CUDA GPU ({type(exc).__name__}: {exc})"
+    mem = props.get("totalGlobalMem", 0) / 2**30
+    return cupy, f"{name} ({mem:.0f} GiB), CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}"
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and a CUDA GPU runs a kernel."""
+    return _cupy_probe()[0] is not None
+
+
+def gpu_unavailable_reason() -> str:
+    """Why the GPU backend cannot be used ('' when it can)."""
+    module, info = _cupy_probe()
+    return "" if module is not None else info
+
+
+def _cpu_description() -> str:
+    name = platform.processor() or platform.machine()
+    return f"CPU {name}, {os.cpu_count()} cores, NumPy {np.__version__}"
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """Pick the array backend: 'numpy', 'cupy' (error if no usable GPU) or 'auto' (CuPy when usable)."""
+    if name not in BACKEND_CHOICES:
+        raise BackendError(f"unknown backend '{name}'; choose one of {', '.join(BACKEND_CHOICES)}")
+    if name == "numpy":
+        return Backend("numpy", np, _cpu_description())
+    module, info = _cupy_probe()
+    if module is not None:
+        return Backend("cupy", module, info)
+    if name == "cupy":
+        raise BackendError(f"backend 'cupy' is not available: {info}")
+    return Backend("numpy", np, _cpu_description())

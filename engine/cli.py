@@ -1,0 +1,159 @@
+"""The `paraflux` command line: list cases and studies, solve problem files; options come from the study registry."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from .errors import Cancelled, ParaFluxError, ProblemError
+
+
+class ProgressBar:
+    """progress(fraction, message) sink on stderr: a redrawn bar on a terminal, one line per phase otherwise."""
+
+    def __init__(self, stream=None, enabled: bool = True):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = self.stream.isatty()
+        self.last_draw = 0.0
+        self.last_phase = None
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            now = time.monotonic()
+            if now - self.last_draw < 0.1 and fraction < 1.0:
+                return
+            self.last_draw = now
+            filled = int(30 * fraction)
+            line = f"\r[{'#' * filled}{'.' * (30 - filled)}] {100 * fraction:3.0f}% {message}"
+            self.stream.write(line[:119].ljust(119) + ("\n" if fraction >= 1.0 else ""))
+            self.stream.flush()
+        else:
+            phase = message.split(" iteration")[0]
+            if phase != self.last_phase:
+                self.last_phase = phase
+                print(f"[{100 * fraction:3.0f}%] {message}", file=self.stream, flush=True)
+
+
+def _cmd_cases(args) -> int:
+    from .mesh.cases import CASES  # noqa: PLC0415
+
+    for case in CASES.values():
+        print(f"{case.name:12s} {case.formulation:13s} {case.title}")
+        print(f"{'':12s} {case.description}")
+    return 0
+
+
+def _cmd_studies(args) -> int:
+    from .studies import STUDIES  # noqa: PLC0415
+
+    for study in STUDIES.values():
+        print(f"{study.name}: {study.title} (problem kind '{study.problem_kind}')")
+        for axis in study.axes:
+            names = ", ".join(c.name + (" [GPU]" if c.needs_gpu else "") for c in axis.choices)
+            print(f"  {axis.option} {{{names}}} default {axis.default}")
+    return 0
+
+
+def _load(args):
+    from .problems import load_case_problem, load_problem  # noqa: PLC0415
+
+    if (args.problem is None) == (args.case is None):
+        raise ProblemError("give either a problem file or --case NAME (see 'paraflux cases')")
+    problem = load_problem(args.problem) if args.problem else load_case_problem(args.case)
+    if args.size is not None:
+        if problem.case is None:
+            raise ProblemError("--size applies to built-in cases only; this problem reads a mesh file")
+        if args.size < 50:
+            raise ProblemError(f"--size must be at least 50 elements, got {args.size}")
+        problem = replace(problem, case_elements=args.size)
+    return problem
+
+
+def _cmd_solve(args) -> int:
+    from .run_control import RunControl  # noqa: PLC0415
+    from .studies import study_for_kind  # noqa: PLC0415
+
+    problem = _load(args)
+    study = study_for_kind(problem.kind)
+    variants = {axis.name: getattr(args, axis.name) for axis in study.axes
+                if getattr(args, axis.name, None) is not None}
+    problem = study.with_variants(problem, variants)
+    problem = problem.with_solver(rtol=args.rtol, max_iterations=args.max_iterations)
+    result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
+    written = study.write(result, args.out)
+    print(f"{result.mesh.n_elements} elements, {result.mesh.n_nodes} nodes; {problem.solver.method} on "
+          f"{result.backend} ({result.device}): {result.iterations} iterations, relative residual "
+          f"{result.relative_residual:.2e}")
+    print(f"energy {result.energy:.6g} {'J' if problem.formulation == 'axisymmetric' else 'J/m'}; "
+          + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
+    for pr in result.probes:
+        print(f"probe {pr.name} {list(pr.point)}: A = {pr.potential:.6g}, "
+              f"B = ({pr.flux_density[0]:.6g}, {pr.flux_density[1]:.6g}) T")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .studies import STUDIES  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("cases", help="list the built-in cases").set_defaults(func=_cmd_cases)
+    sub.add_parser("studies", help="list the studies and their variants").set_defaults(func=_cmd_studies)
+
+    solve = sub.add_parser("solve", help="solve a problem file or a built-in case")
+    solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
+    solve.add_argument("--case", help="solve a built-in case with its example problem")
+    solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
+    solve.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: out)")
+    solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
+    solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
+    solve.add_argument("--quiet", action="store_true", help="no progress output")
+    seen = {}
+    for study in STUDIES.values():  # one flag per axis name, choices merged over studies
+        for axis in study.axes:
+            seen.setdefault(axis.name, (axis, []))[1].extend(c.name for c in axis.choices)
+    for name, (axis, choices) in seen.items():
+        solve.add_argument(axis.option, dest=name, choices=list(dict.fromkeys(choices)),
+                           help=f"{axis.label} (default: the problem file's, else {axis.default})")
+    solve.set_defaults(func=_cmd_solve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except Cancelled:
+        print("paraflux: cancelled", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("\nparaflux: interrupted", file=sys.stderr)
+        return 130
+    except ParaFluxError as exc:
+        if args.debug:
+            raise
+        print(f"paraflux: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("paraflux: error: out of memory; use a coarser mesh", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: one line, with the way to see more
+        if args.debug:
+            raise
+        print(f"paraflux: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
+              "traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

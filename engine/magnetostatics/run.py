@@ -1,0 +1,148 @@
+"""The magnetostatic study pipeline: mesh, element system, solve, post-processing; returns a result as data."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backend import get_backend
+from ..errors import ProblemError
+from ..mesh.cases import mesh_case
+from ..mesh.io import read_trimesh
+from ..mesh.trimesh import TriMesh
+from ..problems.magnetostatic import MagnetostaticProblem, check_against_mesh
+from ..run_control import RunControl
+from . import elements
+from .direct import solve_sparse_direct
+from .ebe_pcg import solve_ebe_jpcg
+from .post import ProbeValue, element_flux_density, magnetic_energy, probe_values
+from .system import ElementSystem, check_not_singular
+
+
+@dataclass(frozen=True, eq=False)
+class MagnetostaticResult:
+    """Fields on the mesh (metres), scalars and per-phase timings (seconds).
+
+    potential: (n_nodes,) A_z or A_phi (Wb/m), or phi (A); flux_function: (n_nodes,) A_z or r*A_phi
+    (Wb/m, Wb/rad) whose contours are flux lines, None for the scalar potential;
+    flux_density: (n_elements, 2) B at centroids (T).
+    """
+
+    problem: MagnetostaticProblem
+    mesh: TriMesh
+    potential: np.ndarray
+    flux_function: np.ndarray | None
+    flux_density: np.ndarray
+    energy: float
+    iterations: int
+    relative_residual: float
+    residual_history: np.ndarray
+    probes: tuple[ProbeValue, ...]
+    timings: dict[str, float]
+    backend: str
+    device: str
+
+    @property
+    def flux_density_magnitude(self) -> np.ndarray:
+        return np.hypot(self.flux_density[:, 0], self.flux_density[:, 1])
+
+
+def load_mesh(problem: MagnetostaticProblem) -> TriMesh:
+    """The problem's mesh in metres, checked against the problem's regions and boundaries."""
+    if problem.case is not None:
+        mesh = mesh_case(problem.case, elements=problem.case_elements)
+    else:
+        mesh = read_trimesh(problem.mesh_path)
+    check_against_mesh(problem, mesh)
+    return mesh.scaled(problem.length_scale)
+
+
+def element_properties(problem: MagnetostaticProblem, mesh: TriMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Per-element permeability mu (H/m) and current density J (A/m^2), (n_elements,) each."""
+    by_name = {r.name: r for r in problem.regions}
+    mu_r = np.array([by_name[n].mu_r for n in mesh.region_names])[mesh.region_index]
+    j = np.array([by_name[n].current_density for n in mesh.region_names])[mesh.region_index]
+    return elements.MU0 * mu_r, j
+
+
+def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j: np.ndarray) -> ElementSystem:
+    """Element matrices and vectors of the problem's formulation and its Dirichlet data."""
+    coords = mesh.element_coords()
+    axisymmetric = problem.formulation == "axisymmetric"
+    if problem.potential == "scalar":
+        ke = (elements.axisymmetric_scalar_stiffness(coords, mu) if axisymmetric
+              else elements.planar_stiffness(coords, mu))
+        fe = np.zeros((mesh.n_elements, 3))
+    elif axisymmetric:
+        ke, fe = elements.axisymmetric_stiffness(coords, 1.0 / mu), elements.axisymmetric_load(coords, j)
+    else:
+        ke, fe = elements.planar_stiffness(coords, 1.0 / mu), elements.planar_load(coords, j)
+
+    values = np.full(mesh.n_nodes, np.nan)
+    for boundary in problem.boundaries:
+        if boundary.type == "dirichlet":
+            values[mesh.boundary_nodes(boundary.name)] = boundary.value
+    fixed = np.flatnonzero(~np.isnan(values))
+    fixed_values = values[fixed]
+    if axisymmetric and problem.potential == "vector":
+        r = mesh.points[fixed, 0]
+        on_axis = r <= 1e-12 * np.abs(mesh.points).max()
+        if np.any(on_axis & (fixed_values != 0.0)):
+            raise ProblemError("a Dirichlet boundary with A_phi != 0 touches the axis r = 0, "
+                               "where A_phi must vanish")
+        fixed_values = np.where(on_axis, 0.0, fixed_values / np.where(on_axis, 1.0, r))
+    return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
+
+
+def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None = None) -> MagnetostaticResult:
+    """Solve a magnetostatic problem end to end with the method and backend in problem.solver."""
+    control = control or RunControl()
+    timings: dict[str, float] = {}
+    backend = get_backend(problem.solver.backend)
+
+    control.report(0.0, "meshing" if problem.case else "reading mesh")
+    t0 = time.perf_counter()
+    mesh = load_mesh(problem)
+    timings["mesh"] = time.perf_counter() - t0
+
+    control.report(0.05, f"element matrices for {mesh.n_elements} triangles")
+    t0 = time.perf_counter()
+    mu, j = element_properties(problem, mesh)
+    system = build_system(problem, mesh, mu, j)
+    check_not_singular(system)
+    timings["assemble"] = time.perf_counter() - t0
+
+    control.report(0.1, f"solving ({problem.solver.method})")
+    t0 = time.perf_counter()
+    if problem.solver.method == "sparse-direct":
+        solution = solve_sparse_direct(system)
+        device = "CPU (SciPy SuperLU)"
+        backend_name = "numpy"
+    else:
+        inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
+        solution = solve_ebe_jpcg(system, backend, problem.solver.rtol, problem.solver.max_iterations, inner)
+        backend.synchronize()
+        device, backend_name = backend.device, backend.name
+    timings["solve"] = time.perf_counter() - t0
+
+    control.report(0.92, "post-processing")
+    t0 = time.perf_counter()
+    unknown = solution.x
+    if problem.potential == "scalar":
+        potential, flux = unknown, None
+    elif problem.formulation == "axisymmetric":
+        r = mesh.points[:, 0]
+        potential, flux = r * unknown, r * r * unknown
+    else:
+        potential, flux = unknown, unknown
+    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
+    energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
+    probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
+                          mesh, unknown, mu, potential)
+    timings["post"] = time.perf_counter() - t0
+    control.report(1.0, "done")
+    return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,
+                               solution.relative_residual, solution.residual_history, probes, timings,
+                               backend_name, device)

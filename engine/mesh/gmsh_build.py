@@ -1,0 +1,61 @@
+"""A guarded gmsh session and the conversion of its 2D mesh with physical groups to a TriMesh."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from ..errors import MeshError
+from .trimesh import TriMesh, make_trimesh
+
+_GMSH_LOCK = threading.Lock()  # gmsh keeps global state: one model at a time in this process
+
+
+@contextlib.contextmanager
+def gmsh_session(name: str):
+    """Initialise gmsh quietly (safe outside the main thread), yield the module, always finalise."""
+    import gmsh  # noqa: PLC0415 (heavy import, only when meshing)
+
+    with _GMSH_LOCK:
+        gmsh.initialize(argv=[], readConfigFiles=False, run=False, interruptible=False)
+        try:
+            gmsh.option.setNumber("General.Terminal", 0)
+            gmsh.option.setNumber("General.Verbosity", 1)
+            gmsh.model.add(name)
+            yield gmsh
+        finally:
+            gmsh.finalize()
+
+
+def trimesh_from_gmsh(gmsh) -> TriMesh:
+    """Read the current gmsh model's 2D mesh: 2D physical groups as regions, 1D as boundaries."""
+    node_tags, coords, _ = gmsh.model.mesh.getNodes()
+    if len(node_tags) == 0:
+        raise MeshError("gmsh produced no nodes")
+    index = np.full(int(node_tags.max()) + 1, -1, dtype=np.int64)
+    index[node_tags.astype(np.int64)] = np.arange(len(node_tags))
+    points = coords.reshape(-1, 3)[:, :2]
+
+    def cells_of(dim: int, gmsh_type: int, nodes_per_cell: int):
+        blocks, owners, names = [], [], []
+        for _, tag in gmsh.model.getPhysicalGroups(dim):
+            name = gmsh.model.getPhysicalName(dim, tag)
+            for entity in gmsh.model.getEntitiesForPhysicalGroup(dim, tag):
+                types, _, nodes = gmsh.model.mesh.getElements(dim, entity)
+                for t, n in zip(types, nodes):
+                    if t != gmsh_type:
+                        raise MeshError(f"gmsh produced element type {t} in {name}")
+                    cells = index[np.asarray(n, dtype=np.int64).reshape(-1, nodes_per_cell)]
+                    blocks.append(cells)
+                    owners.append(np.full(len(cells), len(names), dtype=np.int64))
+            names.append(name)
+        if not blocks:
+            return np.zeros((0, nodes_per_cell), np.int64), np.zeros(0, np.int64), tuple(names)
+        return np.concatenate(blocks), np.concatenate(owners), tuple(names)
+
+    triangles, region_index, region_names = cells_of(2, 2, 3)
+    edges, edge_boundary, boundary_names = cells_of(1, 1, 2)
+    return make_trimesh(points, triangles, region_index, region_names, edges, edge_boundary,
+                        boundary_names)

@@ -1,0 +1,127 @@
+"""2D triangle mesh with named regions (per triangle) and named boundaries (per edge), and its validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MeshError
+
+
+@dataclass(frozen=True, eq=False)
+class TriMesh:
+    """First-order triangle mesh in the plane.
+
+    points: (n_nodes, 2) float64, metres.
+    triangles: (n_elements, 3) int64 node indices, counter-clockwise.
+    region_index: (n_elements,) int64 index into region_names.
+    edges: (n_edges, 2) int64 node indices of named boundary edges.
+    edge_boundary: (n_edges,) int64 index into boundary_names.
+    """
+
+    points: np.ndarray
+    triangles: np.ndarray
+    region_index: np.ndarray
+    region_names: tuple[str, ...]
+    edges: np.ndarray
+    edge_boundary: np.ndarray
+    boundary_names: tuple[str, ...]
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def n_elements(self) -> int:
+        return int(self.triangles.shape[0])
+
+    def element_coords(self) -> np.ndarray:
+        """(n_elements, 3, 2) float64 vertex coordinates, metres."""
+        return self.points[self.triangles]
+
+    def boundary_nodes(self, name: str) -> np.ndarray:
+        """Sorted unique node indices on the named boundary."""
+        k = self.boundary_names.index(name)
+        return np.unique(self.edges[self.edge_boundary == k])
+
+    def region_mask(self, name: str) -> np.ndarray:
+        """(n_elements,) bool: triangles of the named region."""
+        return self.region_index == self.region_names.index(name)
+
+    def scaled(self, factor: float) -> "TriMesh":
+        """The same mesh with coordinates multiplied by factor (e.g. 1e-3 for mm -> m)."""
+        return TriMesh(self.points * factor, self.triangles, self.region_index, self.region_names,
+                       self.edges, self.edge_boundary, self.boundary_names)
+
+
+def signed_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """(n_elements,) signed triangle areas, positive when counter-clockwise; units of points squared."""
+    p = points[triangles]
+    d1 = p[:, 1] - p[:, 0]
+    d2 = p[:, 2] - p[:, 0]
+    return 0.5 * (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
+
+
+def make_trimesh(points, triangles, region_index, region_names, edges, edge_boundary,
+                 boundary_names) -> TriMesh:
+    """Validate raw mesh arrays and return a compact, counter-clockwise TriMesh.
+
+    Drops nodes that no triangle uses (renumbering the rest), flips regions drawn
+    clockwise as a whole, and raises MeshError naming the first zero-area or
+    inverted triangle (one whose orientation disagrees with the rest of its region).
+    """
+    points = np.asarray(points, dtype=np.float64)
+    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    region_index = np.asarray(region_index, dtype=np.int64).reshape(-1)
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    edge_boundary = np.asarray(edge_boundary, dtype=np.int64).reshape(-1)
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise MeshError(f"mesh points must be 2D, got an array of shape {points.shape}")
+    if triangles.shape[0] == 0:
+        raise MeshError("the mesh has no triangles")
+    if not np.all(np.isfinite(points)):
+        raise MeshError("the mesh has non-finite node coordinates")
+    if triangles.min() < 0 or triangles.max() >= points.shape[0]:
+        raise MeshError("a triangle refers to a node that does not exist")
+    if edges.size and (edges.min() < 0 or edges.max() >= points.shape[0]):
+        raise MeshError("a boundary edge refers to a node that does not exist")
+
+    used = np.zeros(points.shape[0], dtype=bool)
+    used[triangles.ravel()] = True
+    keep_edges = used[edges].all(axis=1) if edges.size else np.zeros(0, dtype=bool)
+    new_index = np.cumsum(used) - 1
+    points = points[used]
+    triangles = new_index[triangles]
+    edges = new_index[edges[keep_edges]]
+    edge_boundary = edge_boundary[keep_edges]
+
+    area = signed_areas(points, triangles)
+    extent = np.ptp(points, axis=0).max()
+    tiny = 1e-12 * extent * extent
+    degenerate = np.flatnonzero(np.abs(area) <= tiny)
+    if degenerate.size:
+        t = degenerate[0]
+        raise MeshError(f"zero-area triangle: {degenerate.size} triangle(s) have no area "
+                        f"(first: triangle {t} with nodes at {points[triangles[t]].tolist()})")
+    triangles = triangles.copy()
+    for k, name in enumerate(region_names):
+        in_region = region_index == k
+        negative = in_region & (area < 0)
+        n_neg, n_all = int(negative.sum()), int(in_region.sum())
+        if n_neg == n_all:
+            triangles[in_region] = triangles[in_region][:, [0, 2, 1]]
+        elif 2 * n_neg > n_all:
+            bad = np.flatnonzero(in_region & (area > 0))
+            raise _inverted(name, bad, n_all, points, triangles)
+        elif n_neg:
+            raise _inverted(name, np.flatnonzero(negative), n_all, points, triangles)
+    return TriMesh(points, triangles, region_index, tuple(region_names), edges, edge_boundary,
+                   tuple(boundary_names))
+
+
+def _inverted(region: str, bad: np.ndarray, n_all: int, points, triangles) -> MeshError:
+    t = bad[0]
+    return MeshError(f"inverted triangle: {bad.size} of {n_all} triangles in region '{region}' "
+                     f"are oriented against the rest (first: triangle {t} with nodes at "
+                     f"{points[triangles[t]].tolist()})")

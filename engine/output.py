@@ -1,0 +1,66 @@
+"""Result writers (VTU, JSON): each file goes to a temporary name first and is renamed when complete."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .mesh.io import write_trimesh
+
+
+def write_json(path: Path, data) -> None:
+    """Write JSON via a temporary file and an atomic rename."""
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def magnetostatic_summary(result) -> dict:
+    """The summary.json content of a magnetostatic result (SI units)."""
+    p = result.problem
+    return {
+        "study": "magnetostatic",
+        "formulation": p.formulation,
+        "potential": p.potential,
+        "method": p.solver.method,
+        "n_nodes": result.mesh.n_nodes,
+        "n_elements": result.mesh.n_elements,
+        "iterations": result.iterations,
+        "relative_residual": result.relative_residual,
+        "energy": result.energy,
+        "energy_unit": "J" if p.formulation == "axisymmetric" else "J/m",
+        "max_B": float(result.flux_density_magnitude.max()),
+        "probes": [{"name": pr.name, "point": list(pr.point), "A": pr.potential, "B": list(pr.flux_density)}
+                   for pr in result.probes],
+        "timings": result.timings,
+        "backend": result.backend,
+        "device": result.device,
+        "length_unit_of_points": "m",
+    }
+
+
+def write_magnetostatic(result, out_dir) -> list[Path]:
+    """Write DIR/solution.vtu (point data A, flux; cell data B, B_magnitude, region) and DIR/summary.json."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    b = result.flux_density
+    point_data = {"A": result.potential}
+    if result.flux_function is not None:
+        point_data["flux"] = result.flux_function
+    cell_data = {
+        "B": np.column_stack([b, np.zeros(len(b))]),
+        "B_magnitude": result.flux_density_magnitude,
+        "region": result.mesh.region_index.astype(np.int32),
+    }
+    vtu, summary = out_dir / "solution.vtu", out_dir / "summary.json"
+    write_trimesh(vtu, result.mesh, point_data, cell_data)
+    data = magnetostatic_summary(result)
+    data["regions"] = list(result.mesh.region_names)
+    write_json(summary, data)
+    return [vtu, summary]

@@ -1,0 +1,182 @@
+"""Magnetostatic problem definition: the TOML schema as frozen dataclasses, with validation against the mesh."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..mesh.trimesh import TriMesh
+from .toml_input import Table
+
+FORMULATIONS = ("planar", "axisymmetric")
+POTENTIALS = ("vector", "scalar")
+LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
+BOUNDARY_TYPES = ("dirichlet", "neumann")
+METHODS = ("ebe-jpcg", "sparse-direct")
+
+
+@dataclass(frozen=True)
+class Region:
+    """Material of a 2D physical group: relative permeability and out-of-plane / azimuthal J (A/m^2)."""
+
+    name: str
+    mu_r: float = 1.0
+    current_density: float = 0.0
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """Condition on a 1D physical group; value in Wb/m (A_z, A_phi) or A (scalar potential)."""
+
+    name: str
+    type: str = "dirichlet"
+    value: float = 0.0
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    method: str = "ebe-jpcg"
+    rtol: float = 1e-8
+    max_iterations: int | None = None  # None: a size-based default
+    backend: str = "auto"
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    point: tuple[float, float]  # in the problem's length_unit
+
+
+@dataclass(frozen=True)
+class MagnetostaticProblem:
+    formulation: str
+    potential: str
+    length_unit: str
+    regions: tuple[Region, ...]
+    boundaries: tuple[Boundary, ...] = ()
+    solver: SolverSettings = SolverSettings()
+    probes: tuple[Probe, ...] = ()
+    mesh_path: Path | None = None  # a mesh file, or
+    case: str | None = None  # a built-in case
+    case_elements: int | None = None  # target element count for the case (None: its nominal mesh)
+
+    kind = "magnetostatic"
+
+    @property
+    def length_scale(self) -> float:
+        """Metres per length unit."""
+        return LENGTH_UNITS[self.length_unit]
+
+    def with_solver(self, **changes: Any) -> "MagnetostaticProblem":
+        """A copy with solver settings replaced (None values are ignored)."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, solver=replace(self.solver, **changes))
+
+
+def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticProblem:
+    """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
+    from ..backend import BACKEND_CHOICES  # noqa: PLC0415
+    from ..mesh.cases import CASES  # noqa: PLC0415
+
+    top = Table(data, "problem file")
+    head = Table(top.subtable("problem"), "problem")
+    kind = head.take("kind", str)
+    if kind != "magnetostatic":
+        raise ProblemError(f"[problem] kind = {kind!r} is not a magnetostatic problem")
+    formulation = head.take("formulation", str, "planar", FORMULATIONS)
+    potential = head.take("potential", str, "vector", POTENTIALS)
+    mesh = head.take("mesh", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    head.done()
+    if (mesh is None) == (case is None):
+        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
+    mesh_path, case_elements = None, None
+    case_table = Table(top.subtable("case"), "case")
+    if case is not None:
+        if case not in CASES:
+            raise ProblemError(f"[problem] case = {case!r} is not a built-in case; choose one of: "
+                               f"{', '.join(CASES)}")
+        spec = CASES[case]
+        if formulation != spec.formulation:
+            raise ProblemError(f"case '{case}' is {spec.formulation}, but [problem] formulation = "
+                               f"{formulation!r}")
+        if length_unit not in (None, spec.length_unit):
+            raise ProblemError(f"case '{case}' is drawn in {spec.length_unit}, but [problem] "
+                               f"length_unit = {length_unit!r}")
+        length_unit = spec.length_unit
+        case_elements = case_table.take("elements", int, None)
+        if case_elements is not None and case_elements < 50:
+            raise ProblemError(f"[case] elements must be at least 50, got {case_elements}")
+    else:
+        mesh_path = (base_dir / mesh).resolve()
+        length_unit = length_unit or "m"
+    case_table.done()
+
+    regions = []
+    for name, table in top.subtable("regions").items():
+        t = Table(table, f"regions.{name}")
+        region = Region(name, t.positive("mu_r", 1.0), t.take("current_density", float, 0.0))
+        t.done()
+        if potential == "scalar" and region.current_density != 0.0:
+            raise ProblemError(f"[regions.{name}] carries current, but a scalar-potential problem "
+                               "has no current regions")
+        regions.append(region)
+    if not regions:
+        raise ProblemError("the problem file has no [regions.NAME] tables")
+
+    boundaries = []
+    for name, table in top.subtable("boundaries").items():
+        t = Table(table, f"boundaries.{name}")
+        btype = t.take("type", str, "dirichlet", BOUNDARY_TYPES)
+        value = t.take("value", float, 0.0)
+        t.done()
+        if btype == "neumann" and value != 0.0:
+            raise ProblemError(f"[boundaries.{name}] only homogeneous Neumann (value = 0) is supported")
+        boundaries.append(Boundary(name, btype, value))
+
+    s = Table(top.subtable("solver"), "solver")
+    max_it = s.take("max_iterations", int, None)
+    if max_it is not None and max_it < 1:
+        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    solver = SolverSettings(method=s.take("method", str, "ebe-jpcg", METHODS),
+                            rtol=s.positive("rtol", 1e-8), max_iterations=max_it,
+                            backend=s.take("backend", str, "auto", BACKEND_CHOICES))
+    s.done()
+
+    probes_raw = top.data.pop("probes", [])
+    if not isinstance(probes_raw, list):
+        raise ProblemError("[[probes]] must be an array of tables")
+    probes = []
+    for i, item in enumerate(probes_raw):
+        t = Table(item, f"probes #{i + 1}")
+        name = t.take("name", str, f"probe{i + 1}")
+        point = t.take("point", list)
+        t.done()
+        if len(point) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                      for v in point):
+            raise ProblemError(f"[[probes]] '{name}': point must be two numbers [x, y]")
+        probes.append(Probe(name, (float(point[0]), float(point[1]))))
+    top.done()
+    return MagnetostaticProblem(formulation, potential, length_unit, tuple(regions), tuple(boundaries),
+                                solver, tuple(probes), mesh_path, case, case_elements)
+
+
+def check_against_mesh(problem: MagnetostaticProblem, mesh: TriMesh) -> None:
+    """Every mesh region needs a material; every region and boundary named must exist in the mesh."""
+    mesh_regions, named = set(mesh.region_names), {r.name for r in problem.regions}
+    for name in sorted(named - mesh_regions):
+        raise ProblemError(f"unknown region '{name}' in [regions]; the mesh has: "
+                           f"{', '.join(mesh.region_names)}")
+    for name in mesh.region_names:
+        if name not in named:
+            raise ProblemError(f"mesh region '{name}' has no material: add [regions.{name}]")
+    for b in problem.boundaries:
+        if b.name not in mesh.boundary_names:
+            known = ", ".join(mesh.boundary_names) or "none"
+            raise ProblemError(f"unknown boundary '{b.name}' in [boundaries]; the mesh has: {known}")
+    if problem.formulation == "axisymmetric" and mesh.points[:, 0].min() < -1e-12 * max(
+            1.0, float(abs(mesh.points).max())):
+        raise ProblemError("axisymmetric mesh must lie in x = r >= 0")

@@ -1,0 +1,39 @@
+"""Registry entry of the 2D magnetostatics study (EBE-J-PCG and its reference)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..magnetostatics.run import run_magnetostatic
+from ..output import write_magnetostatic
+from ..problems.magnetostatic import MagnetostaticProblem
+from .registry import Choice, Study, VariantAxis, register
+
+METHOD = VariantAxis("method", "Solver", (
+    Choice("ebe-jpcg", "element-by-element Jacobi-preconditioned CG, no global matrix"),
+    Choice("sparse-direct", "assembled sparse matrix, SciPy SuperLU (CPU reference)"),
+), "ebe-jpcg")
+
+BACKEND = VariantAxis("backend", "Backend", (
+    Choice("numpy", "CPU, NumPy"),
+    Choice("cupy", "CUDA GPU, CuPy", needs_gpu=True),
+    Choice("auto", "CuPy when a usable GPU is present, NumPy otherwise"),
+), "auto")
+
+
+def _apply(problem: MagnetostaticProblem, variants: Mapping[str, str]) -> MagnetostaticProblem:
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "backend")})
+
+
+MAGNETOSTATIC = register(Study(
+    name="magnetostatic",
+    title="2D magnetostatics (EBE-J-PCG)",
+    problem_kind="magnetostatic",
+    mesh_kind="triangles-2d",
+    field_dtype="real",
+    max_devices=1,
+    axes=(METHOD, BACKEND),
+    apply_variants=_apply,
+    run=run_magnetostatic,
+    write=write_magnetostatic,
+))

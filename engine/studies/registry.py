@@ -1,0 +1,91 @@
+"""The one registry of studies and their variant axes, read by the command line, the GUI and the benchmarks.
+
+A study declares what it solves (problem kind, mesh kind, field type, devices it can use), its
+variant axes with their choices, and how to run a problem with chosen variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..errors import ProblemError
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value of a variant axis; needs_gpu marks choices that run only on a CUDA GPU."""
+
+    name: str
+    description: str
+    needs_gpu: bool = False
+
+
+@dataclass(frozen=True)
+class VariantAxis:
+    """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key."""
+
+    name: str
+    label: str
+    choices: tuple[Choice, ...]
+    default: str
+
+    def choice(self, name: str) -> Choice:
+        for c in self.choices:
+            if c.name == name:
+                return c
+        raise ProblemError(f"unknown {self.name} '{name}'; choose one of: "
+                           f"{', '.join(c.name for c in self.choices)}")
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: load a problem, apply variants, run with progress and cancel, write the result.
+
+    mesh_kind: "triangles-2d", "surface-triangles" or "hexahedra"; field_dtype: "real" or "complex";
+    max_devices: how many GPUs one run can use.
+    """
+
+    name: str
+    title: str
+    problem_kind: str
+    mesh_kind: str
+    field_dtype: str
+    max_devices: int
+    axes: tuple[VariantAxis, ...]
+    apply_variants: Callable[[Any, Mapping[str, str]], Any]  # (problem, {axis: choice}) -> problem
+    run: Callable[..., Any]  # run(problem, control) -> result
+    write: Callable[[Any, Any], list]  # write(result, out_dir) -> written paths
+
+    def axis(self, name: str) -> VariantAxis:
+        for a in self.axes:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def with_variants(self, problem, variants: Mapping[str, str]):
+        """Validate each chosen variant by name and return the problem with them applied."""
+        for axis_name, choice in variants.items():
+            self.axis(axis_name).choice(choice)
+        return self.apply_variants(problem, variants)
+
+
+STUDIES: dict[str, Study] = {}
+
+
+def register(study: Study) -> Study:
+    if study.name in STUDIES:
+        raise ValueError(f"study '{study.name}' registered twice")
+    STUDIES[study.name] = study
+    return study
+
+
+def study_for_kind(kind: str) -> Study:
+    for study in STUDIES.values():
+        if study.problem_kind == kind:
+            return study
+    raise ProblemError(f"no study solves problems of kind '{kind}'")

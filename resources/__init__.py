@@ -1,0 +1,1 @@
+"""Sample meshes and problem files shipped with ParaFlux."""

@@ -1,0 +1,35 @@
+"""Shared fixtures: GPU marker handling, structured meshes and helpers for writing problem files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paraflux.engine.backend import gpu_available, gpu_unavailable_reason
+from paraflux.engine.mesh.trimesh import make_trimesh
+
+
+def pytest_collection_modifyitems(config, items):
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason=f"no GPU: {gpu_unavailable_reason()}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
+    """Unit-square-like mesh of n x n cells split into crossing-free triangle pairs; boundaries
+    named left/right/bottom/top, one region 'domain'."""
+    xs, ys = np.linspace(x0, x1, n + 1), np.linspace(y0, y1, n + 1)
+    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    points = np.column_stack([X.ravel(), Y.ravel()])
+    idx = np.arange((n + 1) ** 2).reshape(n + 1, n + 1)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    triangles = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    edges, owner = [], []
+    for k, line in enumerate((idx[0, :], idx[-1, :], idx[:, 0], idx[:, -1])):
+        edges.append(np.column_stack([line[:-1], line[1:]]))
+        owner.append(np.full(n, k))
+    return make_trimesh(points, triangles, np.zeros(len(triangles), dtype=int), ("domain",),
+                        np.concatenate(edges), np.concatenate(owner), ("left", "right", "bottom", "top"))
