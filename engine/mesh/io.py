@@ -26,7 +26,7 @@ def read_trimesh(path: str | os.PathLike) -> TriMesh:
         raise MeshError(f"mesh file not found: {path}")
     try:
         mesh = meshio.read(path)
-    except Exception as exc:  # meshio raises many types for garbage input
+    except (Exception, SystemExit) as exc:  # meshio raises many types (even SystemExit) on garbage
         raise MeshError(f"cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
 
     points = np.asarray(mesh.points, dtype=np.float64)

@@ -1,0 +1,111 @@
+"""The study registry, the backend layer, and the problem parser's behaviour on garbage."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paraflux.engine import backend
+from paraflux.engine.cli import build_parser, main
+from paraflux.engine.errors import BackendError, ProblemError
+from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
+from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh
+from paraflux.engine.problems import load_case_problem, load_problem
+from paraflux.engine.problems.magnetostatic import parse_magnetostatic
+from paraflux.engine.studies import STUDIES
+
+RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "problems"
+
+
+def test_numpy_backend_and_host_transfer():
+    b = backend.get_backend("numpy")
+    assert b.xp is np and not b.is_gpu and "CPU" in b.device
+    assert isinstance(backend.to_host(b.asarray([1.0, 2.0])), np.ndarray)
+
+
+def test_unknown_backend_is_named():
+    with pytest.raises(BackendError, match="unknown backend 'tpu'"):
+        backend.get_backend("tpu")
+
+
+@pytest.mark.skipif(backend.gpu_available(), reason="a GPU is present")
+def test_cupy_backend_without_gpu_says_why():
+    assert backend.get_backend("auto").name == "numpy"
+    with pytest.raises(BackendError, match="backend 'cupy' is not available"):
+        backend.get_backend("cupy")
+
+
+def test_cli_options_come_from_the_registry():
+    parser = build_parser()
+    solve = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("solve"))
+    flags = {opt for action in solve._actions for opt in action.option_strings}
+    for study in STUDIES.values():
+        for axis in study.axes:
+            assert axis.option in flags
+            assert axis.default in [c.name for c in axis.choices]
+
+
+@pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.name)
+def test_every_variant_of_every_axis_is_accepted_and_unknown_rejected(study):
+    problem = load_case_problem("open-slot")
+    for axis in study.axes:
+        for choice in axis.choices:
+            study.with_variants(problem, {axis.name: choice.name})
+        with pytest.raises(ProblemError, match=f"unknown {axis.name}"):
+            study.with_variants(problem, {axis.name: "no-such-variant"})
+
+
+@pytest.mark.parametrize("method", [c.name for c in STUDIES["magnetostatic"].axis("method").choices])
+def test_every_method_runs_through_the_cli(tmp_path, method, capsys):
+    out = tmp_path / "out"
+    code = main(["solve", "--case", "open-slot", "--size", "800", "--method", method, "--backend", "numpy",
+                 "--out", str(out), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert (out / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_problem_files_load(path):
+    problem = load_problem(path)
+    assert problem.regions
+    if problem.mesh_path is not None:
+        assert problem.mesh_path.is_file()
+
+
+def test_cancel_stops_the_solver():
+    from paraflux.engine.errors import Cancelled
+    from paraflux.engine.run_control import RunControl
+
+    problem = load_case_problem("transformer")
+    mesh = load_mesh(problem)
+    mu, j = element_properties(problem, mesh)
+    system = build_system(problem, mesh, mu, j)
+    calls = []
+    control = RunControl(progress=lambda f, m: calls.append(m), cancel=lambda: len(calls) >= 2)
+    with pytest.raises(Cancelled):
+        solve_ebe_jpcg(system, backend.get_backend("numpy"), 1e-12, None, control)
+
+
+toml_values = st.recursive(
+    st.none().map(lambda _: "x") | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["problem", "regions", "boundaries", "solver", "probes", "case", "x"]),
+                       toml_values, max_size=5),
+       st.dictionaries(st.sampled_from(["kind", "formulation", "potential", "case", "mesh", "length_unit"]),
+                       st.sampled_from(["magnetostatic", "planar", "axisymmetric", "scalar", "vector",
+                                        "open-slot", "solenoid", "m", "mm", 3, True]), max_size=6))
+def test_parser_rejects_garbage_cleanly(data, head):
+    data = dict(data)
+    if head:
+        data["problem"] = head
+    try:
+        parse_magnetostatic(data, Path("."))
+    except ProblemError:
+        pass
