@@ -47,6 +47,9 @@ class EbeOperator:
         return self.free * d + (1.0 - self.free)
 
 
+MAX_REPLACEMENTS = 3
+
+
 def default_max_iterations(n_free: int) -> int:
     """A generous cap for Jacobi-PCG on 2D Laplace-type systems (iterations grow like sqrt(n))."""
     return int(1000 + 50 * math.sqrt(max(n_free, 1)))
@@ -76,6 +79,7 @@ def solve_ebe_jpcg(system: ElementSystem, backend: Backend, rtol: float = 1e-8,
     p = z.copy()
     gamma = float(xp.dot(r, z))
     history = []
+    replacements = 0
     report_every = max(1, max_iterations // 200)
     for it in range(1, max_iterations + 1):
         q = op(p)
@@ -89,7 +93,17 @@ def solve_ebe_jpcg(system: ElementSystem, backend: Backend, rtol: float = 1e-8,
         rel = float(xp.linalg.norm(r)) / b_norm
         history.append(rel)
         if rel <= rtol:
-            break
+            # The recursive residual drifts from b - A x in floating point: check the true one and,
+            # if it is still above rtol, restart the recurrences from it (residual replacement).
+            r = b - op(x)
+            rel = float(xp.linalg.norm(r)) / b_norm
+            if rel <= rtol or replacements == MAX_REPLACEMENTS:
+                break  # converged, or at the accuracy floating point allows (reported as is)
+            replacements += 1
+            z = inv_diag * r
+            gamma = float(xp.dot(r, z))
+            p = z.copy()
+            continue
         if it % report_every == 0:
             control.report(it / max_iterations, f"EBE-J-PCG iteration {it}, residual {rel:.2e}")
         z = inv_diag * r
@@ -100,5 +114,4 @@ def solve_ebe_jpcg(system: ElementSystem, backend: Backend, rtol: float = 1e-8,
         raise SolverError(f"EBE-J-PCG did not converge: relative residual {history[-1]:.3e} after "
                           f"{max_iterations} iterations (rtol {rtol:g}); raise [solver] max_iterations "
                           "or loosen rtol")
-    true_rel = float(xp.linalg.norm(b - op(x))) / b_norm
-    return LinearSolution(to_host(x + x_fixed), it, true_rel, np.asarray(history))
+    return LinearSolution(to_host(x + x_fixed), it, rel, np.asarray(history))

@@ -16,10 +16,14 @@ _GMSH_LOCK = threading.Lock()  # gmsh keeps global state: one model at a time in
 @contextlib.contextmanager
 def gmsh_session(name: str):
     """Initialise gmsh quietly (safe outside the main thread), yield the module, always finalise."""
-    import gmsh  # noqa: PLC0415 (heavy import, only when meshing)
-
     with _GMSH_LOCK:
-        gmsh.initialize(argv=[], readConfigFiles=False, run=False, interruptible=False)
+        try:
+            import gmsh  # noqa: PLC0415 (heavy import, only when meshing)
+
+            gmsh.initialize(argv=[], readConfigFiles=False, run=False, interruptible=False)
+        except (ImportError, OSError, AttributeError) as exc:  # missing libgmsh or its X/GL libraries
+            raise MeshError(f"gmsh cannot start here ({exc}); built-in cases need gmsh and its runtime "
+                            "libraries (libGLU, libXcursor, libXft, libXinerama), mesh files do not") from None
         try:
             gmsh.option.setNumber("General.Terminal", 0)
             gmsh.option.setNumber("General.Verbosity", 1)
