@@ -91,3 +91,28 @@ def test_transformer_hits_target_element_count(target):
     assert abs(mesh.n_elements - target) <= 0.05 * target
     assert set(mesh.region_names) == {"core", "air", "primary_in", "primary_out",
                                       "secondary_in", "secondary_out"}
+
+
+def test_uniform_refinement_keeps_geometry_regions_and_boundaries():
+    from paraflux.engine.mesh.refine import refine_uniform
+    from paraflux.engine.mesh.trimesh import signed_areas
+
+    mesh = cases.mesh_case("transformer", elements=3000)
+    fine = refine_uniform(mesh)
+    assert fine.n_elements == 4 * mesh.n_elements
+    assert fine.edges.shape[0] == 2 * mesh.edges.shape[0]
+    area, fine_area = signed_areas(mesh.points, mesh.triangles), signed_areas(fine.points, fine.triangles)
+    assert np.all(fine_area > 0)
+    for k in range(len(mesh.region_names)):
+        assert fine_area[fine.region_index == k].sum() == pytest.approx(area[mesh.region_index == k].sum())
+    # a conforming mesh: every interior edge shared by exactly two triangles
+    e = np.sort(np.concatenate([fine.triangles[:, [0, 1]], fine.triangles[:, [1, 2]], fine.triangles[:, [2, 0]]]), 1)
+    _, counts = np.unique(e, axis=0, return_counts=True)
+    assert set(counts) == {1, 2} and (counts == 1).sum() == fine.edges.shape[0]
+
+
+def test_large_targets_use_refinement(monkeypatch):
+    monkeypatch.setattr(cases, "MAX_GMSH_ELEMENTS", 2500)
+    mesh = cases.mesh_case("open-slot", elements=8000)  # gmsh at ~2000, refined once
+    assert mesh.n_elements % 4 == 0
+    assert abs(mesh.n_elements - 8000) <= 0.05 * 8000
