@@ -84,11 +84,13 @@ def _cmd_solve(args) -> int:
     variants = {axis.name: getattr(args, axis.name) for axis in study.axes
                 if getattr(args, axis.name, None) is not None}
     problem = study.with_variants(problem, variants)
-    problem = problem.with_solver(rtol=args.rtol, max_iterations=args.max_iterations)
+    problem = problem.with_solver(rtol=args.rtol, max_iterations=args.max_iterations,
+                                  check_every=args.check_every)
     result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
     written = study.write(result, args.out)
-    print(f"{result.mesh.n_elements} elements, {result.mesh.n_nodes} nodes; {problem.solver.method} on "
-          f"{result.backend} ({result.device}): {result.iterations} iterations, relative residual "
+    print(f"{result.mesh.n_elements} elements, {result.mesh.n_nodes} nodes; {problem.solver.method} "
+          f"(reduction {result.reduction}) on {result.backend} ({result.device}): {result.iterations} "
+          "iterations, relative residual "
           f"{result.relative_residual:.2e}")
     print(f"energy {result.energy:.6g} {'J' if problem.formulation == 'axisymmetric' else 'J/m'}; "
           + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
@@ -116,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: out)")
     solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
+    solve.add_argument("--check-every", type=int,
+                       help="GPU EBE-J-PCG: iterations between convergence checks (even)")
     solve.add_argument("--quiet", action="store_true", help="no progress output")
     seen = {}
     for study in STUDIES.values():  # one flag per axis name, choices merged over studies

@@ -29,6 +29,7 @@ def magnetostatic_summary(result) -> dict:
         "formulation": p.formulation,
         "potential": p.potential,
         "method": p.solver.method,
+        "reduction": result.reduction,
         "n_nodes": result.mesh.n_nodes,
         "n_elements": result.mesh.n_elements,
         "iterations": result.iterations,

@@ -43,6 +43,7 @@ class MagnetostaticResult:
     timings: dict[str, float]
     backend: str
     device: str
+    reduction: str  # how EBE-J-PCG summed its inner products ("none" for the direct solve)
 
     @property
     def flux_density_magnitude(self) -> np.ndarray:
@@ -118,12 +119,19 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
     t0 = time.perf_counter()
     if problem.solver.method == "sparse-direct":
         solution = solve_sparse_direct(system)
-        device = "CPU (SciPy SuperLU)"
-        backend_name = "numpy"
+        device, backend_name, reduction = "CPU (SciPy SuperLU)", "numpy", "none"
     else:
         inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
-        solution = solve_ebe_jpcg(system, backend, problem.solver.rtol, problem.solver.max_iterations, inner)
-        backend.synchronize()
+        settings = problem.solver
+        if backend.is_gpu:
+            from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
+
+            reduction = "fused" if settings.reduction == "auto" else settings.reduction
+            solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
+                                          settings.check_every, inner)
+        else:
+            reduction = "library" if settings.reduction == "auto" else settings.reduction
+            solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner)
         device, backend_name = backend.device, backend.name
     timings["solve"] = time.perf_counter() - t0
 
@@ -145,4 +153,4 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
     control.report(1.0, "done")
     return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,
                                solution.relative_residual, solution.residual_history, probes, timings,
-                               backend_name, device)
+                               backend_name, device, reduction)

@@ -15,6 +15,7 @@ POTENTIALS = ("vector", "scalar")
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("dirichlet", "neumann")
 METHODS = ("ebe-jpcg", "sparse-direct")
+REDUCTIONS = ("auto", "adjacent", "sequential", "warp-shuffle", "library", "fused")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class SolverSettings:
     rtol: float = 1e-8
     max_iterations: int | None = None  # None: a size-based default
     backend: str = "auto"
+    reduction: str = "auto"  # inner products of EBE-J-PCG; auto: library on NumPy, fused on the GPU
+    check_every: int | None = None  # GPU: iterations between convergence checks (None: default)
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,12 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
         raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
     solver = SolverSettings(method=s.take("method", str, "ebe-jpcg", METHODS),
                             rtol=s.positive("rtol", 1e-8), max_iterations=max_it,
-                            backend=s.take("backend", str, "auto", BACKEND_CHOICES))
+                            backend=s.take("backend", str, "auto", BACKEND_CHOICES),
+                            reduction=s.take("reduction", str, "auto", REDUCTIONS),
+                            check_every=s.take("check_every", int, None))
     s.done()
+    if solver.check_every is not None and (solver.check_every < 2 or solver.check_every % 2):
+        raise ProblemError(f"[solver] check_every must be an even number of at least 2, got {solver.check_every}")
 
     probes_raw = top.data.pop("probes", [])
     if not isinstance(probes_raw, list):

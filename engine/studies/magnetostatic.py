@@ -21,8 +21,18 @@ BACKEND = VariantAxis("backend", "Backend", (
 ), "auto")
 
 
+REDUCTION = VariantAxis("reduction", "Reduction", (
+    Choice("auto", "library on NumPy, fused on the GPU"),
+    Choice("adjacent", "shared-memory tree, interleaved addressing (paper 000, Fig. 5)"),
+    Choice("sequential", "shared-memory tree, sequential addressing (paper 000, Fig. 6)"),
+    Choice("warp-shuffle", "grid-stride loads and warp shuffles, two passes"),
+    Choice("library", "CuPy's CUB sum on the GPU, NumPy's dot on the CPU"),
+    Choice("fused", "inner products computed inside the product and update kernels"),
+), "auto")
+
+
 def _apply(problem: MagnetostaticProblem, variants: Mapping[str, str]) -> MagnetostaticProblem:
-    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "backend")})
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "backend", "reduction")})
 
 
 MAGNETOSTATIC = register(Study(
@@ -32,7 +42,7 @@ MAGNETOSTATIC = register(Study(
     mesh_kind="triangles-2d",
     field_dtype="real",
     max_devices=1,
-    axes=(METHOD, BACKEND),
+    axes=(METHOD, BACKEND, REDUCTION),
     apply_variants=_apply,
     run=run_magnetostatic,
     write=write_magnetostatic,

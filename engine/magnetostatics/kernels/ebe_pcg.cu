@@ -1,0 +1,131 @@
+// EBE-J-PCG iteration kernels. NumPy twins: ../ebe_layout.py (matvec) and ../reductions.py
+// (sum_one_per_thread for the fused inner products). Element data are structure-of-arrays:
+// conn[k * n_el + e] (k = 0..2) with Dirichlet nodes replaced by the dummy index n_nodes, and the
+// symmetric element matrix packed as ke[j * n_el + e], j = 0..5: k00 k01 k02 k11 k12 k22.
+#define BLOCK 256
+#define WARP 32
+#define FULL_MASK 0xffffffffu
+
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int offset = WARP / 2; offset > 0; offset >>= 1)
+        v = __dadd_rn(v, __shfl_down_sync(FULL_MASK, v, offset));
+    return v;
+}
+
+__device__ __forceinline__ double block_sum(double v) {
+    __shared__ double warp_partial[BLOCK / WARP];
+    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    __syncthreads();
+    v = warp_sum(v);
+    if (lane == 0) warp_partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) v = warp_sum(lane < BLOCK / WARP ? warp_partial[lane] : 0.0);
+    return v;
+}
+
+// The last block to finish adds the block partials in index order (deterministic), writes *out and
+// re-arms the counter for the next launch. Called by every thread with the block's sum in thread 0.
+__device__ __forceinline__ void finish_sum(double block_value, double* partial, unsigned* counter,
+                                           double* out) {
+    __shared__ bool is_last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = block_value;
+        __threadfence();
+        is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;
+    double acc = 0.0;
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc = __dadd_rn(acc, __ldcg(partial + i));
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) { *out = acc; *counter = 0u; }
+}
+
+__device__ __forceinline__ double element_product(const int e, const int n_el, const int n_nodes,
+                                                  const int* __restrict__ conn,
+                                                  const double* __restrict__ ke,
+                                                  const double* __restrict__ p, double* __restrict__ q) {
+    const int a = conn[e], b = conn[n_el + e], c = conn[2 * n_el + e];
+    const double pa = p[a], pb = p[b], pc = p[c];  // p[n_nodes] == 0: Dirichlet nodes drop out
+    const double k00 = ke[e], k01 = ke[n_el + e], k02 = ke[2 * n_el + e];
+    const double k11 = ke[3 * n_el + e], k12 = ke[4 * n_el + e], k22 = ke[5 * n_el + e];
+    const double ya = k00 * pa + k01 * pb + k02 * pc;
+    const double yb = k01 * pa + k11 * pb + k12 * pc;
+    const double yc = k02 * pa + k12 * pb + k22 * pc;
+    if (a < n_nodes) atomicAdd(q + a, ya);
+    if (b < n_nodes) atomicAdd(q + b, yb);
+    if (c < n_nodes) atomicAdd(q + c, yc);
+    return pa * ya + pb * yb + pc * yc;  // p_e . K_e p_e
+}
+
+// q += sum_e K_e p_e (q zeroed by the previous cg_update_p), one thread per element.
+extern "C" __global__ void ebe_matvec_atomic(const int n_el, const int n_nodes, const int* __restrict__ conn,
+                                             const double* __restrict__ ke, const double* __restrict__ p,
+                                             double* __restrict__ q) {
+    const int e = blockIdx.x * BLOCK + threadIdx.x;
+    if (e < n_el) element_product(e, n_el, n_nodes, conn, ke, p, q);
+}
+
+// Fused: the same product and (p, Ap) = sum_e p_e . K_e p_e into *pq (paper 000, eq. 11).
+extern "C" __global__ void ebe_matvec_atomic_pap(const int n_el, const int n_nodes, const int* __restrict__ conn,
+                                                 const double* __restrict__ ke, const double* __restrict__ p,
+                                                 double* __restrict__ q, double* partial, unsigned* counter,
+                                                 double* pq) {
+    const int e = blockIdx.x * BLOCK + threadIdx.x;
+    const double value = e < n_el ? element_product(e, n_el, n_nodes, conn, ke, p, q) : 0.0;
+    finish_sum(block_sum(value), partial, counter, pq);
+}
+
+__device__ __forceinline__ double step_length(const double* scalars, int rz_slot) {
+    const double pq = scalars[0];
+    return pq != 0.0 ? scalars[rz_slot] / pq : 0.0;
+}
+
+// x += alpha p, r -= alpha q, z = r / diag with alpha = (r, z) / (p, Ap) read on the device.
+extern "C" __global__ void cg_update_xrz(const int n, const double* __restrict__ scalars, const int rz_old,
+                                         double* __restrict__ x, double* __restrict__ r,
+                                         const double* __restrict__ p, const double* __restrict__ q,
+                                         const double* __restrict__ inv_diag, double* __restrict__ z) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= n) return;
+    const double alpha = step_length(scalars, rz_old);
+    x[i] += alpha * p[i];
+    const double ri = r[i] - alpha * q[i];
+    r[i] = ri;
+    z[i] = inv_diag[i] * ri;
+}
+
+// Fused: the same update and (r, z) into scalars[rz_new], (r, r) into *rr.
+extern "C" __global__ void cg_update_xrz_dots(const int n, double* scalars, const int rz_old, const int rz_new,
+                                              double* __restrict__ x, double* __restrict__ r,
+                                              const double* __restrict__ p, const double* __restrict__ q,
+                                              const double* __restrict__ inv_diag, double* __restrict__ z,
+                                              double* partial_rz, double* partial_rr, unsigned* counters,
+                                              double* rr) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    double rz_value = 0.0, rr_value = 0.0;
+    if (i < n) {
+        const double alpha = step_length(scalars, rz_old);
+        x[i] += alpha * p[i];
+        const double ri = r[i] - alpha * q[i];
+        const double zi = inv_diag[i] * ri;
+        r[i] = ri;
+        z[i] = zi;
+        rz_value = __dmul_rn(ri, zi);
+        rr_value = __dmul_rn(ri, ri);
+    }
+    finish_sum(block_sum(rz_value), partial_rz, counters, scalars + rz_new);
+    finish_sum(block_sum(rr_value), partial_rr, counters + 1, rr);
+}
+
+// p = z + beta p with beta = (r, z)_new / (r, z)_old; zeroes q for the next product.
+extern "C" __global__ void cg_update_p(const int n, const double* __restrict__ scalars, const int rz_old,
+                                       const int rz_new, const double* __restrict__ z, double* __restrict__ p,
+                                       double* __restrict__ q) {
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= n) return;
+    const double old = scalars[rz_old];
+    const double beta = old != 0.0 ? scalars[rz_new] / old : 0.0;
+    p[i] = z[i] + beta * p[i];
+    q[i] = 0.0;
+}

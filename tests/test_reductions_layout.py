@@ -1,0 +1,78 @@
+"""NumPy twins of the CUDA reductions and of the packed EBE product; every reduction in the CPU solver."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from paraflux.engine.magnetostatics import reductions
+from paraflux.engine.magnetostatics.ebe_layout import bytes_per_iteration, matvec_packed, pack_system
+from paraflux.engine.magnetostatics.ebe_pcg import REDUCTIONS, EbeOperator
+from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh, run_magnetostatic
+from paraflux.engine.problems import load_case_problem
+
+AWKWARD = [1, 31, 32, 1025, 2**20 + 3]
+
+
+@pytest.mark.parametrize("n", AWKWARD)
+@pytest.mark.parametrize("name", list(reductions.TWINS))
+def test_twins_equal_an_exact_sum_to_rounding(name, n):
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n), rng.standard_normal(n)
+    exact = math.fsum(a * b)
+    scale = math.fsum(np.abs(a * b))
+    assert abs(reductions.TWINS[name](a, b) - exact) <= 1e-15 * scale * max(1.0, math.log2(n))
+
+
+def test_one_per_thread_sum_matches_exact_sum():
+    v = np.random.default_rng(7).standard_normal(100_003)
+    assert reductions.sum_one_per_thread(v) == pytest.approx(math.fsum(v), abs=1e-12)
+
+
+def test_adjacent_and_sequential_orders_differ_but_both_are_trees():
+    v = np.array([1e16, 1.0, -1e16, 1.0])  # order matters in float64
+    a = reductions.dot_adjacent(v, np.ones(4))  # (1e16 + 1) + (-1e16 + 1)
+    s = reductions.dot_sequential(v, np.ones(4))  # (1e16 - 1e16) + (1 + 1)
+    assert s == 2.0 and a != s
+
+
+@pytest.fixture(scope="module")
+def transformer_system():
+    problem = load_case_problem("transformer", elements=3000)
+    mesh = load_mesh(problem)
+    mu, j = element_properties(problem, mesh)
+    return build_system(problem, mesh, mu, j)
+
+
+def test_packed_product_matches_the_element_operator(transformer_system):
+    system = transformer_system
+    packed = pack_system(system)
+    p = np.random.default_rng(0).standard_normal(system.n_nodes + 1)
+    p[system.n_nodes] = 0.0
+    p[:-1][~packed.free] = 0.0
+    q, energies = matvec_packed(packed, p)
+    op = EbeOperator(system)
+    assert np.allclose(q, op(p[:-1]), rtol=1e-12, atol=1e-12 * np.abs(q).max())
+    assert energies.sum() == pytest.approx(p[:-1] @ op(p[:-1]), rel=1e-12)
+    assert bytes_per_iteration(10, 5) == 10 * 60 + 5 * 112
+
+
+@pytest.mark.parametrize("case", ["open-slot", "solenoid", "transformer"])
+def test_every_reduction_gives_the_same_solution_on_the_cpu(case):
+    problem = load_case_problem(case).with_solver(backend="numpy", rtol=1e-13)
+    reference = run_magnetostatic(problem.with_solver(reduction="library"))
+    for reduction in REDUCTIONS:
+        result = run_magnetostatic(problem.with_solver(reduction=reduction))
+        assert result.reduction == reduction
+        diff = np.linalg.norm(result.potential - reference.potential) / np.linalg.norm(reference.potential)
+        assert diff < 1e-10, reduction
+
+
+def test_numpy_runs_never_import_cupy(tmp_path):
+    code = ("import sys; from paraflux.engine.cli import main; "
+            f"rc = main(['solve', '--case', 'open-slot', '--size', '500', '--backend', 'numpy', '--quiet', "
+            f"'--out', r'{tmp_path}']); assert rc == 0; assert 'cupy' not in sys.modules, 'cupy imported'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
