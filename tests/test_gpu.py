@@ -85,7 +85,7 @@ def test_every_gpu_variant_matches_the_numpy_solver(case, reduction):
     diff = np.linalg.norm(gpu.potential - cpu.potential) / np.linalg.norm(cpu.potential)
     assert diff < 1e-10
     assert gpu.energy == pytest.approx(cpu.energy, rel=1e-10)
-    assert gpu.relative_residual <= 1e-10
+    assert gpu.relative_residual <= 10 * max(cpu.relative_residual, 1e-13)
 
 
 def test_gpu_solver_reports_non_convergence_cleanly():

@@ -124,22 +124,21 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
     reducer = DeviceReducer("warp-shuffle" if fused else reduction, n + 1)
     e_blocks, n_blocks = _blocks(n_el), _blocks(n)
     i_el, i_n = np.int32(n_el), np.int32(n)
+    matvec = kernel("ebe_pcg", "ebe_matvec_atomic")
+    update = kernel("ebe_pcg", "cg_update_xrz")
+    update_p = kernel("ebe_pcg", "cg_update_p")
     if fused:
         partial_e, partial_rz, partial_rr = cp.empty(e_blocks[0]), cp.empty(n_blocks[0]), cp.empty(n_blocks[0])
         counters = cp.zeros(3, dtype=cp.uint32)
-        matvec = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
-        update = kernel("ebe_pcg", "cg_update_xrz_dots")
-    else:
-        matvec = kernel("ebe_pcg", "ebe_matvec_atomic")
-        update = kernel("ebe_pcg", "cg_update_xrz")
-    update_p = kernel("ebe_pcg", "cg_update_p")
+        matvec_pap = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
+        update_dots = kernel("ebe_pcg", "cg_update_xrz_dots")
 
     def iteration(j: int) -> None:
         old, new = np.int32(1 + j % 2), np.int32(1 + (j + 1) % 2)
         if fused:
-            matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q, partial_e, counters[0:1], scalars[0:1]))
-            update(n_blocks, (BLOCK,), (i_n, scalars, old, new, x, r, p, q, inv_diag, z,
-                                        partial_rz, partial_rr, counters[1:3], history[j:j + 1]))
+            matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q, partial_e, counters[0:1], scalars[0:1]))
+            update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, new, x, r, p, q, inv_diag, z,
+                                             partial_rz, partial_rr, counters[1:3], history[j:j + 1]))
         else:
             matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q))
             reducer.dot(p, q, n, scalars[0:1])
@@ -159,11 +158,16 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         restart_from(b)
-        run_block = _capture(stream, lambda: [iteration(j) for j in range(k)],
-                             use_graph=reduction != "library")
+        def launch_block() -> None:
+            for j in range(k):
+                iteration(j)
+
+        run_block = launch_block  # the first block runs plainly: it loads every kernel before capture
         done, replacements, rel_history = 0, 0, []
         while True:
             run_block()
+            if done == 0 and reduction != "library":
+                run_block = _capture(stream, launch_block)
             rr = history.get(stream=stream)
             rel = np.sqrt(np.maximum(rr, 0.0)) / b_norm
             rel_history.extend(rel.tolist())
@@ -190,11 +194,9 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
     return LinearSolution(solution + x_fixed, done, true_rel, np.asarray(rel_history))
 
 
-def _capture(stream, launch_block, use_graph: bool):
-    """A callable running one block of iterations: a CUDA graph captured once and replayed, or
-    (use_graph False, for CuPy's library reduction, which allocates) plain launches."""
-    if not use_graph:
-        return launch_block
+def _capture(stream, launch_block):
+    """Capture one block of iterations as a CUDA graph; return a callable that replays it.
+    (CuPy's library reduction allocates, so that variant is not captured.)"""
     stream.begin_capture()
     try:
         launch_block()
