@@ -102,6 +102,27 @@ def _cmd_solve(args) -> int:
     return 0
 
 
+def _cmd_bench(args) -> int:
+    from dataclasses import replace as dc_replace  # noqa: PLC0415
+
+    from .backend import get_backend  # noqa: PLC0415
+    from .bench.ebe import EbeBenchConfig, load_results, run_ebe_benchmark, write_results  # noqa: PLC0415
+
+    if args.render:
+        data = load_results(args.render)
+    else:
+        get_backend("cupy")  # a clear error when no GPU is usable
+        config = EbeBenchConfig()
+        if args.sizes:
+            config = dc_replace(config, sizes=tuple(args.sizes))
+        if args.repeats:
+            config = dc_replace(config, repeats=args.repeats)
+        data = run_ebe_benchmark(config, ["paraflux", *sys.argv[1:]], log=lambda m: print(m, flush=True))
+    for path in write_results(data, args.out):
+        print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .studies import STUDIES  # noqa: PLC0415
 
@@ -129,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
         solve.add_argument(axis.option, dest=name, choices=list(dict.fromkeys(choices)),
                            help=f"{axis.label} (default: the problem file's, else {axis.default})")
     solve.set_defaults(func=_cmd_solve)
+
+    bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
+    bench.add_argument("name", choices=["ebe"], help="which benchmark")
+    bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
+    bench.add_argument("--sizes", type=int, nargs="+", help="transformer element counts")
+    bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
+    bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
+    bench.set_defaults(func=_cmd_bench)
     return parser
 
 

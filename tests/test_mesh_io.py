@@ -116,3 +116,12 @@ def test_large_targets_use_refinement(monkeypatch):
     mesh = cases.mesh_case("open-slot", elements=8000)  # gmsh at ~2000, refined once
     assert mesh.n_elements % 4 == 0
     assert abs(mesh.n_elements - 8000) <= 0.05 * 8000
+
+
+def test_nodes_and_elements_are_numbered_for_locality():
+    from paraflux.engine.mesh.refine import refine_uniform
+
+    mesh = refine_uniform(cases.mesh_case("transformer", elements=3000))
+    spread = mesh.triangles.max(axis=1) - mesh.triangles.min(axis=1)
+    assert np.median(spread) < 0.01 * mesh.n_nodes  # a random numbering gives about n / 3
+    assert np.all(np.diff(mesh.triangles.min(axis=1)) >= 0)  # elements sorted by first node

@@ -76,3 +76,22 @@ def test_numpy_runs_never_import_cupy(tmp_path):
             f"'--out', r'{tmp_path}']); assert rc == 0; assert 'cupy' not in sys.modules, 'cupy imported'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("case", ["open-slot", "solenoid", "transformer"])
+def test_serial_numba_solver_matches_numpy_solver(case):
+    from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
+    from paraflux.engine.magnetostatics.ebe_serial import solve_ebe_jpcg_serial
+
+    problem = load_case_problem(case)
+    mesh = load_mesh(problem)
+    mu, j = element_properties(problem, mesh)
+    system = build_system(problem, mesh, mu, j)
+    serial = solve_ebe_jpcg_serial(system, 1e-12)
+    reference = solve_ebe_jpcg(system, 1e-12)
+    assert np.linalg.norm(serial.x - reference.x) / np.linalg.norm(reference.x) < 1e-9
+    # away from the rounding floor (no residual replacement) both take the same iterations
+    assert abs(solve_ebe_jpcg_serial(system, 1e-8).iterations - solve_ebe_jpcg(system, 1e-8).iterations) <= 2
+    from paraflux.engine.errors import SolverError
+    with pytest.raises(SolverError, match="did not converge"):
+        solve_ebe_jpcg_serial(system, 1e-12, max_iterations=5)

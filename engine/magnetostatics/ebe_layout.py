@@ -27,15 +27,17 @@ class PackedSystem:
     free: np.ndarray
 
 
-def pack_system(system: ElementSystem) -> PackedSystem:
-    """SoA, int32 connectivity with the dummy node, and the 6 upper-triangle entries of each K_e."""
+def pack_system(system: ElementSystem, xp=np) -> PackedSystem:
+    """SoA, int32 connectivity with the dummy node, and the 6 upper-triangle entries of each K_e,
+    built in the array module xp (CuPy packs on the device after one plain transfer)."""
     if system.connectivity.shape[1] != 3:
         raise ValueError("the CUDA EBE kernels take 3-node elements")
-    free = ~system.fixed_mask()
-    conn = np.where(free[system.connectivity], system.connectivity, system.n_nodes)
-    ke = np.stack([system.element_matrices[:, i, j] for i, j in PACKED_ENTRIES])
-    return PackedSystem(np.ascontiguousarray(conn.T, dtype=np.int32), np.ascontiguousarray(ke),
-                        system.n_nodes, free)
+    free = xp.asarray(~system.fixed_mask())
+    connectivity = xp.asarray(system.connectivity.astype(np.int32))
+    conn = xp.where(free[connectivity], connectivity, np.int32(system.n_nodes))
+    ke_full = xp.asarray(system.element_matrices)
+    ke = xp.stack([ke_full[:, i, j] for i, j in PACKED_ENTRIES])
+    return PackedSystem(xp.ascontiguousarray(conn.T), xp.ascontiguousarray(ke), system.n_nodes, free)
 
 
 def matvec_packed(packed: PackedSystem, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ reduction's NumPy twin, so every variant runs, and is tested, without a GPU.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -16,30 +17,35 @@ from ..errors import SolverError
 from ..run_control import RunControl
 from . import reductions
 from .solution import LinearSolution
-from .system import ElementSystem, assemble_vector
+from .system import ElementSystem
 
 MAX_REPLACEMENTS = 3
 REDUCTIONS = ("adjacent", "sequential", "warp-shuffle", "library", "fused")
 
 
 class EbeOperator:
-    """y = sum_e Q_e^T K_e Q_e x, with rows and columns of fixed nodes removed."""
+    """y = sum_e Q_e^T K_e Q_e x, with rows and columns of fixed nodes removed.
 
-    def __init__(self, system: ElementSystem):
+    xp: the array module holding the element data (NumPy here; the GPU solver builds its
+    right-hand side and preconditioner with the same code on CuPy arrays).
+    """
+
+    def __init__(self, system: ElementSystem, xp=np):
+        self.xp = xp
         self.n = system.n_nodes
-        self.conn = system.connectivity
+        self.conn = xp.asarray(system.connectivity)
         self.flat_conn = self.conn.ravel()
-        self.ke = system.element_matrices
-        self.free = (~system.fixed_mask()).astype(np.float64)
+        self.ke = xp.asarray(system.element_matrices)
+        self.free = xp.asarray(~system.fixed_mask()).astype(xp.float64)
 
-    def accumulate(self, element_values: np.ndarray) -> np.ndarray:
+    def accumulate(self, element_values):
         """(n_elements, k) element contributions summed onto their nodes -> (n_nodes,)."""
-        return np.bincount(self.flat_conn, weights=element_values.ravel(), minlength=self.n)
+        return self.xp.bincount(self.flat_conn, weights=element_values.ravel(), minlength=self.n)
 
-    def element_products(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def element_products(self, x):
         """Gathered x_e (n_elements, k) and K_e x_e (n_elements, k)."""
         xe = x[self.conn]
-        return xe, np.matmul(self.ke, xe[..., None])[..., 0]
+        return xe, self.xp.matmul(self.ke, xe[..., None])[..., 0]
 
     def full_product(self, x: np.ndarray) -> np.ndarray:
         """K x with no Dirichlet masking."""
@@ -48,9 +54,9 @@ class EbeOperator:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self.free * self.full_product(x)
 
-    def diagonal(self) -> np.ndarray:
+    def diagonal(self):
         """Jacobi preconditioner: element diagonals accumulated over shared nodes, 1 on fixed nodes."""
-        d = self.accumulate(np.diagonal(self.ke, axis1=1, axis2=2))
+        d = self.accumulate(self.xp.diagonal(self.ke, axis1=1, axis2=2))
         return self.free * d + (1.0 - self.free)
 
 
@@ -59,10 +65,12 @@ def default_max_iterations(n_free: int) -> int:
     return int(1000 + 50 * math.sqrt(max(n_free, 1)))
 
 
-def lifted_right_hand_side(system: ElementSystem, op: EbeOperator) -> tuple[np.ndarray, np.ndarray]:
-    """(b, x_fixed): the load with the Dirichlet values moved to the right-hand side, zero on fixed nodes."""
-    x_fixed = system.lifted_values()
-    return op.free * (assemble_vector(system) - op.full_product(x_fixed)), x_fixed
+def lifted_right_hand_side(system: ElementSystem, op: EbeOperator):
+    """(b, x_fixed) in op's array module: the load with the Dirichlet values moved to the right-hand
+    side, zero on fixed nodes."""
+    x_fixed = op.xp.asarray(system.lifted_values())
+    load = op.accumulate(op.xp.asarray(system.element_vectors))
+    return op.free * (load - op.full_product(x_fixed)), x_fixed
 
 
 def solve_ebe_jpcg(system: ElementSystem, rtol: float = 1e-8, max_iterations: int | None = None,
@@ -95,6 +103,7 @@ def solve_ebe_jpcg(system: ElementSystem, rtol: float = 1e-8, max_iterations: in
     history = []
     replacements = 0
     report_every = max(1, max_iterations // 200)
+    start = time.perf_counter()
     for it in range(1, max_iterations + 1):
         pe, qe = op.element_products(p)
         q = op.free * op.accumulate(qe)
@@ -129,4 +138,4 @@ def solve_ebe_jpcg(system: ElementSystem, rtol: float = 1e-8, max_iterations: in
         raise SolverError(f"EBE-J-PCG did not converge: relative residual {history[-1]:.3e} after "
                           f"{max_iterations} iterations (rtol {rtol:g}); raise [solver] max_iterations "
                           "or loosen rtol")
-    return LinearSolution(x + x_fixed, it, rel, np.asarray(history))
+    return LinearSolution(x + x_fixed, it, rel, np.asarray(history), time.perf_counter() - start)

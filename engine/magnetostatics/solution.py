@@ -15,3 +15,4 @@ class LinearSolution:
     iterations: int
     relative_residual: float  # ||b - A x|| / ||b|| over free nodes, recomputed after the solve
     residual_history: np.ndarray
+    loop_seconds: float = float("nan")  # time spent iterating (CUDA events on the GPU), set by iterative solvers

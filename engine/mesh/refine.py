@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trimesh import TriMesh
+from .trimesh import TriMesh, make_trimesh
 
 
 def refine_uniform(mesh: TriMesh) -> TriMesh:
@@ -26,5 +26,5 @@ def refine_uniform(mesh: TriMesh) -> TriMesh:
     edge_mid = n + np.searchsorted(unique, edge_key[:, 0] * n + edge_key[:, 1])
     edges = np.concatenate([np.column_stack([mesh.edges[:, 0], edge_mid]),
                             np.column_stack([edge_mid, mesh.edges[:, 1]])])
-    return TriMesh(np.concatenate([mesh.points, midpoints]), children, np.tile(mesh.region_index, 4),
-                   mesh.region_names, edges, np.tile(mesh.edge_boundary, 2), mesh.boundary_names)
+    return make_trimesh(np.concatenate([mesh.points, midpoints]), children, np.tile(mesh.region_index, 4),
+                        mesh.region_names, edges, np.tile(mesh.edge_boundary, 2), mesh.boundary_names)

@@ -1,0 +1,61 @@
+"""What a benchmark ran on: device, versions, date and command, plus the measured copy bandwidth."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+
+import numpy as np
+
+
+def versions() -> dict[str, str]:
+    """Versions of the numerical stack that is importable now."""
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for name in ("scipy", "numba", "cupy", "gmsh"):
+        try:
+            module = __import__(name)
+            out[name] = getattr(module, "__version__", "?")
+        except Exception:  # noqa: BLE001 (a missing or broken optional package is just not listed)
+            continue
+    return out
+
+
+def run_facts(command: list[str] | None = None) -> dict:
+    """Date, host, command line and versions for a benchmark's JSON."""
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host_cpu": platform.processor() or platform.machine(),
+        "command": " ".join(command if command is not None else ["paraflux", *sys.argv[1:]]),
+        "versions": versions(),
+    }
+
+
+def gpu_facts(cp) -> dict:
+    """Device name, memory, CUDA versions and CuPy's reduction accelerators."""
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return {
+        "device": name,
+        "multiprocessors": int(props["multiProcessorCount"]),
+        "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+        "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
+        "cuda_driver": cp.cuda.runtime.driverGetVersion(),
+        "cupy_reduction_accelerators": [str(a) for a in cp._core.get_reduction_accelerators()],
+    }
+
+
+def copy_bandwidth(cp, gib: float = 1.0, repeats: int = 20) -> float:
+    """Device-to-device copy bandwidth in bytes/s (bytes read + written), median of repeats."""
+    n = int(gib * 2**30) // 8
+    a, b = cp.random.standard_normal(n), cp.empty(n)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for i in range(repeats + 2):
+        start.record()
+        b[...] = a
+        end.record()
+        end.synchronize()
+        if i >= 2:  # warm-up
+            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    return 2 * 8 * n / float(np.median(times))
