@@ -66,13 +66,37 @@ def test_fused_product_kernel_matches_twin(cp, system):
     q_ref, energies = matvec_packed(packed, p)
     q = cp.zeros(n + 1)
     blocks = -(-n_el // BLOCK)
-    partial, counter, pq = cp.full(blocks, np.nan), cp.zeros(1, dtype=cp.uint32), cp.full(1, np.nan)
+    partial, pq = cp.full(blocks, np.nan), cp.full(1, np.nan)  # poisoned
     kernel("ebe_pcg", "ebe_matvec_atomic_pap")((blocks,), (BLOCK,), (
-        np.int32(n_el), np.int32(n), cp.asarray(packed.conn), cp.asarray(packed.ke), cp.asarray(p), q,
-        partial, counter, pq))
+        np.int32(n_el), np.int32(n), cp.asarray(packed.conn), cp.asarray(packed.ke), cp.asarray(p), q, partial))
+    kernel("ebe_pcg", "sum_partials")((1,), (BLOCK,), (np.int32(blocks), partial, partial, pq, pq))
     assert np.allclose(q[:n].get(), q_ref, rtol=1e-12, atol=1e-12 * np.abs(q_ref).max())
     assert float(pq.get()[0]) == pytest.approx(reductions.sum_one_per_thread(energies), rel=1e-13)
-    assert int(counter.get()[0]) == 0  # re-armed for the next launch
+
+
+def test_fused_update_kernel_matches_twin(cp):
+    from paraflux.engine.magnetostatics.gpu_ebe_pcg import BLOCK, kernel
+
+    n = 100_003
+    rng = np.random.default_rng(2)
+    x, r, p, q, inv_diag = (rng.standard_normal(n + 1) for _ in range(5))
+    scalars = np.array([2.0, 3.0, np.nan])
+    alpha = scalars[1] / scalars[0]
+    r_new = r[:n] - alpha * q[:n]
+    z_new = inv_diag[:n] * r_new
+    blocks = -(-n // BLOCK)
+    d = {k: cp.asarray(v) for k, v in dict(x=x, r=r, p=p, q=q, inv_diag=inv_diag, scalars=scalars).items()}
+    z = cp.full(n + 1, np.nan)
+    partial_rz, partial_rr, rr = cp.full(blocks, np.nan), cp.full(blocks, np.nan), cp.full(1, np.nan)
+    kernel("ebe_pcg", "cg_update_xrz_dots")((blocks,), (BLOCK,), (
+        np.int32(n), d["scalars"], np.int32(1), d["x"], d["r"], d["p"], d["q"], d["inv_diag"], z,
+        partial_rz, partial_rr))
+    kernel("ebe_pcg", "sum_partials")((2,), (BLOCK,), (np.int32(blocks), partial_rz, partial_rr,
+                                                      d["scalars"][2:3], rr))
+    assert np.allclose(z[:n].get(), z_new, rtol=1e-14)
+    # r - alpha q may be contracted to a fused multiply-add on the GPU: equal to rounding, not bitwise
+    assert float(d["scalars"][2].get()) == pytest.approx(reductions.sum_one_per_thread(r_new * z_new), rel=1e-12)
+    assert float(rr.get()[0]) == pytest.approx(reductions.sum_one_per_thread(r_new * r_new), rel=1e-12)
 
 
 @pytest.mark.parametrize("case", CASES)

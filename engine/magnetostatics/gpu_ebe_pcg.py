@@ -130,16 +130,18 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
     update_p = kernel("ebe_pcg", "cg_update_p")
     if fused:
         partial_e, partial_rz, partial_rr = cp.empty(e_blocks[0]), cp.empty(n_blocks[0]), cp.empty(n_blocks[0])
-        counters = cp.zeros(3, dtype=cp.uint32)
         matvec_pap = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
         update_dots = kernel("ebe_pcg", "cg_update_xrz_dots")
+        sum_partials = kernel("ebe_pcg", "sum_partials")
+        i_eb, i_nb = np.int32(e_blocks[0]), np.int32(n_blocks[0])
 
     def iteration(j: int) -> None:
         old, new = np.int32(1 + j % 2), np.int32(1 + (j + 1) % 2)
         if fused:
-            matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q, partial_e, counters[0:1], scalars[0:1]))
-            update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, new, x, r, p, q, inv_diag, z,
-                                             partial_rz, partial_rr, counters[1:3], history[j:j + 1]))
+            matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q, partial_e))
+            sum_partials((1,), (BLOCK,), (i_eb, partial_e, partial_e, scalars[0:1], scalars[0:1]))
+            update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, inv_diag, z, partial_rz, partial_rr))
+            sum_partials((2,), (BLOCK,), (i_nb, partial_rz, partial_rr, scalars[new:new + 1], history[j:j + 1]))
         else:
             matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q))
             reducer.dot(p, q, n, scalars[0:1])

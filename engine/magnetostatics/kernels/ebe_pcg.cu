@@ -1,5 +1,5 @@
 // EBE-J-PCG iteration kernels. NumPy twins: ../ebe_layout.py (matvec) and ../reductions.py
-// (sum_one_per_thread for the fused inner products). Element data are structure-of-arrays:
+// (sum_one_per_thread for the fused inner products: block partials, then sum_partials). Element data are structure-of-arrays:
 // conn[k * n_el + e] (k = 0..2) with Dirichlet nodes replaced by the dummy index n_nodes, and the
 // symmetric element matrix packed as ke[j * n_el + e], j = 0..5: k00 k01 k02 k11 k12 k22.
 #define BLOCK 256
@@ -23,22 +23,15 @@ __device__ __forceinline__ double block_sum(double v) {
     return v;
 }
 
-// The last block to finish adds the block partials in index order (deterministic), writes *out and
-// re-arms the counter for the next launch. Called by every thread with the block's sum in thread 0.
-__device__ __forceinline__ void finish_sum(double block_value, double* partial, unsigned* counter,
-                                           double* out) {
-    __shared__ bool is_last;
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = block_value;
-        __threadfence();
-        is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!is_last) return;
+// Second pass of the fused inner products, one block per sum: block b adds partials[b][0..n) in index
+// order (deterministic) into *outs[b]. Launched with 1 block for (p, Ap), 2 for (r, z) and (r, r).
+extern "C" __global__ void sum_partials(const int n, const double* __restrict__ partial_a,
+                                        const double* __restrict__ partial_b, double* out_a, double* out_b) {
+    const double* partial = blockIdx.x == 0 ? partial_a : partial_b;
     double acc = 0.0;
-    for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc = __dadd_rn(acc, __ldcg(partial + i));
+    for (int i = threadIdx.x; i < n; i += BLOCK) acc = __dadd_rn(acc, partial[i]);
     acc = block_sum(acc);
-    if (threadIdx.x == 0) { *out = acc; *counter = 0u; }
+    if (threadIdx.x == 0) *(blockIdx.x == 0 ? out_a : out_b) = acc;
 }
 
 __device__ __forceinline__ double element_product(const int e, const int n_el, const int n_nodes,
@@ -66,14 +59,16 @@ extern "C" __global__ void ebe_matvec_atomic(const int n_el, const int n_nodes, 
     if (e < n_el) element_product(e, n_el, n_nodes, conn, ke, p, q);
 }
 
-// Fused: the same product and (p, Ap) = sum_e p_e . K_e p_e into *pq (paper 000, eq. 11).
+// Fused: the same product and the block partials of (p, Ap) = sum_e p_e . K_e p_e (paper 000, eq. 11).
+// (A last-block-finishes variant with __threadfence measured 30-40 % slower: the fence waits for the
+// block's atomics; docs/benchmarks/ebe.md.)
 extern "C" __global__ void ebe_matvec_atomic_pap(const int n_el, const int n_nodes, const int* __restrict__ conn,
                                                  const double* __restrict__ ke, const double* __restrict__ p,
-                                                 double* __restrict__ q, double* partial, unsigned* counter,
-                                                 double* pq) {
+                                                 double* __restrict__ q, double* __restrict__ partial) {
     const int e = blockIdx.x * BLOCK + threadIdx.x;
     const double value = e < n_el ? element_product(e, n_el, n_nodes, conn, ke, p, q) : 0.0;
-    finish_sum(block_sum(value), partial, counter, pq);
+    const double sum = block_sum(value);
+    if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
 
 __device__ __forceinline__ double step_length(const double* scalars, int rz_slot) {
@@ -95,13 +90,12 @@ extern "C" __global__ void cg_update_xrz(const int n, const double* __restrict__
     z[i] = inv_diag[i] * ri;
 }
 
-// Fused: the same update and (r, z) into scalars[rz_new], (r, r) into *rr.
-extern "C" __global__ void cg_update_xrz_dots(const int n, double* scalars, const int rz_old, const int rz_new,
+// Fused: the same update and the block partials of (r, z) and (r, r).
+extern "C" __global__ void cg_update_xrz_dots(const int n, const double* __restrict__ scalars, const int rz_old,
                                               double* __restrict__ x, double* __restrict__ r,
                                               const double* __restrict__ p, const double* __restrict__ q,
                                               const double* __restrict__ inv_diag, double* __restrict__ z,
-                                              double* partial_rz, double* partial_rr, unsigned* counters,
-                                              double* rr) {
+                                              double* __restrict__ partial_rz, double* __restrict__ partial_rr) {
     const int i = blockIdx.x * BLOCK + threadIdx.x;
     double rz_value = 0.0, rr_value = 0.0;
     if (i < n) {
@@ -114,8 +108,10 @@ extern "C" __global__ void cg_update_xrz_dots(const int n, double* scalars, cons
         rz_value = __dmul_rn(ri, zi);
         rr_value = __dmul_rn(ri, ri);
     }
-    finish_sum(block_sum(rz_value), partial_rz, counters, scalars + rz_new);
-    finish_sum(block_sum(rr_value), partial_rr, counters + 1, rr);
+    const double rz_sum = block_sum(rz_value);
+    if (threadIdx.x == 0) partial_rz[blockIdx.x] = rz_sum;
+    const double rr_sum = block_sum(rr_value);
+    if (threadIdx.x == 0) partial_rr[blockIdx.x] = rr_sum;
 }
 
 // p = z + beta p with beta = (r, z)_new / (r, z)_old; zeroes q for the next product.
