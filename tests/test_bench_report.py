@@ -1,0 +1,34 @@
+"""The benchmark's CPU helpers and its report: the committed Markdown is exactly the rendering of the
+committed JSON (no number is typed by hand)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paraflux.engine.bench.ebe import _cpu_run, _scipy_cg, gpu_reductions
+from paraflux.engine.bench.ebe_report import render_markdown
+from paraflux.engine.magnetostatics.ebe_serial import solve_ebe_jpcg_serial
+from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh
+from paraflux.engine.problems import load_case_problem
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
+
+
+def test_committed_report_is_the_rendering_of_the_committed_json():
+    data = json.loads((DOCS / "ebe.json").read_text())
+    assert (DOCS / "ebe.md").read_text() == render_markdown(data)
+    assert set(data["sizes"][0]["gpu"]) == set(gpu_reductions())
+
+
+def test_cpu_baselines_full_and_capped():
+    problem = load_case_problem("transformer", elements=3000)
+    mesh = load_mesh(problem)
+    mu, j = element_properties(problem, mesh)
+    system = build_system(problem, mesh, mu, j)
+    full = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), True, 10)
+    assert not full["capped"] and full["iterations"] > 50
+    capped = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), False, 20)
+    assert capped["capped"] and capped["iterations"] == 20 and capped["seconds_per_iteration"] > 0
+    scipy_full = _cpu_run(lambda m: _scipy_cg(system, 1e-8, m), True, 10)
+    assert abs(scipy_full["iterations"] - full["iterations"]) <= 3  # the same Jacobi-PCG in exact arithmetic
