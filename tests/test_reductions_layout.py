@@ -95,3 +95,11 @@ def test_serial_numba_solver_matches_numpy_solver(case):
     from paraflux.engine.errors import SolverError
     with pytest.raises(SolverError, match="did not converge"):
         solve_ebe_jpcg_serial(system, 1e-12, max_iterations=5)
+
+
+def test_kernel_sources_inline_their_headers():
+    from paraflux.engine.magnetostatics.gpu_ebe_pcg import kernel_source
+
+    for name in ("reductions", "ebe_pcg"):
+        source = kernel_source(name)
+        assert "#include" not in source and "__device__ __forceinline__ double block_sum" in source

@@ -27,11 +27,23 @@ DEFAULT_CHECK_EVERY = 32  # chosen by measurement: docs/benchmarks/ebe.md, "conv
 GPU_REDUCTIONS = ("adjacent", "sequential", "warp-shuffle", "library", "fused")
 
 
+def kernel_source(name: str) -> str:
+    """kernels/<name>.cu with its local #include lines replaced by the headers' text (so CuPy's
+    compile cache, keyed by source, sees header changes too)."""
+    lines = []
+    for line in (KERNELS / f"{name}.cu").read_text().splitlines():
+        if line.startswith('#include "'):
+            lines.append((KERNELS / line.split('"')[1]).read_text())
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 @functools.lru_cache(maxsize=None)
 def _module(name: str):
     import cupy  # noqa: PLC0415
 
-    return cupy.RawModule(code=(KERNELS / f"{name}.cu").read_text(), options=("--std=c++14",))
+    return cupy.RawModule(code=kernel_source(name), options=("--std=c++14",))
 
 
 @functools.lru_cache(maxsize=None)

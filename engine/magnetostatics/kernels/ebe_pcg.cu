@@ -2,26 +2,7 @@
 // (sum_one_per_thread for the fused inner products: block partials, then sum_partials). Element data are structure-of-arrays:
 // conn[k * n_el + e] (k = 0..2) with Dirichlet nodes replaced by the dummy index n_nodes, and the
 // symmetric element matrix packed as ke[j * n_el + e], j = 0..5: k00 k01 k02 k11 k12 k22.
-#define BLOCK 256
-#define WARP 32
-#define FULL_MASK 0xffffffffu
-
-__device__ __forceinline__ double warp_sum(double v) {
-    for (int offset = WARP / 2; offset > 0; offset >>= 1)
-        v = __dadd_rn(v, __shfl_down_sync(FULL_MASK, v, offset));
-    return v;
-}
-
-__device__ __forceinline__ double block_sum(double v) {
-    __shared__ double warp_partial[BLOCK / WARP];
-    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    __syncthreads();
-    v = warp_sum(v);
-    if (lane == 0) warp_partial[warp] = v;
-    __syncthreads();
-    if (warp == 0) v = warp_sum(lane < BLOCK / WARP ? warp_partial[lane] : 0.0);
-    return v;
-}
+#include "block_sum.cuh"
 
 // Second pass of the fused inner products, one block per sum: block b adds partials[b][0..n) in index
 // order (deterministic) into *outs[b]. Launched with 1 block for (p, Ap), 2 for (r, z) and (r, r).

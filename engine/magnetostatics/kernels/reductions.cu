@@ -1,26 +1,6 @@
 // Inner-product reductions for EBE-J-PCG. NumPy twins: ../reductions.py (same summation order;
 // __dmul_rn/__dadd_rn forbid fused multiply-adds so that kernel and twin agree bit for bit).
-#define BLOCK 256
-#define WARP 32
-#define FULL_MASK 0xffffffffu
-
-__device__ __forceinline__ double warp_sum(double v) {
-    for (int offset = WARP / 2; offset > 0; offset >>= 1)
-        v = __dadd_rn(v, __shfl_down_sync(FULL_MASK, v, offset));
-    return v;
-}
-
-// Sum over the block (BLOCK threads); the result is valid in thread 0.
-__device__ __forceinline__ double block_sum(double v) {
-    __shared__ double warp_partial[BLOCK / WARP];
-    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-    __syncthreads();  // a previous block_sum in the same kernel may still read warp_partial
-    v = warp_sum(v);
-    if (lane == 0) warp_partial[warp] = v;
-    __syncthreads();
-    if (warp == 0) v = warp_sum(lane < BLOCK / WARP ? warp_partial[lane] : 0.0);
-    return v;
-}
+#include "block_sum.cuh"
 
 // Paper 000, Fig. 5: interleaved (adjacent) addressing; the tid % (2*stride) test diverges in every warp.
 __device__ __forceinline__ void tree_adjacent(double* s) {
