@@ -1,0 +1,10 @@
+"""Element colouring for conflict-free, deterministic accumulation: CCM, FCM, OFCM (paper 002) and a
+parallel speculative colouring, a balancing pass, and colour groups ready for kernels."""
+
+from .groups import ColorGroups, color_elements, groups_from_colors, is_valid_coloring
+from .adjacency import max_node_degree
+
+METHODS = ("ccm", "fcm", "ofcm", "parallel")
+
+__all__ = ["METHODS", "ColorGroups", "color_elements", "groups_from_colors", "is_valid_coloring",
+           "max_node_degree"]
