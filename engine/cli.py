@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+
+import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
@@ -102,6 +104,33 @@ def _cmd_solve(args) -> int:
     return 0
 
 
+def _cmd_color(args) -> int:
+    from .backend import get_backend  # noqa: PLC0415
+    from .coloring import color_elements  # noqa: PLC0415
+    from .mesh.cases import CASES, mesh_case  # noqa: PLC0415
+    from .mesh.io import read_trimesh, write_trimesh  # noqa: PLC0415
+
+    if args.mesh in CASES:
+        mesh = mesh_case(args.mesh, elements=args.size)
+    elif args.size is not None:
+        raise ProblemError("--size applies to built-in cases only")
+    else:
+        mesh = read_trimesh(args.mesh)
+    backend = get_backend(args.backend).name if args.method == "parallel" else "numpy"
+    groups = color_elements(mesh.triangles, mesh.n_nodes, args.method, not args.no_balance, backend)
+    sizes = groups.sizes
+    print(f"{mesh.n_elements} elements, {mesh.n_nodes} nodes; {args.method}"
+          f"{'' if args.no_balance else ' + balancing'} on {backend}: {groups.n_colors} colours "
+          f"(lower bound {groups.lower_bound}: most elements at one node) in {1e3 * groups.seconds:.2f} ms")
+    print(f"group sizes: smallest {sizes.min()}, largest {sizes.max()}, ratio {groups.balance_ratio:.2f}")
+    print("  " + ", ".join(f"{c}: {n}" for c, n in enumerate(sizes)))
+    if args.out:
+        write_trimesh(args.out, mesh, cell_data={"color": groups.colors,
+                                                 "region": mesh.region_index.astype(np.int32)})
+        print(f"wrote {args.out}")
+    return 0
+
+
 def _cmd_bench(args) -> int:
     from dataclasses import replace as dc_replace  # noqa: PLC0415
 
@@ -150,6 +179,16 @@ def build_parser() -> argparse.ArgumentParser:
         solve.add_argument(axis.option, dest=name, choices=list(dict.fromkeys(choices)),
                            help=f"{axis.label} (default: the problem file's, else {axis.default})")
     solve.set_defaults(func=_cmd_solve)
+
+    color = sub.add_parser("color", help="colour the elements of a mesh file or built-in case")
+    color.add_argument("mesh", help="mesh file or built-in case name")
+    color.add_argument("--method", choices=["ccm", "fcm", "ofcm", "parallel"], default="ofcm")
+    color.add_argument("--size", type=int, help="approximate element count for a built-in case")
+    color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
+    color.add_argument("--backend", choices=["numpy", "cupy", "auto"], default="auto",
+                       help="where the parallel method runs")
+    color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
+    color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
     bench.add_argument("name", choices=["ebe"], help="which benchmark")

@@ -30,6 +30,8 @@ def magnetostatic_summary(result) -> dict:
         "potential": p.potential,
         "method": p.solver.method,
         "reduction": result.reduction,
+        "accumulate": p.solver.accumulate if p.solver.method == "ebe-jpcg" else "none",
+        "n_colors": result.n_colors,
         "n_nodes": result.mesh.n_nodes,
         "n_elements": result.mesh.n_elements,
         "iterations": result.iterations,

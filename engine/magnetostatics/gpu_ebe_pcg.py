@@ -100,8 +100,12 @@ class DeviceReducer:
 
 def solve_ebe_jpcg_gpu(system: ElementSystem, rtol: float = 1e-8, max_iterations: int | None = None,
                        reduction: str = "fused", check_every: int | None = None,
-                       control: RunControl | None = None) -> LinearSolution:
-    """Solve the system by EBE-J-PCG on the current CUDA device; same stopping rule as solve_ebe_jpcg."""
+                       control: RunControl | None = None, groups=None) -> LinearSolution:
+    """Solve the system by EBE-J-PCG on the current CUDA device; same stopping rule as solve_ebe_jpcg.
+
+    groups: a ColorGroups of the elements for coloured accumulation (one launch per colour, no
+    atomics: bitwise identical results from run to run), or None for atomic accumulation.
+    """
     import cupy as cp  # noqa: PLC0415
 
     if reduction not in GPU_REDUCTIONS:
@@ -110,13 +114,13 @@ def solve_ebe_jpcg_gpu(system: ElementSystem, rtol: float = 1e-8, max_iterations
     if check_every < 2 or check_every % 2:
         raise SolverError(f"check_every must be an even number of at least 2, got {check_every}")
     try:
-        return _solve(cp, system, rtol, max_iterations, reduction, check_every, control or RunControl())
+        return _solve(cp, system, rtol, max_iterations, reduction, check_every, control or RunControl(), groups)
     except cp.cuda.memory.OutOfMemoryError as exc:
         raise SolverError(f"GPU out of memory for {system.connectivity.shape[0]} elements ({exc}); "
                           "use a coarser mesh or the numpy backend") from None
 
 
-def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSolution:
+def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> LinearSolution:
     n, n_el = system.n_nodes, system.connectivity.shape[0]
     n_free = int(n - system.fixed_nodes.size)
     max_iterations = max_iterations or default_max_iterations(n_free)
@@ -128,6 +132,12 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
         return LinearSolution(x_fixed, 0, 0.0, np.zeros(0))
     packed = pack_system(system, cp)
     conn, ke = packed.conn, packed.ke
+    if groups is not None:  # store the element data grouped by colour: each launch reads one range
+        order = cp.asarray(groups.permutation)
+        conn, ke = cp.ascontiguousarray(conn[:, order]), cp.ascontiguousarray(ke[:, order])
+        ranges = [(int(a), int(b - a)) for a, b in zip(groups.offsets[:-1], groups.offsets[1:]) if b > a]
+        colored_blocks = [-(-count // BLOCK) for _, count in ranges]
+        block_start = np.concatenate([[0], np.cumsum(colored_blocks)]).astype(int)
     inv_diag = 1.0 / device_op.diagonal()
     del device_op  # the full element matrices are not needed on the device any more
     x, r, z, p, q = (cp.zeros(n + 1) for _ in range(5))  # entry n: the dummy Dirichlet node
@@ -140,6 +150,8 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
     matvec = kernel("ebe_pcg", "ebe_matvec_atomic")
     update = kernel("ebe_pcg", "cg_update_xrz")
     update_p = kernel("ebe_pcg", "cg_update_p")
+    if groups is not None:
+        e_blocks = (int(block_start[-1]),)  # the fused (p, Ap) partials of all colour groups
     if fused:
         partial_e, partial_rz, partial_rr = cp.empty(e_blocks[0]), cp.empty(n_blocks[0]), cp.empty(n_blocks[0])
         matvec_pap = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
@@ -147,15 +159,31 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
         sum_partials = kernel("ebe_pcg", "sum_partials")
         i_eb, i_nb = np.int32(e_blocks[0]), np.int32(n_blocks[0])
 
+    matvec_colored = kernel("ebe_pcg", "ebe_matvec_colored_pap" if fused else "ebe_matvec_colored")
+
+    def product(x_in, with_energy: bool) -> None:
+        """q += K x_in over all elements, atomically or colour by colour; with_energy: (x, Kx) partials."""
+        if groups is None:
+            if with_energy:
+                matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q, partial_e))
+            else:
+                matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q))
+            return
+        for (first, count), blocks, start in zip(ranges, colored_blocks, block_start):
+            args = (np.int32(first), np.int32(count), i_el, i_n, conn, ke, x_in, q)
+            if fused:  # the fused kernel always writes its partials; unused when with_energy is False
+                args += (partial_e[start:start + blocks],)
+            matvec_colored((blocks,), (BLOCK,), args)
+
     def iteration(j: int) -> None:
         old, new = np.int32(1 + j % 2), np.int32(1 + (j + 1) % 2)
         if fused:
-            matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q, partial_e))
+            product(p, True)
             sum_partials((1,), (BLOCK,), (i_eb, partial_e, partial_e, scalars[0:1], scalars[0:1]))
             update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, inv_diag, z, partial_rz, partial_rr))
             sum_partials((2,), (BLOCK,), (i_nb, partial_rz, partial_rr, scalars[new:new + 1], history[j:j + 1]))
         else:
-            matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, p, q))
+            product(p, False)
             reducer.dot(p, q, n, scalars[0:1])
             update(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, inv_diag, z))
             reducer.dot(r, z, n, scalars[new:new + 1])
@@ -193,7 +221,7 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control) -> LinearSol
                 raise SolverError("EBE-J-PCG broke down on the GPU: the system is not positive definite "
                                   "(check that every mu_r is positive)")
             if np.any(rel <= rtol):
-                matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x, q))  # q is zero after update_p
+                product(x, False)  # q is zero after update_p
                 true_residual = b - q[:n]
                 q[:] = 0.0
                 true_rel = float(cp.linalg.norm(true_residual)) / b_norm

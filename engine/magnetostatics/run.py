@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import get_backend
+from ..coloring import color_elements
 from ..errors import ProblemError
 from ..mesh.cases import mesh_case
 from ..mesh.io import read_trimesh
@@ -44,6 +45,7 @@ class MagnetostaticResult:
     backend: str
     device: str
     reduction: str  # how EBE-J-PCG summed its inner products ("none" for the direct solve)
+    n_colors: int  # colour groups used for coloured accumulation (0: atomic, or the direct solve)
 
     @property
     def flux_density_magnitude(self) -> np.ndarray:
@@ -114,6 +116,12 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
     system = build_system(problem, mesh, mu, j)
     check_not_singular(system)
     timings["assemble"] = time.perf_counter() - t0
+    groups = None
+    if problem.solver.method == "ebe-jpcg" and problem.solver.accumulate == "colored":
+        control.report(0.08, f"colouring ({problem.solver.coloring})")
+        groups = color_elements(mesh.triangles, mesh.n_nodes, problem.solver.coloring,
+                                problem.solver.balance, backend.name)
+        timings["color"] = groups.seconds
 
     control.report(0.1, f"solving ({problem.solver.method})")
     t0 = time.perf_counter()
@@ -128,10 +136,10 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
 
             reduction = "fused" if settings.reduction == "auto" else settings.reduction
             solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
-                                          settings.check_every, inner)
+                                          settings.check_every, inner, groups)
         else:
             reduction = "library" if settings.reduction == "auto" else settings.reduction
-            solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner)
+            solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
         device, backend_name = backend.device, backend.name
     timings["solve"] = time.perf_counter() - t0
 
@@ -153,4 +161,4 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
     control.report(1.0, "done")
     return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,
                                solution.relative_residual, solution.residual_history, probes, timings,
-                               backend_name, device, reduction)
+                               backend_name, device, reduction, groups.n_colors if groups else 0)

@@ -16,6 +16,8 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("dirichlet", "neumann")
 METHODS = ("ebe-jpcg", "sparse-direct")
 REDUCTIONS = ("auto", "adjacent", "sequential", "warp-shuffle", "library", "fused")
+ACCUMULATIONS = ("atomic", "colored")
+COLORINGS = ("ccm", "fcm", "ofcm", "parallel")
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class SolverSettings:
     backend: str = "auto"
     reduction: str = "auto"  # inner products of EBE-J-PCG; auto: library on NumPy, fused on the GPU
     check_every: int | None = None  # GPU: iterations between convergence checks (None: default)
+    accumulate: str = "atomic"  # EBE: "atomic" or "colored" (conflict-free groups, bitwise reproducible)
+    coloring: str = "ofcm"  # colouring method for accumulate = "colored"
+    balance: bool = True  # even the colour groups
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,10 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
                             rtol=s.positive("rtol", 1e-8), max_iterations=max_it,
                             backend=s.take("backend", str, "auto", BACKEND_CHOICES),
                             reduction=s.take("reduction", str, "auto", REDUCTIONS),
-                            check_every=s.take("check_every", int, None))
+                            check_every=s.take("check_every", int, None),
+                            accumulate=s.take("accumulate", str, "atomic", ACCUMULATIONS),
+                            coloring=s.take("coloring", str, "ofcm", COLORINGS),
+                            balance=s.take("balance", bool, True))
     s.done()
     if solver.check_every is not None and (solver.check_every < 2 or solver.check_every % 2):
         raise ProblemError(f"[solver] check_every must be an even number of at least 2, got {solver.check_every}")

@@ -31,8 +31,23 @@ REDUCTION = VariantAxis("reduction", "Reduction", (
 ), "auto")
 
 
+ACCUMULATE = VariantAxis("accumulate", "Accumulation", (
+    Choice("atomic", "element contributions added with atomics (GPU) or one bincount (CPU)"),
+    Choice("colored", "one conflict-free pass per colour group: bitwise identical from run to run"),
+), "atomic")
+
+COLORING = VariantAxis("coloring", "Colouring", (
+    Choice("ccm", "classical: one colour per pass over the elements (paper 002, Algorithm 1)"),
+    Choice("fcm", "fast colour marking: one pass, smallest colour free near the element (Algorithm 2)"),
+    Choice("ofcm", "optimised FCM with a per-node tabu bit set of used colours (Algorithm 3)"),
+    Choice("parallel", "Jones-Plassmann rounds on the GPU (CuPy) or vectorised NumPy"),
+), "ofcm")
+
+VARIANT_KEYS = ("method", "backend", "reduction", "accumulate", "coloring")
+
+
 def _apply(problem: MagnetostaticProblem, variants: Mapping[str, str]) -> MagnetostaticProblem:
-    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "backend", "reduction")})
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in VARIANT_KEYS})
 
 
 MAGNETOSTATIC = register(Study(
@@ -42,7 +57,7 @@ MAGNETOSTATIC = register(Study(
     mesh_kind="triangles-2d",
     field_dtype="real",
     max_devices=1,
-    axes=(METHOD, BACKEND, REDUCTION),
+    axes=(METHOD, BACKEND, REDUCTION, ACCUMULATE, COLORING),
     apply_variants=_apply,
     run=run_magnetostatic,
     write=write_magnetostatic,

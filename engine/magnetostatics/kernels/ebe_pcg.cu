@@ -15,6 +15,9 @@ extern "C" __global__ void sum_partials(const int n, const double* __restrict__ 
     if (threadIdx.x == 0) *(blockIdx.x == 0 ? out_a : out_b) = acc;
 }
 
+// ATOMIC: accumulate with atomics (any element order); otherwise plain adds, for launches over one
+// colour group of a conflict-free colouring, where no two threads share a node.
+template <bool ATOMIC>
 __device__ __forceinline__ double element_product(const int e, const int n_el, const int n_nodes,
                                                   const int* __restrict__ conn,
                                                   const double* __restrict__ ke,
@@ -26,9 +29,15 @@ __device__ __forceinline__ double element_product(const int e, const int n_el, c
     const double ya = k00 * pa + k01 * pb + k02 * pc;
     const double yb = k01 * pa + k11 * pb + k12 * pc;
     const double yc = k02 * pa + k12 * pb + k22 * pc;
-    if (a < n_nodes) atomicAdd(q + a, ya);
-    if (b < n_nodes) atomicAdd(q + b, yb);
-    if (c < n_nodes) atomicAdd(q + c, yc);
+    if (ATOMIC) {
+        if (a < n_nodes) atomicAdd(q + a, ya);
+        if (b < n_nodes) atomicAdd(q + b, yb);
+        if (c < n_nodes) atomicAdd(q + c, yc);
+    } else {
+        if (a < n_nodes) q[a] += ya;
+        if (b < n_nodes) q[b] += yb;
+        if (c < n_nodes) q[c] += yc;
+    }
     return pa * ya + pb * yb + pc * yc;  // p_e . K_e p_e
 }
 
@@ -37,7 +46,7 @@ extern "C" __global__ void ebe_matvec_atomic(const int n_el, const int n_nodes, 
                                              const double* __restrict__ ke, const double* __restrict__ p,
                                              double* __restrict__ q) {
     const int e = blockIdx.x * BLOCK + threadIdx.x;
-    if (e < n_el) element_product(e, n_el, n_nodes, conn, ke, p, q);
+    if (e < n_el) element_product<true>(e, n_el, n_nodes, conn, ke, p, q);
 }
 
 // Fused: the same product and the block partials of (p, Ap) = sum_e p_e . K_e p_e (paper 000, eq. 11).
@@ -47,7 +56,28 @@ extern "C" __global__ void ebe_matvec_atomic_pap(const int n_el, const int n_nod
                                                  const double* __restrict__ ke, const double* __restrict__ p,
                                                  double* __restrict__ q, double* __restrict__ partial) {
     const int e = blockIdx.x * BLOCK + threadIdx.x;
-    const double value = e < n_el ? element_product(e, n_el, n_nodes, conn, ke, p, q) : 0.0;
+    const double value = e < n_el ? element_product<true>(e, n_el, n_nodes, conn, ke, p, q) : 0.0;
+    const double sum = block_sum(value);
+    if (threadIdx.x == 0) partial[blockIdx.x] = sum;
+}
+
+// Coloured accumulation: elements first .. first + count - 1 form one colour group (the element data
+// are stored grouped by colour); one launch per colour, no atomics, the same sums in the same order
+// on every run.
+extern "C" __global__ void ebe_matvec_colored(const int first, const int count, const int n_el, const int n_nodes,
+                                              const int* __restrict__ conn, const double* __restrict__ ke,
+                                              const double* __restrict__ p, double* __restrict__ q) {
+    const int t = blockIdx.x * BLOCK + threadIdx.x;
+    if (t < count) element_product<false>(first + t, n_el, n_nodes, conn, ke, p, q);
+}
+
+// Fused and coloured: also the block partials of (p, Ap) for this group (partial offset per group).
+extern "C" __global__ void ebe_matvec_colored_pap(const int first, const int count, const int n_el,
+                                                  const int n_nodes, const int* __restrict__ conn,
+                                                  const double* __restrict__ ke, const double* __restrict__ p,
+                                                  double* __restrict__ q, double* __restrict__ partial) {
+    const int t = blockIdx.x * BLOCK + threadIdx.x;
+    const double value = t < count ? element_product<false>(first + t, n_el, n_nodes, conn, ke, p, q) : 0.0;
     const double sum = block_sum(value);
     if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
