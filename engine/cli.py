@@ -134,20 +134,33 @@ def _cmd_color(args) -> int:
 def _cmd_bench(args) -> int:
     from dataclasses import replace as dc_replace  # noqa: PLC0415
 
-    from .backend import get_backend  # noqa: PLC0415
-    from .bench.ebe import EbeBenchConfig, load_results, run_ebe_benchmark, write_results  # noqa: PLC0415
+    import json  # noqa: PLC0415
 
+    from .backend import get_backend  # noqa: PLC0415
+    from .bench import coloring, ebe  # noqa: PLC0415
+
+    module = {"ebe": ebe, "coloring": coloring}[args.name]
     if args.render:
-        data = load_results(args.render)
+        data = json.loads(Path(args.render).read_text())
     else:
         get_backend("cupy")  # a clear error when no GPU is usable
-        config = EbeBenchConfig()
-        if args.sizes:
-            config = dc_replace(config, sizes=tuple(args.sizes))
-        if args.repeats:
-            config = dc_replace(config, repeats=args.repeats)
-        data = run_ebe_benchmark(config, ["paraflux", *sys.argv[1:]], log=lambda m: print(m, flush=True))
-    for path in write_results(data, args.out):
+        log = lambda m: print(m, flush=True)  # noqa: E731
+        command = ["paraflux", *sys.argv[1:]]
+        if args.name == "ebe":
+            config = ebe.EbeBenchConfig()
+            if args.sizes:
+                config = dc_replace(config, sizes=tuple(args.sizes))
+            if args.repeats:
+                config = dc_replace(config, repeats=args.repeats)
+            data = ebe.run_ebe_benchmark(config, command, log)
+        else:
+            config = coloring.ColoringBenchConfig()
+            if args.sizes:
+                config = dc_replace(config, meshes=tuple(("transformer", n) for n in args.sizes))
+            if args.repeats:
+                config = dc_replace(config, repeats=args.repeats)
+            data = coloring.run_coloring_benchmark(config, command, log)
+    for path in module.write_results(data, args.out):
         print(f"wrote {path}")
     return 0
 
@@ -191,9 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe"], help="which benchmark")
+    bench.add_argument("name", choices=["ebe", "coloring"], help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
-    bench.add_argument("--sizes", type=int, nargs="+", help="transformer element counts")
+    bench.add_argument("--sizes", type=int, nargs="+", help="transformer element counts (replaces the defaults)")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)

@@ -8,7 +8,6 @@ Results: docs/benchmarks/ebe.json (raw) and ebe.md (tables rendered from the JSO
 from __future__ import annotations
 
 import inspect
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -254,6 +253,3 @@ def write_results(data: dict, out_dir: Path) -> list[Path]:
     tmp.replace(md_path)
     return [json_path, md_path]
 
-
-def load_results(path: Path) -> dict:
-    return json.loads(Path(path).read_text())

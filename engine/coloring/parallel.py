@@ -78,13 +78,12 @@ def _kernels():
 
 
 def color_parallel_gpu(connectivity: np.ndarray, n_nodes: int) -> tuple[np.ndarray, int]:
-    """The same rounds on the GPU with CuPy (adjacency built on the host). Returns host colours."""
+    """The same rounds on the GPU with CuPy (the adjacency built there too). Returns host colours."""
     import cupy as cp  # noqa: PLC0415
 
     decide, apply = _kernels()
-    offsets_h, neighbours_h = element_adjacency(connectivity, n_nodes)
+    offsets, neighbours = element_adjacency(cp.asarray(connectivity), n_nodes, cp)
     n_el = connectivity.shape[0]
-    offsets, neighbours = cp.asarray(offsets_h), cp.asarray(neighbours_h)
     color = cp.full(n_el, -1, dtype=cp.int32)
     chosen = cp.empty(n_el, dtype=cp.int32)
     grid, block, n = (-(-n_el // 256),), (256,), np.int32(n_el)

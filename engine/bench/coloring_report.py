@@ -1,0 +1,118 @@
+"""Markdown tables of `paraflux bench coloring`, rendered from the JSON record (no number typed by hand)."""
+
+from __future__ import annotations
+
+from .coloring import PAPER_TABLE_1, PAPER_TABLE_3
+
+METHODS = ("ccm", "fcm", "ofcm", "parallel-gpu", "parallel-numpy")
+PAPER_SIZE = 171338
+
+
+def _ms(seconds: float) -> str:
+    return f"{1e3 * seconds:.3g}"
+
+
+def render_markdown(data: dict) -> str:
+    gpu = data["gpu"]
+    lines = [
+        "# Element colouring benchmark: paper 002 Tables 1 and 3 and beyond",
+        "",
+        f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)",
+        f"- Date: {data['date']}; command: `{data['command']}`",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        f"- Times are medians of {data['config']['repeats']} runs after a warm-up (compilation excluded). "
+        "ccm, fcm, ofcm: paper 002's Algorithms 1-3; parallel: Jones-Plassmann rounds on the GPU (CuPy) and "
+        "the same rounds vectorised in NumPy; NetworkX: `greedy_color(strategy='largest_first')` on the same "
+        f"element graph (graph construction timed apart), run up to {data['config']['networkx_up_to']:,} "
+        "elements. Raw numbers: `coloring.json`.",
+        "- Lower bound: the most elements meeting at one node (they must all differ).",
+        "",
+        "## Colouring time (ms) and colours used",
+        "",
+        "| mesh | elements | lower bound | " + " | ".join(METHODS) + " | NetworkX |",
+        "|---|" + "---:|" * (3 + len(METHODS)),
+    ]
+    for row in data["meshes"]:
+        cells = [row["case"], f"{row['elements']:,}", str(row["lower_bound"])]
+        cells += [f"{_ms(row['methods'][m]['seconds'])} ({row['methods'][m]['colors']})" for m in METHODS]
+        nx = row.get("networkx")
+        cells.append(f"{_ms(nx['seconds'])} ({nx['colors']})" if nx else "not run")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "In brackets: colours used.", "",
+              "## Group balance: smallest / largest group (ratio), before and after the balancing pass", "",
+              "| mesh | elements | " + " | ".join(METHODS) + " | balancing time (ms, ofcm) |",
+              "|---|" + "---:|" * (2 + len(METHODS))]
+    for row in data["meshes"]:
+        cells = [row["case"], f"{row['elements']:,}"]
+        for m in METHODS:
+            r = row["methods"][m]
+            cells.append(f"{r['smallest']}/{r['largest']} ({r['ratio']:.1f}) -> {r['balanced']['ratio']:.2f}")
+        cells.append(_ms(row["methods"]["ofcm"]["balance_seconds"]))
+        lines.append("| " + " | ".join(cells) + " |")
+
+    lines += ["", "## Against the paper", "",
+              "| mesh | elements | paper OFCM ms | ParaFlux OFCM ms | paper FCM ms | ParaFlux FCM ms | paper CCM ms | "
+              "ParaFlux CCM ms |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in data["meshes"]:
+        m = row["methods"]
+        if row["case"] == "solenoid":
+            paper = (PAPER_TABLE_1["ofcm"][0], PAPER_TABLE_1["fcm"][0], PAPER_TABLE_1["ccm"][0])
+        elif row["target_elements"] in PAPER_TABLE_3:
+            paper = (*PAPER_TABLE_3[row["target_elements"]], None)
+        else:
+            continue
+        lines.append(f"| {row['case']} | {row['elements']:,} | {paper[0]} | {_ms(m['ofcm']['seconds'])} | "
+                     f"{paper[1]} | {_ms(m['fcm']['seconds'])} | {paper[2] if paper[2] else ''} | "
+                     f"{_ms(m['ccm']['seconds'])} |")
+    lines += ["", "The paper's Table 1 mesh of 24,106 elements is not published; the solenoid case at that size "
+              "stands in for it.", ""]
+
+    lines += ["## EBE-J-PCG on the GPU: atomic vs coloured accumulation (fused reduction, OFCM balanced)", "",
+              "| elements | colours | iterations | atomic us/iteration | coloured us/iteration | coloured / atomic | "
+              "atomic solve s | coloured solve s |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in data["meshes"]:
+        s = row.get("solve")
+        if not s:
+            continue
+        a, c = s["atomic"], s["colored"]
+        lines.append(f"| {row['elements']:,} | {s['n_colors']} | {a['iterations']} | "
+                     f"{1e6 * a['seconds_per_iteration']:.1f} | {1e6 * c['seconds_per_iteration']:.1f} | "
+                     f"{c['seconds_per_iteration'] / a['seconds_per_iteration']:.2f} | {a['seconds']:.3g} | "
+                     f"{c['seconds']:.3g} |")
+    lines += ["", "## Targets", ""] + _targets(data) + [""]
+    return "\n".join(lines)
+
+
+def _targets(data: dict) -> list[str]:
+    rows = data["meshes"]
+    out = []
+    paper_row = next((r for r in rows if r["target_elements"] == PAPER_SIZE), None)
+    if paper_row:
+        m = paper_row["methods"]
+        speedup = m["fcm"]["seconds"] / m["ofcm"]["seconds"]
+        out.append(f"- OFCM at least 2x faster than FCM at {paper_row['elements']:,} elements: {speedup:.1f}x "
+                   f"(paper about 2.5x): {'met' if speedup >= 2 else 'MISSED'}.")
+        out.append(f"- OFCM colours {paper_row['elements']:,} elements in {_ms(m['ofcm']['seconds'])} ms on one core "
+                   f"(well under 1 s asked; the paper needed 275 s): "
+                   f"{'met' if m['ofcm']['seconds'] < 1.0 else 'MISSED'}.")
+        nx = paper_row.get("networkx")
+        if nx:
+            ratio = nx["seconds"] / m["ofcm"]["seconds"]
+            out.append(f"- OFCM against NetworkX greedy_color at {paper_row['elements']:,} elements: {ratio:.0f}x "
+                       f"faster (graph construction not counted for NetworkX): {'met' if ratio >= 10 else 'MISSED'}.")
+    colors_ok = all(r["methods"][m]["colors"] <= r["methods"]["ccm"]["colors"]
+                    and r["methods"][m]["colors"] <= r["lower_bound"] + 2 for r in rows for m in ("fcm", "ofcm"))
+    worst = max(r["methods"]["ofcm"]["colors"] - r["lower_bound"] for r in rows)
+    out.append(f"- FCM/OFCM use no more colours than CCM and at most 2 above the lower bound on every mesh "
+               f"(OFCM at most {worst} above): {'met' if colors_ok else 'MISSED'}.")
+    ratio = max(r["methods"][m]["balanced"]["ratio"] for r in rows for m in METHODS)
+    out.append(f"- after balancing, largest / smallest group at most 1.3: worst {ratio:.2f} over all meshes and "
+               f"methods: {'met' if ratio <= 1.3 else 'MISSED'}.")
+    solves = [(r["elements"], r["solve"]) for r in rows if r.get("solve")]
+    if solves:
+        worst_n, worst_s = max(solves, key=lambda e: e[1]["colored"]["seconds_per_iteration"]
+                               / e[1]["atomic"]["seconds_per_iteration"])
+        r = worst_s["colored"]["seconds_per_iteration"] / worst_s["atomic"]["seconds_per_iteration"]
+        out.append(f"- coloured accumulation within 1.3x of atomic on the GPU: worst {r:.2f}x at {worst_n:,} "
+                   f"elements: {'met' if r <= 1.3 else 'MISSED'}.")
+    return out
