@@ -33,6 +33,9 @@ class EbeOperator:
     def __init__(self, system: ElementSystem, xp=np, groups=None):
         self.xp = xp
         self.groups = groups  # ColorGroups: accumulate colour by colour instead of all at once
+        if groups is not None:
+            permutation = xp.asarray(groups.permutation)
+            self.color_members = [permutation[a:b] for a, b in zip(groups.offsets[:-1], groups.offsets[1:])]
         self.n = system.n_nodes
         self.conn = xp.asarray(system.connectivity)
         self.flat_conn = self.conn.ravel()
@@ -44,9 +47,7 @@ class EbeOperator:
         if self.groups is None:
             return self.xp.bincount(self.flat_conn, weights=element_values.ravel(), minlength=self.n)
         out = self.xp.zeros(self.n)
-        g = self.groups
-        for c in range(g.n_colors):  # no node twice within a group: a plain indexed add is exact
-            members = g.permutation[g.offsets[c]:g.offsets[c + 1]]
+        for members in self.color_members:  # no node twice within a group: a plain indexed add is exact
             out[self.conn[members]] += element_values[members]
         return out
 

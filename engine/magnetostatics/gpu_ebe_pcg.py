@@ -124,7 +124,9 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> L
     n, n_el = system.n_nodes, system.connectivity.shape[0]
     n_free = int(n - system.fixed_nodes.size)
     max_iterations = max_iterations or default_max_iterations(n_free)
-    device_op = EbeOperator(system, cp)  # right-hand side and preconditioner built on the device
+    # right-hand side and preconditioner built on the device, coloured too when the product is
+    # (CuPy's bincount adds with atomics, so it would make the run irreproducible)
+    device_op = EbeOperator(system, cp, groups)
     b, _ = lifted_right_hand_side(system, device_op)
     x_fixed = system.lifted_values()
     b_norm = float(cp.linalg.norm(b))
