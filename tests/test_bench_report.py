@@ -21,6 +21,14 @@ def test_committed_report_is_the_rendering_of_the_committed_json():
     assert set(data["sizes"][0]["gpu"]) == set(gpu_reductions())
 
 
+def test_committed_coloring_report_is_the_rendering_of_the_committed_json():
+    from paraflux.engine.bench.coloring_report import METHODS, render_markdown as render_coloring
+
+    data = json.loads((DOCS / "coloring.json").read_text())
+    assert (DOCS / "coloring.md").read_text() == render_coloring(data)
+    assert set(data["meshes"][0]["methods"]) == set(METHODS)
+
+
 def test_cpu_baselines_full_and_capped():
     problem = load_case_problem("transformer", elements=3000)
     mesh = load_mesh(problem)

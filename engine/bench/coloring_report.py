@@ -18,7 +18,8 @@ def render_markdown(data: dict) -> str:
         "# Element colouring benchmark: paper 002 Tables 1 and 3 and beyond",
         "",
         f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)",
-        f"- Date: {data['date']}; command: `{data['command']}`",
+        f"- Date: {data['date']}; command: `{data['command']}`; code: "
+        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
         f"- Times are medians of {data['config']['repeats']} runs after a warm-up (compilation excluded). "
         "ccm, fcm, ofcm: paper 002's Algorithms 1-3; parallel: Jones-Plassmann rounds on the GPU (CuPy) and "
@@ -79,7 +80,7 @@ def render_markdown(data: dict) -> str:
                      f"{1e6 * a['seconds_per_iteration']:.1f} | {1e6 * c['seconds_per_iteration']:.1f} | "
                      f"{c['seconds_per_iteration'] / a['seconds_per_iteration']:.2f} | {a['seconds']:.3g} | "
                      f"{c['seconds']:.3g} |")
-    lines += ["", "## Targets", ""] + _targets(data) + [""]
+    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
     return "\n".join(lines)
 
 
@@ -115,4 +116,41 @@ def _targets(data: dict) -> list[str]:
         r = worst_s["colored"]["seconds_per_iteration"] / worst_s["atomic"]["seconds_per_iteration"]
         out.append(f"- coloured accumulation within 1.3x of atomic on the GPU: worst {r:.2f}x at {worst_n:,} "
                    f"elements: {'met' if r <= 1.3 else 'MISSED'}.")
+    return out
+
+
+def _analysis(data: dict) -> list[str]:
+    """Why the numbers come out as they do, with the figures taken from this run."""
+    rows = data["meshes"]
+    solves = [(r["elements"], r["solve"]) for r in rows if r.get("solve")]
+    out = []
+    big = max(rows, key=lambda r: r["elements"])
+    m = big["methods"]
+    out.append(
+        f"- OFCM's per-node tabu bit sets make colouring an element three word reads: at {big['elements']:,} "
+        f"elements it takes {_ms(m['ofcm']['seconds'])} ms against FCM's {_ms(m['fcm']['seconds'])} ms and "
+        f"CCM's {_ms(m['ccm']['seconds'])} ms, with the same colours as FCM (a test checks they are identical). "
+        f"The GPU's Jones-Plassmann rounds take {_ms(m['parallel-gpu']['seconds'])} ms including the element "
+        "adjacency they build on the device, at one or two colours more than the sequential greedy methods "
+        "(priorities are pseudo-random, not the mesh order). The NumPy version of the same rounds is the "
+        "specification, not a contender.")
+    out.append("- Balancing moves elements of over-full groups to the smallest group none of their neighbours "
+               "uses; on these meshes it evens every method's groups to within a few elements without a new "
+               "colour.")
+    if solves:
+        ratios = [s["colored"]["seconds_per_iteration"] / s["atomic"]["seconds_per_iteration"] for _, s in solves]
+        small_n, _ = solves[0]
+        large_n, _ = solves[-1]
+        out.append(
+            f"- Coloured accumulation costs {ratios[0]:.2f}x the atomic iteration at {small_n:,} elements and "
+            f"{ratios[-1]:.2f}x at {large_n:,}, so the 1.3x target is missed. Two reasons: each product is one "
+            "launch per colour instead of one launch, and at small sizes those launch gaps dominate an "
+            "iteration of a few tens of microseconds; at large sizes each colour group is spread over the whole "
+            "mesh, so every pass gathers p and read-modify-writes q on cache lines of which it uses only a few "
+            "entries, where the atomic kernel walks neighbouring elements together and resolves its adds in "
+            "L2. What would reach 1.3x: colour compact patches instead of single elements (a thread "
+            "block per patch of neighbouring elements, accumulating in shared memory, patches coloured so that "
+            "concurrent ones share no node), or one persistent kernel walking the colour offsets with a grid "
+            "barrier between colours. Coloured accumulation buys bitwise reproducibility, which atomics cannot "
+            "give; atomic stays the default.")
     return out

@@ -43,7 +43,8 @@ def render_markdown(data: dict) -> str:
         "",
         f"- Device: {gpu['device']} ({gpu['multiprocessors']} SMs, {gpu['memory_gib']} GiB), CUDA runtime "
         f"{gpu['cuda_runtime']}, driver {gpu['cuda_driver']}; host CPU {data['host_cpu']}",
-        f"- Date: {data['date']}; command: `{data['command']}`",
+        f"- Date: {data['date']}; command: `{data['command']}`; code: "
+        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
         f"- Measured device-to-device copy bandwidth (read + write): {copy_bw / 1e12:.2f} TB/s: the ceiling "
         "every bandwidth fraction below refers to.",

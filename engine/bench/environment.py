@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 import platform
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -21,9 +23,19 @@ def versions() -> dict[str, str]:
     return out
 
 
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).parent, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def run_facts(command: list[str] | None = None) -> dict:
-    """Date, host, command line and versions for a benchmark's JSON."""
+    """Date, host, command line, code commit and versions for a benchmark's JSON."""
     return {
+        "commit": _git_commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host_cpu": platform.processor() or platform.machine(),
         "command": " ".join(command if command is not None else ["paraflux", *sys.argv[1:]]),
