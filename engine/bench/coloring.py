@@ -19,6 +19,7 @@ from ..coloring.parallel import color_parallel_gpu, color_parallel_numpy
 from ..coloring.sequential import _compiled, balance_colors, color_sequential
 from ..magnetostatics.run import build_system, element_properties, load_mesh
 from ..problems import load_case_problem
+from . import environment
 from .environment import gpu_facts, run_facts
 
 # paper 002: Table 1 (24,106 elements; ms, colours) and Table 3 (transformer; OFCM / FCM colouring ms)
@@ -134,13 +135,7 @@ def run_coloring_benchmark(config: ColoringBenchConfig, command: list[str] | Non
 
 
 def write_results(data: dict, out_dir: Path) -> list[Path]:
-    from ..output import write_json  # noqa: PLC0415
+    """docs/benchmarks/coloring.json and coloring.md."""
     from .coloring_report import render_markdown  # noqa: PLC0415
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / "coloring.json", out_dir / "coloring.md"
-    write_json(json_path, data)
-    tmp = md_path.with_name(".coloring.md.partial")
-    tmp.write_text(render_markdown(data))
-    tmp.replace(md_path)
-    return [json_path, md_path]
+    return environment.write_results(data, out_dir, "coloring", render_markdown)

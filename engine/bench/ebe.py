@@ -23,6 +23,7 @@ from ..magnetostatics.run import build_system, element_properties, load_mesh
 from ..magnetostatics.system import assemble_sparse
 from ..problems import load_case_problem
 from ..studies import STUDIES
+from . import environment
 from .environment import copy_bandwidth, gpu_facts, run_facts
 
 PAPER_TABLE_1 = {  # paper 000, Table 1: minutes; serial, unoptimised GPU, optimised GPU
@@ -241,15 +242,8 @@ def run_ebe_benchmark(config: EbeBenchConfig, command: list[str] | None = None,
 
 
 def write_results(data: dict, out_dir: Path) -> list[Path]:
-    """docs/benchmarks/ebe.json and ebe.md, each through a temporary file."""
-    from ..output import write_json  # noqa: PLC0415
+    """docs/benchmarks/ebe.json and ebe.md."""
     from .ebe_report import render_markdown  # noqa: PLC0415
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / "ebe.json", out_dir / "ebe.md"
-    write_json(json_path, data)
-    tmp = md_path.with_name(".ebe.md.partial")
-    tmp.write_text(render_markdown(data))
-    tmp.replace(md_path)
-    return [json_path, md_path]
+    return environment.write_results(data, out_dir, "ebe", render_markdown)
 

@@ -71,3 +71,17 @@ def copy_bandwidth(cp, gib: float = 1.0, repeats: int = 20) -> float:
         if i >= 2:  # warm-up
             times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
     return 2 * 8 * n / float(np.median(times))
+
+
+def write_results(data: dict, out_dir: Path, name: str, render) -> list[Path]:
+    """out_dir/<name>.json (raw) and <name>.md (render(data)), each through a temporary file."""
+    from ..output import write_json  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
+    write_json(json_path, data)
+    tmp = md_path.with_name(f".{name}.md.partial")
+    tmp.write_text(render(data))
+    tmp.replace(md_path)
+    return [json_path, md_path]
