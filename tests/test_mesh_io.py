@@ -125,3 +125,12 @@ def test_nodes_and_elements_are_numbered_for_locality():
     spread = mesh.triangles.max(axis=1) - mesh.triangles.min(axis=1)
     assert np.median(spread) < 0.01 * mesh.n_nodes  # a random numbering gives about n / 3
     assert np.all(np.diff(mesh.triangles.min(axis=1)) >= 0)  # elements sorted by first node
+
+
+def test_evaluate_at_matches_probes_and_is_none_outside():
+    from paraflux.engine.magnetostatics.post import evaluate_at
+
+    result = run_magnetostatic(load_case_problem("solenoid").with_solver(backend="numpy"))
+    a, b = evaluate_at(result, (0.0, 0.0))
+    assert b == pytest.approx(result.probes[0].flux_density, rel=1e-12)
+    assert evaluate_at(result, (5.0, 0.0)) is None

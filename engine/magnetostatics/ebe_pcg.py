@@ -140,6 +140,8 @@ def solve_ebe_jpcg(system: ElementSystem, rtol: float = 1e-8, max_iterations: in
             continue
         if it % report_every == 0:
             control.report(it / max_iterations, f"EBE-J-PCG iteration {it}, residual {rel:.2e}")
+        else:
+            control.check()  # a cancel takes effect within one iteration
         z = inv_diag * r
         gamma_new = dot(r, z)
         p = z + (gamma_new / gamma) * p

@@ -36,20 +36,37 @@ def magnetic_energy(element_matrices: np.ndarray, connectivity: np.ndarray, unkn
     return 0.5 * float(np.einsum("ei,eij,ej->", xe, element_matrices, xe))
 
 
+def fields_at(points, formulation, potential, mesh: TriMesh, unknown, mu, nodal_potential):
+    """At points (n, 2) metres: containing element (n,) (-1 outside), potential (n,) interpolated
+    linearly, and B (n, 2) exact in the element (NaN outside)."""
+    element, bary = PointLocator(mesh).locate(np.atleast_2d(np.asarray(points, dtype=np.float64)))
+    inside = element >= 0
+    e = np.where(inside, element, 0)
+    nodes = mesh.triangles[e]
+    b = flux_density_at(formulation, potential, mesh.points[nodes], unknown[nodes], bary, mu[e])
+    values = np.einsum("ni,ni->n", bary, nodal_potential[nodes])
+    return element, np.where(inside, values, np.nan), np.where(inside[:, None], b, np.nan)
+
+
 def probe_values(probes, length_scale, formulation, potential, mesh: TriMesh, unknown, mu,
                  nodal_potential) -> tuple[ProbeValue, ...]:
-    """Evaluate the potential (linear interpolation) and B (exact in the element) at each probe."""
+    """Evaluate the potential and B at each probe (points in the problem's length unit)."""
     if not probes:
         return ()
     points = np.array([p.point for p in probes], dtype=np.float64) * length_scale
-    element, bary = PointLocator(mesh).locate(points)
-    out = []
-    for probe, e, lam in zip(probes, element, bary):
+    element, values, b = fields_at(points, formulation, potential, mesh, unknown, mu, nodal_potential)
+    for probe, e in zip(probes, element):
         if e < 0:
             raise ProblemError(f"probe '{probe.name}' at {list(probe.point)} lies outside the mesh")
-        nodes = mesh.triangles[e]
-        b = flux_density_at(formulation, potential, mesh.points[nodes][None], unknown[nodes][None],
-                            lam[None], mu[e:e + 1])[0]
-        out.append(ProbeValue(probe.name, probe.point, float(lam @ nodal_potential[nodes]),
-                              (float(b[0]), float(b[1]))))
-    return tuple(out)
+    return tuple(ProbeValue(probe.name, probe.point, float(v), (float(bb[0]), float(bb[1])))
+                 for probe, v, bb in zip(probes, values, b))
+
+
+def evaluate_at(result, point) -> tuple[float, tuple[float, float]] | None:
+    """(A, B) of a magnetostatic result at point (x, y) metres, or None outside the mesh."""
+    p = result.problem
+    element, values, b = fields_at(point, p.formulation, p.potential, result.mesh, result.unknown,
+                                   result.permeability, result.potential)
+    if element[0] < 0:
+        return None
+    return float(values[0]), (float(b[0, 0]), float(b[0, 1]))

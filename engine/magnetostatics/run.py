@@ -44,6 +44,8 @@ class MagnetostaticResult:
     timings: dict[str, float]
     backend: str
     device: str
+    unknown: np.ndarray  # (n_nodes,) the solved unknown (A_z, A_phi / r, or phi)
+    permeability: np.ndarray  # (n_elements,) mu, H/m
     reduction: str  # how EBE-J-PCG summed its inner products ("none" for the direct solve)
     n_colors: int  # colour groups used for coloured accumulation (0: atomic, or the direct solve)
 
@@ -161,4 +163,5 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
     control.report(1.0, "done")
     return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,
                                solution.relative_residual, solution.residual_history, probes, timings,
-                               backend_name, device, reduction, groups.n_colors if groups else 0)
+                               backend_name, device, unknown, mu, reduction,
+                               groups.n_colors if groups else 0)
