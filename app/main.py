@@ -1,6 +1,5 @@
-"""Minimal ParaFlux window: pick a built-in case or a problem file and the variants from the registry,
-solve in a background thread with progress and cancel, and show the summary. Views arrive with the
-desktop-application issue."""
+"""ParaFlux main window: pick a built-in case or a problem file and the variants from the registry,
+solve in a background thread with progress and cancel, and see the field, flux lines and summary."""
 
 from __future__ import annotations
 
@@ -17,6 +16,8 @@ from paraflux.engine.output import magnetostatic_summary
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES
+
+from .result_view import ResultView
 
 
 class SolveWorker(QtCore.QObject):
@@ -102,16 +103,25 @@ class MainWindow(QtWidgets.QMainWindow):
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status)
         layout.addWidget(self.summary)
-        central = QtWidgets.QWidget()
-        central.setLayout(layout)
-        self.setCentralWidget(central)
-        self.resize(640, 560)
+        controls = QtWidgets.QWidget()
+        controls.setLayout(layout)
+        self.view = ResultView(self)
+        self.view.probed.connect(self.statusBar().showMessage)
+        splitter = QtWidgets.QSplitter()
+        splitter.addWidget(controls)
+        splitter.addWidget(self.view.interactor)
+        splitter.setStretchFactor(1, 1)
+        self.setCentralWidget(splitter)
+        self.resize(1280, 800)
 
     def open_problem(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem", "", "Problem files (*.toml)")
         if path:
-            self.problem_path = Path(path)
-            self.problem_label.setText(self.problem_path.name)
+            self.set_problem_path(Path(path))
+
+    def set_problem_path(self, path: Path) -> None:
+        self.problem_path = path
+        self.problem_label.setText(path.name)
 
     def current_problem(self):
         if self.problem_path is not None:
@@ -160,7 +170,8 @@ class MainWindow(QtWidgets.QMainWindow):
         lines += [f"probe {p['name']}: A = {p['A']:.6g}, B = {p['B']}" for p in s["probes"]]
         lines += [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
         self.summary.setPlainText("\n".join(lines))
-        self.status.setText("done")
+        self.view.show_result(result)
+        self.status.setText("done: click the field to probe A and B")
 
     def on_failed(self, message: str) -> None:
         self._idle()
@@ -173,8 +184,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
 
 def main(argv: list[str] | None = None) -> int:
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv or sys.argv)
+    """paraflux-gui [PROBLEM.toml]: open the window, with a problem file when one is given."""
+    argv = list(sys.argv if argv is None else argv)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv)
     window = MainWindow()
+    if len(argv) > 1:
+        window.set_problem_path(Path(argv[1]))
     window.show()
     return app.exec()
 

@@ -1,22 +1,40 @@
-"""The minimal window: variants from the registry, a background solve with progress, errors in a dialog."""
+"""The window: variants from the registry, a background solve with progress, the result view, cancel,
+errors in a dialog, and a non-blank screenshot."""
 
+import time
+
+import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
 
-from PySide6 import QtWidgets  # noqa: E402
+from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from paraflux.app.main import MainWindow  # noqa: E402
 from paraflux.engine.studies import STUDIES  # noqa: E402
 
 
 @pytest.fixture
-def window(qtbot):
+def window(qtbot, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: shown.append(text))
     w = MainWindow()
+    w.dialogs = shown
     qtbot.addWidget(w)
     w.show()
-    return w
+    yield w
+    w.cancel()
+    if w.thread is not None:
+        w.thread.quit()
+        w.thread.wait(5000)
+    w.view.close()
+
+
+def solve(window, qtbot, timeout=120_000):
+    window.solve_button.click()
+    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=timeout)
 
 
 def test_variant_controls_come_from_the_registry(window):
@@ -25,24 +43,60 @@ def test_variant_controls_come_from_the_registry(window):
         assert [box.itemText(i) for i in range(box.count())] == [c.name for c in axis.choices]
 
 
-def test_solve_in_background_shows_summary(window, qtbot):
-    window.case_box.setCurrentText("open-slot")
-    window.size_box.setValue(1500)
+def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp_path):
+    window.case_box.setCurrentText("transformer")
+    window.size_box.setValue(3000)
     window.axis_boxes["backend"].setCurrentText("numpy")
+    ticks = []
+    timer = QtCore.QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start(20)
+    solve(window, qtbot)
+    timer.stop()
+    assert len(ticks) > 5  # the event loop kept running during the solve
+    assert "n_elements" in window.summary.toPlainText() and window.progress_bar.value() == 100
+    grid = window.view.grid
+    assert grid is not None and "B_magnitude" in grid.cell_data and grid.n_cells > 2500
+    assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
+    image = window.view.screenshot(str(tmp_path / "view.png"), return_img=True)
+    assert image.std() > 10  # not blank
+    window.view._on_pick((-0.85, 0.0, 0.0))  # probing a point in the left limb
+    assert "|B| =" in window.statusBar().currentMessage()
+
+
+def test_cancel_stops_a_long_run_within_two_seconds(window, qtbot):
+    window.case_box.setCurrentText("transformer")
+    window.size_box.setValue(20000)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    window.axis_boxes["reduction"].setCurrentText("adjacent")  # slow on purpose
     window.solve_button.click()
-    assert not window.solve_button.isEnabled()
-    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=60_000)
-    text = window.summary.toPlainText()
-    assert "n_elements" in text and "probe gap-under-slot" in text
-    assert window.progress_bar.value() == 100
+    qtbot.waitUntil(lambda: "iteration" in window.status.text(), timeout=60_000)
+    start = time.monotonic()
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=5_000)
+    assert time.monotonic() - start < 2.0
+    assert window.status.text() == "cancelled" and not window.dialogs
 
 
-def test_error_goes_to_a_dialog_and_window_stays_usable(window, qtbot, monkeypatch, tmp_path):
-    shown = []
-    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: shown.append(text))
+def test_broken_mesh_gives_a_dialog_and_window_stays_usable(window, qtbot, tmp_path):
+    (tmp_path / "broken.msh").write_text("$MeshFormat\nnonsense\n")
+    problem = tmp_path / "broken.toml"
+    problem.write_text('[problem]\nkind = "magnetostatic"\nmesh = "broken.msh"\n[regions.air]\n')
+    window.set_problem_path(problem)
+    solve(window, qtbot)
+    assert window.dialogs and "broken.msh" in window.dialogs[0]
+    window.problem_path = None
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(800)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    solve(window, qtbot)
+    assert window.view.grid is not None and len(window.dialogs) == 1
+
+
+def test_malformed_problem_file_dialog(window, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[problem\n")
-    window.problem_path = bad
+    window.set_problem_path(bad)
     window.solve_button.click()
-    assert shown and "malformed TOML" in shown[0]
+    assert window.dialogs and "malformed TOML" in window.dialogs[0]
     assert window.solve_button.isEnabled()

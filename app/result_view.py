@@ -1,0 +1,95 @@
+"""PyVista view of a magnetostatic result: |B| colour map with a scalar bar, flux lines as contours,
+region outlines, and point probing. Visual only: values come from the engine's result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvista as pv
+from PySide6 import QtCore
+from pyvistaqt import QtInteractor
+
+from paraflux.engine.magnetostatics.post import evaluate_at
+
+N_FLUX_LINES = 20
+
+
+def result_grid(result) -> pv.PolyData:
+    """The result's mesh as PolyData (metres, z = 0) with cell data B_magnitude and region and point
+    data A (and flux for vector potentials)."""
+    mesh = result.mesh
+    points = np.column_stack([mesh.points, np.zeros(mesh.n_nodes)])
+    faces = np.column_stack([np.full(mesh.n_elements, 3), mesh.triangles]).ravel()
+    grid = pv.PolyData(points, faces)
+    grid.cell_data["B_magnitude"] = result.flux_density_magnitude
+    grid.cell_data["region"] = mesh.region_index
+    grid.point_data["A"] = result.potential
+    if result.flux_function is not None:
+        grid.point_data["flux"] = result.flux_function
+    return grid
+
+
+def region_outlines(result) -> pv.PolyData:
+    """Edges between triangles of different regions and edges on the mesh boundary, as lines."""
+    tri, region = result.mesh.triangles, result.mesh.region_index
+    edges = np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]]), axis=1)
+    owner = np.tile(region, 3)
+    order = np.lexsort((edges[:, 1], edges[:, 0]))
+    edges, owner = edges[order], owner[order]
+    same_as_next = np.all(edges[1:] == edges[:-1], axis=1)
+    pair_start = np.flatnonzero(same_as_next)
+    interface = pair_start[owner[pair_start] != owner[pair_start + 1]]
+    shared = np.zeros(len(edges), dtype=bool)
+    shared[pair_start] = shared[pair_start + 1] = True
+    keep = np.concatenate([edges[interface], edges[~shared]])
+    points = np.column_stack([result.mesh.points, np.zeros(result.mesh.n_nodes)])
+    lines = np.column_stack([np.full(len(keep), 2), keep]).ravel()
+    return pv.PolyData(points, lines=lines)
+
+
+class ResultView(QtInteractor):
+    """Shows one result; emits probed(text) when the user picks a point."""
+
+    probed = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.result = None
+        self.grid: pv.PolyData | None = None
+        self.flux_lines: pv.PolyData | None = None
+        self.set_background("white")
+
+    def show_result(self, result) -> None:
+        self.clear()
+        self.result = result
+        self.grid = result_grid(result)
+        # a few re-entrant corners carry singular peaks: scale the colours to the 99.5th percentile
+        top = float(np.percentile(self.grid.cell_data["B_magnitude"], 99.5)) or 1.0
+        self.add_mesh(self.grid, scalars="B_magnitude", cmap="viridis", show_edges=False, clim=(0.0, top),
+                      scalar_bar_args={"title": "B magnitude (T)", "color": "black"}, name="field")
+        self.flux_lines = None
+        if "flux" in self.grid.point_data and np.ptp(self.grid.point_data["flux"]) > 0:
+            self.flux_lines = self.grid.contour(isosurfaces=N_FLUX_LINES, scalars="flux")
+            if self.flux_lines.n_points:
+                self.add_mesh(self.flux_lines, color="white", line_width=1.0, opacity=0.8, name="flux")
+        self.add_mesh(region_outlines(result), color="black", line_width=1.0, name="regions")
+        self.view_xy()
+        self.reset_camera()
+        self.enable_point_picking(self._on_pick, show_message=False, show_point=True,
+                                  left_clicking=True, color="red", point_size=10)
+        self.render()
+
+    def _on_pick(self, point) -> None:
+        if self.result is None or point is None:
+            return
+        self.probed.emit(probe_text(self.result, point[:2]))
+
+
+def probe_text(result, point) -> str:
+    """A line describing A and B at a point (metres), for the status bar."""
+    value = evaluate_at(result, point)
+    if value is None:
+        return f"({point[0]:.4g}, {point[1]:.4g}) m: outside the mesh"
+    a, b = value
+    axis = ("B_r", "B_z") if result.problem.formulation == "axisymmetric" else ("Bx", "By")
+    return (f"({point[0]:.4g}, {point[1]:.4g}) m: A = {a:.5g}, {axis[0]} = {b[0]:.4g} T, "
+            f"{axis[1]} = {b[1]:.4g} T, |B| = {np.hypot(*b):.4g} T")
