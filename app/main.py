@@ -120,8 +120,24 @@ class MainWindow(QtWidgets.QMainWindow):
             self.set_problem_path(Path(path))
 
     def set_problem_path(self, path: Path) -> None:
+        """Use a problem file; its [solver] settings become the selected variants."""
         self.problem_path = path
         self.problem_label.setText(path.name)
+        try:
+            settings = load_problem(path).solver
+        except ParaFluxError:
+            return  # reported when the user solves
+        for name, box in self.axis_boxes.items():
+            box.setCurrentText(getattr(settings, name))
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        """Stop a running solve before the window and its thread go away."""
+        self.cancel()
+        if self.thread is not None and self.thread.isRunning():
+            self.thread.quit()
+            self.thread.wait(10_000)
+        self.view.close()
+        super().closeEvent(event)
 
     def current_problem(self):
         if self.problem_path is not None:

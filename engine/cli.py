@@ -86,6 +86,14 @@ def _cmd_solve(args) -> int:
     variants = {axis.name: getattr(args, axis.name) for axis in study.axes
                 if getattr(args, axis.name, None) is not None}
     problem = study.with_variants(problem, variants)
+    if args.rtol is not None and not 0.0 < args.rtol < 1.0:
+        raise ProblemError(f"--rtol must lie between 0 and 1, got {args.rtol}")
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise ProblemError(f"--max-iterations must be at least 1, got {args.max_iterations}")
+    if args.check_every is not None and (args.check_every < 2 or args.check_every % 2):
+        raise ProblemError(f"--check-every must be an even number of at least 2, got {args.check_every}")
+    if args.out.exists() and not args.out.is_dir():
+        raise ProblemError(f"--out {args.out} exists and is not a folder")
     problem = problem.with_solver(rtol=args.rtol, max_iterations=args.max_iterations,
                                   check_every=args.check_every)
     result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
@@ -116,6 +124,8 @@ def _cmd_color(args) -> int:
         raise ProblemError("--size applies to built-in cases only")
     else:
         mesh = read_trimesh(args.mesh)
+    if args.method != "parallel" and args.backend == "cupy":
+        raise ProblemError(f"--backend cupy applies to the parallel method; {args.method} runs on one CPU core")
     backend = get_backend(args.backend).name if args.method == "parallel" else "numpy"
     groups = color_elements(mesh.triangles, mesh.n_nodes, args.method, not args.no_balance, backend)
     sizes = groups.sizes
@@ -125,6 +135,8 @@ def _cmd_color(args) -> int:
     print(f"group sizes: smallest {sizes.min()}, largest {sizes.max()}, ratio {groups.balance_ratio:.2f}")
     print("  " + ", ".join(f"{c}: {n}" for c, n in enumerate(sizes)))
     if args.out:
+        if args.out.suffix.lower() not in (".vtu", ".vtk", ".xdmf", ".msh"):
+            raise ProblemError(f"--out {args.out}: use a .vtu, .vtk, .xdmf or .msh file")
         write_trimesh(args.out, mesh, cell_data={"color": groups.colors,
                                                  "region": mesh.region_index.astype(np.int32)})
         print(f"wrote {args.out}")
@@ -132,8 +144,6 @@ def _cmd_color(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from dataclasses import replace as dc_replace  # noqa: PLC0415
-
     import json  # noqa: PLC0415
 
     from .backend import get_backend  # noqa: PLC0415
@@ -141,7 +151,12 @@ def _cmd_bench(args) -> int:
 
     module = {"ebe": ebe, "coloring": coloring}[args.name]
     if args.render:
-        data = json.loads(Path(args.render).read_text())
+        try:
+            data = json.loads(Path(args.render).read_text())
+        except (OSError, ValueError) as exc:
+            raise ProblemError(f"cannot read benchmark results {args.render}: {exc}") from None
+        if data.get("benchmark") != args.name:
+            raise ProblemError(f"{args.render} holds '{data.get('benchmark')}' results, not '{args.name}'")
     else:
         get_backend("cupy")  # a clear error when no GPU is usable
         log = lambda m: print(m, flush=True)  # noqa: E731
@@ -149,16 +164,16 @@ def _cmd_bench(args) -> int:
         if args.name == "ebe":
             config = ebe.EbeBenchConfig()
             if args.sizes:
-                config = dc_replace(config, sizes=tuple(args.sizes))
+                config = replace(config, sizes=tuple(args.sizes))
             if args.repeats:
-                config = dc_replace(config, repeats=args.repeats)
+                config = replace(config, repeats=args.repeats)
             data = ebe.run_ebe_benchmark(config, command, log)
         else:
             config = coloring.ColoringBenchConfig()
             if args.sizes:
-                config = dc_replace(config, meshes=tuple(("transformer", n) for n in args.sizes))
+                config = replace(config, meshes=tuple(("transformer", n) for n in args.sizes))
             if args.repeats:
-                config = dc_replace(config, repeats=args.repeats)
+                config = replace(config, repeats=args.repeats)
             data = coloring.run_coloring_benchmark(config, command, log)
     for path in module.write_results(data, args.out):
         print(f"wrote {path}")
@@ -231,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except MemoryError:
         print("paraflux: error: out of memory; use a coarser mesh", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file or folder that cannot be read or written
+        if args.debug:
+            raise
+        print(f"paraflux: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug: one line, with the way to see more
         if args.debug:

@@ -39,12 +39,12 @@ def magnetostatic_summary(result) -> dict:
         "energy": result.energy,
         "energy_unit": "J" if p.formulation == "axisymmetric" else "J/m",
         "max_B": float(result.flux_density_magnitude.max()),
-        "probes": [{"name": pr.name, "point": list(pr.point), "A": pr.potential, "B": list(pr.flux_density)}
-                   for pr in result.probes],
+        "probes": [{"name": pr.name, "point": [c * p.length_scale for c in pr.point], "A": pr.potential,
+                    "B": list(pr.flux_density)} for pr in result.probes],
         "timings": result.timings,
         "backend": result.backend,
         "device": result.device,
-        "length_unit_of_points": "m",
+        "length_unit_of_points": "m",  # probe points and solution.vtu coordinates
     }
 
 

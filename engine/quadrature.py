@@ -30,7 +30,8 @@ def _symmetric(orbits) -> TriangleRule:
 
 
 def dunavant(degree: int) -> TriangleRule:
-    """Dunavant's symmetric rules with positive weights, exact for polynomials up to degree (1..5)."""
+    """Dunavant's symmetric rules, exact for polynomials up to degree (1..5); all weights are positive
+    except the centroid weight of the degree-3 rule."""
     table = {
         1: [(1.0, 1 / 3, 1 / 3)],
         2: [(1 / 3, 2 / 3, 1 / 6)],

@@ -25,11 +25,7 @@ def window(qtbot, monkeypatch):
     qtbot.addWidget(w)
     w.show()
     yield w
-    w.cancel()
-    if w.thread is not None:
-        w.thread.quit()
-        w.thread.wait(5000)
-    w.view.close()
+    w.close()
 
 
 def solve(window, qtbot, timeout=120_000):
@@ -45,18 +41,19 @@ def test_variant_controls_come_from_the_registry(window):
 
 def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp_path):
     window.case_box.setCurrentText("transformer")
-    window.size_box.setValue(3000)
+    window.size_box.setValue(20000)
     window.axis_boxes["backend"].setCurrentText("numpy")
-    ticks = []
+    ticks = [time.monotonic()]
     timer = QtCore.QTimer()
     timer.timeout.connect(lambda: ticks.append(time.monotonic()))
     timer.start(20)
     solve(window, qtbot)
+    ticks.append(time.monotonic())
     timer.stop()
-    assert len(ticks) > 5  # the event loop kept running during the solve
+    assert max(np.diff(ticks)) < 1.0  # the event loop never stalled for a second during the run
     assert "n_elements" in window.summary.toPlainText() and window.progress_bar.value() == 100
     grid = window.view.grid
-    assert grid is not None and "B_magnitude" in grid.cell_data and grid.n_cells > 2500
+    assert grid is not None and "B_magnitude" in grid.cell_data and grid.n_cells > 15000
     assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
     image = window.view.screenshot(str(tmp_path / "view.png"), return_img=True)
     assert image.std() > 10  # not blank
@@ -100,3 +97,14 @@ def test_malformed_problem_file_dialog(window, tmp_path):
     window.solve_button.click()
     assert window.dialogs and "malformed TOML" in window.dialogs[0]
     assert window.solve_button.isEnabled()
+
+
+def test_problem_file_settings_become_the_selected_variants(window, tmp_path):
+    from paraflux.engine.problems import case_problem_path
+
+    text = case_problem_path("open-slot").read_text().replace('method = "ebe-jpcg"', 'method = "sparse-direct"')
+    problem = tmp_path / "slot.toml"
+    problem.write_text(text.replace('rtol = 1e-10', 'rtol = 1e-10\naccumulate = "colored"'))
+    window.set_problem_path(problem)
+    assert window.axis_boxes["method"].currentText() == "sparse-direct"
+    assert window.axis_boxes["accumulate"].currentText() == "colored"

@@ -201,3 +201,27 @@ def test_console_script_exit_code(tmp_path):
                            "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"paraflux: error: problem file not found: {tmp_path / 'nope.toml'}"]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--max-iterations", "-1"], "--max-iterations must be at least 1"),
+    (["--rtol", "0"], "--rtol must lie between 0 and 1"),
+    (["--check-every", "3"], "--check-every must be an even number"),
+])
+def test_bad_numbers_on_the_command_line(tmp_path, capsys, extra, needle):
+    square_mesh(tmp_path / "square.msh")
+    code, err, out = run_cli(tmp_path, capsys, GOOD_MESH_PROBLEM, extra=extra)
+    assert_clean_failure(code, err, out, needle)
+
+
+def test_out_must_be_a_folder(tmp_path, capsys):
+    square_mesh(tmp_path / "square.msh")
+    (tmp_path / "problem.toml").write_text(GOOD_MESH_PROBLEM)
+    (tmp_path / "file").write_text("x")
+    code = main(["solve", str(tmp_path / "problem.toml"), "--out", str(tmp_path / "file"), "--quiet"])
+    assert code == 2 and "is not a folder" in capsys.readouterr().err
+
+
+def test_bench_render_of_a_missing_file(tmp_path, capsys):
+    assert main(["bench", "ebe", "--render", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
+    assert "cannot read benchmark results" in capsys.readouterr().err

@@ -160,7 +160,7 @@ def color_sequential(method: str, connectivity: np.ndarray, n_nodes: int) -> np.
         color, _ = kernels["ofcm"](conn, n_nodes, -(-limit // 64))
         return color
     offsets, elements = node_elements(conn, n_nodes)
-    color, n_colors = kernels[method](conn, offsets, elements, limit)
+    color, _ = kernels[method](conn, offsets, elements, limit)
     if (color < 0).any():
         raise MeshError(f"{method} needed more than {limit} colours")  # cannot happen for valid meshes
     return color

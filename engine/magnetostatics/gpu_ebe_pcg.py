@@ -8,7 +8,6 @@ every `check_every` iterations; those iterations are captured once as a CUDA gra
 from __future__ import annotations
 
 import functools
-import math
 from pathlib import Path
 
 import numpy as np
@@ -201,6 +200,7 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> L
 
     inv_diag_padded = cp.concatenate([inv_diag, cp.zeros(1)])
     stream = cp.cuda.Stream(non_blocking=True)
+    stream.wait_event(cp.cuda.get_current_stream().record())  # set-up above ran on the current stream
     with stream:
         restart_from(b)
         def launch_block() -> None:

@@ -78,8 +78,8 @@ def dot_warp_shuffle(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def sum_one_per_thread(values: np.ndarray) -> float:
-    """Twin of the fused kernels' reduction: one value per thread, block shuffle partials, then the
-    last block to finish adds the partials with the one-block shuffle pass."""
+    """Twin of the fused kernels' reduction: one value per thread, block shuffle partials, then
+    sum_partials adds them with the one-block shuffle pass."""
     partial = shuffle_pass(values, -(-len(values) // BLOCK))
     return float(shuffle_pass(partial, 1)[0])
 

@@ -12,6 +12,7 @@ from ..coloring import color_elements
 from ..errors import ProblemError
 from ..mesh.cases import mesh_case
 from ..mesh.io import read_trimesh
+from ..mesh.locate import PointLocator
 from ..mesh.trimesh import TriMesh
 from ..problems.magnetostatic import MagnetostaticProblem, check_against_mesh
 from ..run_control import RunControl
@@ -61,7 +62,14 @@ def load_mesh(problem: MagnetostaticProblem) -> TriMesh:
     else:
         mesh = read_trimesh(problem.mesh_path)
     check_against_mesh(problem, mesh)
-    return mesh.scaled(problem.length_scale)
+    mesh = mesh.scaled(problem.length_scale)
+    if problem.probes:  # say so before a long solve, not after it
+        points = np.array([p.point for p in problem.probes]) * problem.length_scale
+        element, _ = PointLocator(mesh).locate(points)
+        for probe, e in zip(problem.probes, element):
+            if e < 0:
+                raise ProblemError(f"probe '{probe.name}' at {list(probe.point)} lies outside the mesh")
+    return mesh
 
 
 def element_properties(problem: MagnetostaticProblem, mesh: TriMesh) -> tuple[np.ndarray, np.ndarray]:
@@ -92,12 +100,14 @@ def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j
     fixed = np.flatnonzero(~np.isnan(values))
     fixed_values = values[fixed]
     if axisymmetric and problem.potential == "vector":
+        # On the axis A_phi = r u vanishes whatever u is, and u = B_z / 2 is unknown: axis nodes stay
+        # free (natural), and A_phi = value on them is only consistent for value 0.
         r = mesh.points[fixed, 0]
         on_axis = r <= 1e-12 * np.abs(mesh.points).max()
         if np.any(on_axis & (fixed_values != 0.0)):
             raise ProblemError("a Dirichlet boundary with A_phi != 0 touches the axis r = 0, "
                                "where A_phi must vanish")
-        fixed_values = np.where(on_axis, 0.0, fixed_values / np.where(on_axis, 1.0, r))
+        fixed, fixed_values = fixed[~on_axis], fixed_values[~on_axis] / r[~on_axis]
     return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
 
 

@@ -45,10 +45,6 @@ class TriMesh:
         k = self.boundary_names.index(name)
         return np.unique(self.edges[self.edge_boundary == k])
 
-    def region_mask(self, name: str) -> np.ndarray:
-        """(n_elements,) bool: triangles of the named region."""
-        return self.region_index == self.region_names.index(name)
-
     def scaled(self, factor: float) -> "TriMesh":
         """The same mesh with coordinates multiplied by factor (e.g. 1e-3 for mm -> m)."""
         return TriMesh(self.points * factor, self.triangles, self.region_index, self.region_names,
