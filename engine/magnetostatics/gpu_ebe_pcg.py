@@ -199,8 +199,8 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> L
         reducer.dot(r, z, n, scalars[1:2])
 
     inv_diag_padded = cp.concatenate([inv_diag, cp.zeros(1)])
+    cp.cuda.get_current_stream().synchronize()  # the set-up above ran there; the solve stream must see it
     stream = cp.cuda.Stream(non_blocking=True)
-    stream.wait_event(cp.cuda.get_current_stream().record())  # set-up above ran on the current stream
     with stream:
         restart_from(b)
         def launch_block() -> None:
