@@ -11,8 +11,8 @@ from types import ModuleType
 import numpy as np
 
 from .errors import BackendError
+from .variants import BACKEND
 
-BACKEND_CHOICES = ("numpy", "cupy", "auto")
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,8 @@ def _cpu_description() -> str:
 
 def get_backend(name: str = "auto") -> Backend:
     """Pick the array backend: 'numpy', 'cupy' (error if no usable GPU) or 'auto' (CuPy when usable)."""
-    if name not in BACKEND_CHOICES:
-        raise BackendError(f"unknown backend '{name}'; choose one of {', '.join(BACKEND_CHOICES)}")
+    if name not in BACKEND.names:
+        raise BackendError(f"unknown backend '{name}'; choose one of {', '.join(BACKEND.names)}")
     if name == "numpy":
         return Backend("numpy", np, _cpu_description())
     module, info = _cupy_probe()

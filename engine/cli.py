@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .errors import Cancelled, ParaFluxError, ProblemError
+from .variants import BACKEND, COLORING
 
 
 class ProgressBar:
@@ -210,10 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     color = sub.add_parser("color", help="colour the elements of a mesh file or built-in case")
     color.add_argument("mesh", help="mesh file or built-in case name")
-    color.add_argument("--method", choices=["ccm", "fcm", "ofcm", "parallel"], default="ofcm")
+    color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
     color.add_argument("--size", type=int, help="approximate element count for a built-in case")
     color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
-    color.add_argument("--backend", choices=["numpy", "cupy", "auto"], default="auto",
+    color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
                        help="where the parallel method runs")
     color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
     color.set_defaults(func=_cmd_color)

@@ -4,7 +4,9 @@ parallel speculative colouring, a balancing pass, and colour groups ready for ke
 from .groups import ColorGroups, color_elements, groups_from_colors, is_valid_coloring
 from .adjacency import max_node_degree
 
-METHODS = ("ccm", "fcm", "ofcm", "parallel")
+from ..variants import COLORING
+
+METHODS = COLORING.names
 
 __all__ = ["METHODS", "ColorGroups", "color_elements", "groups_from_colors", "is_valid_coloring",
            "max_node_degree"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ProblemError
+from ..variants import COLORING
 from .adjacency import max_node_degree
 
 
@@ -63,8 +64,8 @@ def color_elements(connectivity: np.ndarray, n_nodes: int, method: str = "ofcm",
     from .parallel import color_parallel_gpu, color_parallel_numpy  # noqa: PLC0415
     from .sequential import _compiled, balance_colors, color_sequential  # noqa: PLC0415
 
-    if method not in ("ccm", "fcm", "ofcm", "parallel"):
-        raise ProblemError(f"unknown colouring method '{method}'; choose one of: ccm, fcm, ofcm, parallel")
+    if method not in COLORING.names:
+        raise ProblemError(f"unknown colouring method '{method}'; choose one of: {', '.join(COLORING.names)}")
     if balance or method != "parallel":
         _compiled()  # compile before the clock starts
     start = time.perf_counter()

@@ -14,13 +14,14 @@ import time
 import numpy as np
 
 from ..errors import SolverError
+from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
 from . import reductions
 from .solution import LinearSolution
 from .system import ElementSystem
 
 MAX_REPLACEMENTS = 3
-REDUCTIONS = ("adjacent", "sequential", "warp-shuffle", "library", "fused")
+REDUCTIONS = SOLVER_REDUCTIONS
 
 
 class EbeOperator:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SolverError
+from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
 from . import reductions
 from .ebe_layout import pack_system
@@ -23,7 +24,7 @@ from .system import ElementSystem
 KERNELS = Path(__file__).with_name("kernels")
 BLOCK = reductions.BLOCK
 DEFAULT_CHECK_EVERY = 32  # chosen by measurement: docs/benchmarks/ebe.md, "convergence-check interval"
-GPU_REDUCTIONS = ("adjacent", "sequential", "warp-shuffle", "library", "fused")
+GPU_REDUCTIONS = SOLVER_REDUCTIONS
 
 
 def kernel_source(name: str) -> str:

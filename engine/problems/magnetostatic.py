@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
+from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION
 from ..mesh.trimesh import TriMesh
 from .toml_input import Table
 
@@ -14,10 +15,7 @@ FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("dirichlet", "neumann")
-METHODS = ("ebe-jpcg", "sparse-direct")
-REDUCTIONS = ("auto", "adjacent", "sequential", "warp-shuffle", "library", "fused")
-ACCUMULATIONS = ("atomic", "colored")
-COLORINGS = ("ccm", "fcm", "ofcm", "parallel")
+
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,6 @@ class MagnetostaticProblem:
 
 def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticProblem:
     """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
-    from ..backend import BACKEND_CHOICES  # noqa: PLC0415
     from ..mesh.cases import CASES  # noqa: PLC0415
 
     top = Table(data, "problem file")
@@ -149,13 +146,13 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
     max_it = s.take("max_iterations", int, None)
     if max_it is not None and max_it < 1:
         raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
-    solver = SolverSettings(method=s.take("method", str, "ebe-jpcg", METHODS),
+    solver = SolverSettings(method=s.take("method", str, METHOD.default, METHOD.names),
                             rtol=s.positive("rtol", 1e-8), max_iterations=max_it,
-                            backend=s.take("backend", str, "auto", BACKEND_CHOICES),
-                            reduction=s.take("reduction", str, "auto", REDUCTIONS),
+                            backend=s.take("backend", str, BACKEND.default, BACKEND.names),
+                            reduction=s.take("reduction", str, REDUCTION.default, REDUCTION.names),
                             check_every=s.take("check_every", int, None),
-                            accumulate=s.take("accumulate", str, "atomic", ACCUMULATIONS),
-                            coloring=s.take("coloring", str, "ofcm", COLORINGS),
+                            accumulate=s.take("accumulate", str, ACCUMULATE.default, ACCUMULATE.names),
+                            coloring=s.take("coloring", str, COLORING.default, COLORING.names),
                             balance=s.take("balance", bool, True))
     s.done()
     if solver.check_every is not None and (solver.check_every < 2 or solver.check_every % 2):

@@ -10,36 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import ProblemError
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One value of a variant axis; needs_gpu marks choices that run only on a CUDA GPU."""
-
-    name: str
-    description: str
-    needs_gpu: bool = False
-
-
-@dataclass(frozen=True)
-class VariantAxis:
-    """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key."""
-
-    name: str
-    label: str
-    choices: tuple[Choice, ...]
-    default: str
-
-    def choice(self, name: str) -> Choice:
-        for c in self.choices:
-            if c.name == name:
-                return c
-        raise ProblemError(f"unknown {self.name} '{name}'; choose one of: "
-                           f"{', '.join(c.name for c in self.choices)}")
-
-    @property
-    def option(self) -> str:
-        return "--" + self.name.replace("_", "-")
+from ..variants import Choice, VariantAxis  # noqa: F401  (re-exported: the registry's vocabulary)
 
 
 @dataclass(frozen=True)

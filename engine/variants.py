@@ -1,0 +1,79 @@
+"""Variant axes and their choices: the one list that problem files, solvers, the study registry, the
+command line, the GUI and the benchmarks all read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ProblemError
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value of a variant axis; needs_gpu marks choices that run only on a CUDA GPU."""
+
+    name: str
+    description: str
+    needs_gpu: bool = False
+
+
+@dataclass(frozen=True)
+class VariantAxis:
+    """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key."""
+
+    name: str
+    label: str
+    choices: tuple[Choice, ...]
+    default: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.choices)
+
+    def choice(self, name: str) -> Choice:
+        for c in self.choices:
+            if c.name == name:
+                return c
+        raise ProblemError(f"unknown {self.name} '{name}'; choose one of: "
+                           f"{', '.join(c.name for c in self.choices)}")
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+
+METHOD = VariantAxis("method", "Solver", (
+    Choice("ebe-jpcg", "element-by-element Jacobi-preconditioned CG, no global matrix"),
+    Choice("sparse-direct", "assembled sparse matrix, SciPy SuperLU (CPU reference)"),
+), "ebe-jpcg")
+
+BACKEND = VariantAxis("backend", "Backend", (
+    Choice("numpy", "CPU, NumPy"),
+    Choice("cupy", "CUDA GPU, CuPy", needs_gpu=True),
+    Choice("auto", "CuPy when a usable GPU is present, NumPy otherwise"),
+), "auto")
+
+REDUCTION = VariantAxis("reduction", "Reduction", (
+    Choice("auto", "library on NumPy, fused on the GPU"),
+    Choice("adjacent", "shared-memory tree, interleaved addressing (paper 000, Fig. 5)"),
+    Choice("sequential", "shared-memory tree, sequential addressing (paper 000, Fig. 6)"),
+    Choice("warp-shuffle", "grid-stride loads and warp shuffles, two passes"),
+    Choice("library", "CuPy's CUB sum on the GPU, NumPy's dot on the CPU"),
+    Choice("fused", "inner products computed inside the product and update kernels"),
+), "auto")
+
+ACCUMULATE = VariantAxis("accumulate", "Accumulation", (
+    Choice("atomic", "element contributions added with atomics (GPU) or one bincount (CPU)"),
+    Choice("colored", "one conflict-free pass per colour group: bitwise identical from run to run"),
+), "atomic")
+
+COLORING = VariantAxis("coloring", "Colouring", (
+    Choice("ccm", "classical: one colour per pass over the elements (paper 002, Algorithm 1)"),
+    Choice("fcm", "fast colour marking: one pass, smallest colour free near the element (Algorithm 2)"),
+    Choice("ofcm", "optimised FCM with a per-node tabu bit set of used colours (Algorithm 3)"),
+    Choice("parallel", "Jones-Plassmann rounds on the GPU (CuPy) or vectorised NumPy"),
+), "ofcm")
+
+# the reductions the solvers implement: every choice but "auto", which picks one of them
+SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")
