@@ -17,10 +17,8 @@ from ..coloring.adjacency import element_adjacency, max_node_degree
 from ..coloring.groups import groups_from_colors, is_valid_coloring
 from ..coloring.parallel import color_parallel_gpu, color_parallel_numpy
 from ..coloring.sequential import _compiled, balance_colors, color_sequential
-from ..magnetostatics.run import build_system, element_properties, load_mesh
-from ..problems import load_case_problem
 from . import environment
-from .environment import gpu_facts, run_facts
+from .environment import case_system, gpu_facts, median_seconds, run_facts
 
 # paper 002: Table 1 (24,106 elements; ms, colours) and Table 3 (transformer; OFCM / FCM colouring ms)
 PAPER_TABLE_1 = {"ofcm": (7634, 7), "fcm": (19028, 7), "ccm": (41358, 8)}
@@ -37,15 +35,6 @@ class ColoringBenchConfig:
     networkx_up_to: int = 200_000  # elements; NetworkX takes minutes and gigabytes beyond
     solve_repeats: int = 3
     rtol: float = 1e-8
-
-
-def _median(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
 
 
 def _group_stats(colors: np.ndarray) -> dict:
@@ -73,8 +62,7 @@ def _networkx(triangles, n_nodes) -> dict:
 
 
 def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -> dict:
-    problem = load_case_problem(case, elements)
-    mesh = load_mesh(problem)
+    _, mesh, system = case_system(case, elements)
     tri, n = mesh.triangles, mesh.n_nodes
     row = {"case": case, "target_elements": elements, "elements": mesh.n_elements, "nodes": n,
            "lower_bound": max_node_degree(tri, n), "methods": {}}
@@ -84,9 +72,9 @@ def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -
     runs["parallel-numpy"] = lambda: color_parallel_numpy(tri, n)[0]
     for name, fn in runs.items():
         fn()  # warm-up (kernel compilation)
-        seconds, colors = _median(fn, config.repeats)
+        seconds, colors = median_seconds(fn, config.repeats)
         assert is_valid_coloring(tri, colors)
-        balance_seconds, balanced = _median(lambda: balance_colors(tri, n, colors), config.repeats)
+        balance_seconds, balanced = median_seconds(lambda: balance_colors(tri, n, colors), config.repeats)
         assert is_valid_coloring(tri, balanced)
         row["methods"][name] = {"seconds": seconds, **_group_stats(colors),
                                 "balance_seconds": balance_seconds, "balanced": _group_stats(balanced)}
@@ -96,19 +84,17 @@ def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -
         row["networkx"] = _networkx(tri, n)
         log(f"  networkx: {row['networkx']['seconds']:.2f} s, {row['networkx']['colors']} colours")
     if case == "transformer":
-        row["solve"] = _solves(cp, problem, mesh, config)
+        row["solve"] = _solves(cp, system, mesh, config)
         log(f"  solve: atomic {1e6 * row['solve']['atomic']['seconds_per_iteration']:.1f} us/it, colored "
             f"{1e6 * row['solve']['colored']['seconds_per_iteration']:.1f} us/it")
     return row
 
 
-def _solves(cp, problem, mesh, config) -> dict:
+def _solves(cp, system, mesh, config) -> dict:
     """GPU EBE-J-PCG (fused reduction) with atomic and with coloured (OFCM, balanced) accumulation."""
     from ..coloring import color_elements  # noqa: PLC0415
     from ..magnetostatics.gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415
 
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
     groups = color_elements(mesh.triangles, mesh.n_nodes, "ofcm", True)
     out = {"n_colors": groups.n_colors}
     for name, g in (("atomic", None), ("colored", groups)):

@@ -19,12 +19,10 @@ from ..errors import SolverError
 from ..magnetostatics.ebe_layout import bytes_per_iteration
 from ..magnetostatics.ebe_pcg import EbeOperator, lifted_right_hand_side, solve_ebe_jpcg
 from ..magnetostatics.ebe_serial import solve_ebe_jpcg_serial
-from ..magnetostatics.run import build_system, element_properties, load_mesh
 from ..magnetostatics.system import assemble_sparse
-from ..problems import load_case_problem
 from ..studies import STUDIES
 from . import environment
-from .environment import copy_bandwidth, gpu_facts, run_facts
+from .environment import case_system, copy_bandwidth, gpu_facts, median_seconds, run_facts
 
 PAPER_TABLE_1 = {  # paper 000, Table 1: minutes; serial, unoptimised GPU, optimised GPU
     8732: (1.5, 0.7, 0.4), 11443: (2.6, 1.2, 0.6), 40816: (45.2, 18.5, 10.2), 171338: (1541.3, 593.7, 174.5),
@@ -47,15 +45,6 @@ class EbeBenchConfig:
 def gpu_reductions() -> list[str]:
     """The reduction variants of the registry that run on the GPU by name (all but 'auto')."""
     return [c.name for c in STUDIES["magnetostatic"].axis("reduction").choices if c.name != "auto"]
-
-
-def _median_run(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), result
 
 
 def _timed(fn: Callable[[int | None], object], max_iterations: int | None) -> tuple[float, int | None]:
@@ -129,7 +118,7 @@ def _cupy_cg(cp, system, rtol, repeats):
         return info
 
     run()  # warm-up: kernel compilation
-    seconds, info = _median_run(run, repeats)
+    seconds, info = median_seconds(run, repeats)
     return seconds, count[0], info == 0
 
 
@@ -153,12 +142,9 @@ def _gpu_solve(cp, system, rtol, reduction, repeats, check_every=None):
 
 
 def bench_size(cp, elements: int, config: EbeBenchConfig, log) -> dict:
-    problem = load_case_problem("transformer", elements)
     t0 = time.perf_counter()
-    mesh = load_mesh(problem)
-    mesh_seconds = time.perf_counter() - t0
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
+    _, mesh, system = case_system("transformer", elements)
+    mesh_seconds = time.perf_counter() - t0  # meshing and element matrices
     row = {"target_elements": elements, "elements": mesh.n_elements, "nodes": mesh.n_nodes,
            "mesh_seconds": mesh_seconds, "bytes_per_iteration": bytes_per_iteration(mesh.n_elements, mesh.n_nodes),
            "gpu": {}}
@@ -211,10 +197,7 @@ def bench_reductions(cp, sizes, repeats: int = 7, calls: int = 20) -> list[dict]
 
 
 def bench_check_every(cp, elements: int, values, rtol: float, repeats: int) -> list[dict]:
-    problem = load_case_problem("transformer", elements)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
+    _, mesh, system = case_system("transformer", elements)
     rows = []
     for k in values:
         _, loop, iterations, _ = _gpu_solve(cp, system, rtol, "fused", repeats, check_every=k)

@@ -6,6 +6,7 @@ import datetime
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,24 @@ def write_results(data: dict, out_dir: Path, name: str, render) -> list[Path]:
     tmp.write_text(render(data))
     tmp.replace(md_path)
     return [json_path, md_path]
+
+
+def median_seconds(fn, repeats: int):
+    """(median wall seconds of `repeats` calls of fn(), the last call's result)."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
+
+
+def case_system(case: str, elements: int):
+    """(problem, mesh in metres, element system) of a built-in case at about `elements` elements."""
+    from ..magnetostatics.run import build_system, element_properties, load_mesh  # noqa: PLC0415
+    from ..problems import load_case_problem  # noqa: PLC0415
+
+    problem = load_case_problem(case, elements)
+    mesh = load_mesh(problem)
+    mu, j = element_properties(problem, mesh)
+    return problem, mesh, build_system(problem, mesh, mu, j)
