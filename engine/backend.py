@@ -27,15 +27,6 @@ class Backend:
     def is_gpu(self) -> bool:
         return self.name == "cupy"
 
-    def asarray(self, a, dtype=None):
-        """Move a host array to this backend's memory."""
-        return self.xp.asarray(a, dtype=dtype)
-
-    def synchronize(self) -> None:
-        """Wait for queued device work (no-op on the CPU), so timings are honest."""
-        if self.is_gpu:
-            self.xp.cuda.get_current_stream().synchronize()
-
 
 def to_host(a) -> np.ndarray:
     """Return a NumPy array for a NumPy or CuPy array (or anything array-like)."""

@@ -38,16 +38,19 @@ class ElementSystem:
         return x
 
 
+def _entry_indices(conn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Global (row, column) of every entry of every element matrix, flattened like element_matrices."""
+    k = conn.shape[1]
+    return np.repeat(conn, k, axis=1).ravel(), np.tile(conn, (1, k)).ravel()
+
+
 def check_not_singular(system: ElementSystem) -> None:
     """Raise SolverError when some connected part of the mesh has no Dirichlet node
     (its potential is then defined only up to a constant)."""
     if system.fixed_nodes.size == 0:
         raise SolverError("singular problem: no Dirichlet boundary, so the potential is defined only "
                           "up to a constant; give at least one boundary type = \"dirichlet\"")
-    conn = system.connectivity
-    k = conn.shape[1]
-    rows = np.repeat(conn, k, axis=1).ravel()
-    cols = np.tile(conn, (1, k)).ravel()
+    rows, cols = _entry_indices(system.connectivity)
     graph = sp.coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
                           shape=(system.n_nodes, system.n_nodes)).tocsr()
     n_parts, label = connected_components(graph, directed=False)
@@ -62,10 +65,7 @@ def check_not_singular(system: ElementSystem) -> None:
 
 def assemble_sparse(system: ElementSystem) -> sp.csr_matrix:
     """The global stiffness matrix (n_nodes, n_nodes) CSR, summed from the element matrices."""
-    conn = system.connectivity
-    k = conn.shape[1]
-    rows = np.repeat(conn, k, axis=1).ravel()
-    cols = np.tile(conn, (1, k)).ravel()
+    rows, cols = _entry_indices(system.connectivity)
     return sp.csr_matrix((system.element_matrices.ravel(), (rows, cols)),
                          shape=(system.n_nodes, system.n_nodes))
 
