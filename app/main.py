@@ -16,27 +16,28 @@ from paraflux.engine.output import magnetostatic_summary
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES
+from paraflux.engine.studies.compare import compare_variants, comparison_csv
 
 from .result_view import ResultView
 
 
-class SolveWorker(QtCore.QObject):
-    """Runs a study in a QThread; engine progress and results come back as signals."""
+class Worker(QtCore.QObject):
+    """Runs job(control) in a QThread; engine progress and the outcome come back as signals."""
 
     progress = QtCore.Signal(float, str)
     finished = QtCore.Signal(object)
     failed = QtCore.Signal(str)
 
-    def __init__(self, study, problem):
+    def __init__(self, job):
         super().__init__()
-        self.study, self.problem = study, problem
+        self.job = job
         self.cancel_event = threading.Event()
 
     @QtCore.Slot()
     def run(self) -> None:
         control = RunControl(progress=self.progress.emit, cancel=self.cancel_event.is_set)
         try:
-            self.finished.emit(self.study.run(self.problem, control))
+            self.finished.emit(self.job(control))
         except Cancelled:
             self.failed.emit("cancelled")
         except ParaFluxError as exc:
@@ -54,8 +55,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.study = STUDIES["magnetostatic"]
         self.problem_path: Path | None = None
         self.thread: QtCore.QThread | None = None
-        self.worker: SolveWorker | None = None
+        self.worker: Worker | None = None
         self.last_result = None
+        self.comparison_rows = []
 
         form = QtWidgets.QFormLayout()
         self.case_box = QtWidgets.QComboBox()
@@ -97,12 +99,31 @@ class MainWindow(QtWidgets.QMainWindow):
         self.summary = QtWidgets.QPlainTextEdit()
         self.summary.setReadOnly(True)
 
+        compare_box = QtWidgets.QGroupBox("Compare variants")
+        compare_layout = QtWidgets.QVBoxLayout(compare_box)
+        self.compare_axis = QtWidgets.QComboBox()
+        self.compare_axis.addItems([axis.name for axis in self.study.axes])
+        self.compare_axis.currentTextChanged.connect(self._fill_compare_choices)
+        self.compare_choices = QtWidgets.QListWidget()
+        self.compare_choices.setMaximumHeight(110)
+        self.compare_button = QtWidgets.QPushButton("Run comparison")
+        self.compare_button.clicked.connect(self.compare)
+        self.compare_table = QtWidgets.QTableWidget(0, 0)
+        self.export_button = QtWidgets.QPushButton("Export table as CSV...")
+        self.export_button.clicked.connect(self.export_comparison)
+        self.export_button.setEnabled(False)
+        for widget in (self.compare_axis, self.compare_choices, self.compare_button, self.compare_table,
+                       self.export_button):
+            compare_layout.addWidget(widget)
+        self._fill_compare_choices(self.compare_axis.currentText())
+
         layout = QtWidgets.QVBoxLayout()
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.status)
         layout.addWidget(self.summary)
+        layout.addWidget(compare_box)
         controls = QtWidgets.QWidget()
         controls.setLayout(layout)
         self.view = ResultView(self)
@@ -153,18 +174,77 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
+        self._start(lambda control: self.study.run(problem, control), self.on_finished)
+
+    def compare(self) -> None:
+        """Run the current problem once per checked choice of the chosen axis, in sequence."""
+        axis = self.compare_axis.currentText()
+        choices = [self.compare_choices.item(i).text() for i in range(self.compare_choices.count())
+                   if self.compare_choices.item(i).checkState() == QtCore.Qt.Checked]
+        if len(choices) < 2:
+            self.show_error("tick at least two choices to compare")
+            return
+        try:
+            problem = self.current_problem()
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        sets = [{axis: choice} for choice in choices]
+        self._start(lambda control: compare_variants(self.study, problem, sets, control), self.on_compared)
+
+    def _start(self, job, on_finished) -> None:
         self.thread = QtCore.QThread(self)
-        self.worker = SolveWorker(self.study, problem)
+        self.worker = Worker(job)
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.progress.connect(self.on_progress)
-        self.worker.finished.connect(self.on_finished)
+        self.worker.finished.connect(on_finished)
         self.worker.failed.connect(self.on_failed)
         self.worker.finished.connect(self.thread.quit)
         self.worker.failed.connect(self.thread.quit)
         self.solve_button.setEnabled(False)
+        self.compare_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
+
+    def _fill_compare_choices(self, axis_name: str) -> None:
+        self.compare_choices.clear()
+        reason = gpu_unavailable_reason()
+        for choice in self.study.axis(axis_name).choices:
+            item = QtWidgets.QListWidgetItem(choice.name)
+            item.setToolTip(choice.description)
+            usable = not (choice.needs_gpu and reason)
+            item.setFlags((item.flags() | QtCore.Qt.ItemIsUserCheckable) if usable
+                          else item.flags() & ~QtCore.Qt.ItemIsEnabled)
+            item.setCheckState(QtCore.Qt.Unchecked)
+            self.compare_choices.addItem(item)
+
+    def on_compared(self, outcome) -> None:
+        self._idle()
+        rows, results = outcome
+        self.comparison_rows = rows
+        phases = list(dict.fromkeys(p for row in rows for p in row.timings))
+        headers = ["variant", *[f"{p} (s)" for p in phases], "iterations", "difference"]
+        self.compare_table.setColumnCount(len(headers))
+        self.compare_table.setHorizontalHeaderLabels(headers)
+        self.compare_table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            cells = [row.label, *[f"{row.timings.get(p, float('nan')):.4g}" for p in phases],
+                     str(row.iterations), f"{row.relative_difference:.2e}"]
+            for c, text in enumerate(cells):
+                self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.export_button.setEnabled(True)
+        self.view.show_result(results[-1])
+        self.status.setText(f"compared {len(rows)} variants")
+
+    def export_comparison(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export comparison", "comparison.csv",
+                                                        "CSV files (*.csv)")
+        if path:
+            try:
+                Path(path).write_text(comparison_csv(self.comparison_rows))
+            except OSError as exc:
+                self.show_error(f"cannot write {path}: {exc}")
 
     def cancel(self) -> None:
         if self.worker is not None:
@@ -176,6 +256,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _idle(self) -> None:
         self.solve_button.setEnabled(True)
+        self.compare_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
     def on_finished(self, result) -> None:

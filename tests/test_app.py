@@ -108,3 +108,22 @@ def test_problem_file_settings_become_the_selected_variants(window, tmp_path):
     window.set_problem_path(problem)
     assert window.axis_boxes["method"].currentText() == "sparse-direct"
     assert window.axis_boxes["accumulate"].currentText() == "colored"
+
+
+def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, tmp_path, monkeypatch):
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(1000)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    window.compare_axis.setCurrentText("reduction")
+    for i in range(window.compare_choices.count()):
+        item = window.compare_choices.item(i)
+        if item.text() in ("library", "sequential"):
+            item.setCheckState(QtCore.Qt.Checked)
+    window.compare_button.click()
+    qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=60_000)
+    assert window.compare_table.rowCount() == 2
+    assert window.compare_table.item(1, 0).text() == "reduction=library"
+    out = tmp_path / "table.csv"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    window.export_button.click()
+    assert len(out.read_text().splitlines()) == 3

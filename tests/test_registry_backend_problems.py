@@ -109,3 +109,18 @@ def test_parser_rejects_garbage_cleanly(data, head):
         parse_magnetostatic(data, Path("."))
     except ProblemError:
         pass
+
+
+def test_compare_variants_tabulates_runs_and_differences():
+    from paraflux.engine.studies.compare import compare_variants, comparison_csv
+
+    study = STUDIES["magnetostatic"]
+    problem = load_case_problem("open-slot", elements=1000).with_solver(backend="numpy", rtol=1e-12)
+    rows, results = compare_variants(study, problem, [{"method": "ebe-jpcg"}, {"method": "sparse-direct"},
+                                                      {"reduction": "sequential"}])
+    assert [r.label for r in rows] == ["method=ebe-jpcg", "method=sparse-direct", "reduction=sequential"]
+    assert rows[0].relative_difference == 0.0 and 0 < rows[1].relative_difference < 1e-9
+    assert rows[1].iterations == 0 and rows[0].iterations > 0
+    text = comparison_csv(rows)
+    assert text.splitlines()[0].startswith("variant,mesh_s,assemble_s,solve_s,post_s,iterations")
+    assert len(text.splitlines()) == 4

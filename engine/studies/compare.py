@@ -1,0 +1,55 @@
+"""Run one problem under several variants in sequence and tabulate them: time per phase, iterations,
+and the difference of each solution from the first one."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..run_control import RunControl
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One variant's run: label 'axis=choice, ...', seconds per phase, iterations, and
+    ||x - x_first|| / ||x_first|| of its potential."""
+
+    label: str
+    variants: dict[str, str]
+    timings: dict[str, float]
+    iterations: int
+    relative_difference: float
+
+
+def compare_variants(study, problem, variant_sets: Sequence[Mapping[str, str]],
+                     control: RunControl | None = None) -> tuple[list[ComparisonRow], list]:
+    """Run the study once per variant set; returns the table rows and the results, in order."""
+    control = control or RunControl()
+    rows, results, first = [], [], None
+    for i, variants in enumerate(variant_sets):
+        label = ", ".join(f"{k}={v}" for k, v in variants.items()) or "as in the problem"
+        scaled = RunControl(lambda f, m, i=i, label=label: control.progress(
+            (i + f) / len(variant_sets), f"{label}: {m}"), control.cancel)
+        result = study.run(study.with_variants(problem, variants), scaled)
+        first = result.potential if first is None else first
+        norm = float(np.linalg.norm(first)) or 1.0
+        rows.append(ComparisonRow(label, dict(variants), dict(result.timings), result.iterations,
+                                  float(np.linalg.norm(result.potential - first)) / norm))
+        results.append(result)
+    return rows, results
+
+
+def comparison_csv(rows: Sequence[ComparisonRow]) -> str:
+    """The table as CSV text: variant, one column per phase (s), iterations, relative difference."""
+    phases = list(dict.fromkeys(p for row in rows for p in row.timings))
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["variant", *[f"{p}_s" for p in phases], "iterations", "relative_difference"])
+    for row in rows:
+        writer.writerow([row.label, *[f"{row.timings.get(p, float('nan')):.6g}" for p in phases],
+                         row.iterations, f"{row.relative_difference:.3e}"])
+    return out.getvalue()
