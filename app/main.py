@@ -18,6 +18,7 @@ from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 
+from .charts_view import ChartsView
 from .result_view import ResultView
 
 
@@ -128,9 +129,15 @@ class MainWindow(QtWidgets.QMainWindow):
         controls.setLayout(layout)
         self.view = ResultView(self)
         self.view.probed.connect(self.statusBar().showMessage)
+        self.charts = ChartsView(self)
+        right = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        right.addWidget(self.view.interactor)
+        right.addWidget(self.charts.interactor)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 1)
         splitter = QtWidgets.QSplitter()
         splitter.addWidget(controls)
-        splitter.addWidget(self.view.interactor)
+        splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         self.setCentralWidget(splitter)
         self.resize(1280, 800)
@@ -158,6 +165,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.thread.quit()
             self.thread.wait(10_000)
         self.view.close()
+        self.charts.close()
         super().closeEvent(event)
 
     def current_problem(self):
@@ -268,6 +276,7 @@ class MainWindow(QtWidgets.QMainWindow):
         lines += [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
         self.summary.setPlainText("\n".join(lines))
         self.view.show_result(result)
+        self.charts.show_result(result)
         self.status.setText("done: click the field to probe A and B")
 
     def on_failed(self, message: str) -> None:

@@ -56,6 +56,7 @@ class ResultView(QtInteractor):
         self.result = None
         self.grid: pv.PolyData | None = None
         self.flux_lines: pv.PolyData | None = None
+        self.point_picking_on = False
         self.set_background("white")
 
     def show_result(self, result) -> None:
@@ -74,8 +75,10 @@ class ResultView(QtInteractor):
         self.add_mesh(region_outlines(result), color="black", line_width=1.0, name="regions")
         self.view_xy()
         self.reset_camera()
-        self.enable_point_picking(self._on_pick, show_message=False, show_point=True,
-                                  left_clicking=True, color="red", point_size=10)
+        if not self.point_picking_on:  # once: later results reuse the same callback
+            self.enable_point_picking(self._on_pick, show_message=False, show_point=True,
+                                      left_clicking=True, color="red", point_size=10)
+            self.point_picking_on = True
         self.render()
 
     def _on_pick(self, point) -> None:

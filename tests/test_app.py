@@ -57,6 +57,9 @@ def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp
     assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
     image = window.view.screenshot(str(tmp_path / "view.png"), return_img=True)
     assert image.std() > 10  # not blank
+    bars = window.charts.timing_bars  # one bar per phase of the run
+    assert len(bars.x) == len(window.view.result.timings) == 4
+    assert window.charts.residual_line is not None and len(window.charts.residual_line.x) > 50
     window.view._on_pick((-0.85, 0.0, 0.0))  # probing a point in the left limb
     assert "|B| =" in window.statusBar().currentMessage()
 
@@ -127,3 +130,13 @@ def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, t
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     window.export_button.click()
     assert len(out.read_text().splitlines()) == 3
+
+
+def test_second_run_replaces_the_charts(window, qtbot):
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(800)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    solve(window, qtbot)
+    window.axis_boxes["method"].setCurrentText("sparse-direct")
+    solve(window, qtbot)
+    assert len(window.charts.shown) == 2 and window.charts.residual_line is None
