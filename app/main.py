@@ -140,7 +140,71 @@ class MainWindow(QtWidgets.QMainWindow):
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         self.setCentralWidget(splitter)
+        self.splitter = splitter
+        self.log: list[str] = []
+        self.settings = QtCore.QSettings(QtCore.QSettings.IniFormat, QtCore.QSettings.UserScope,
+                                         "ParaFlux", "ParaFlux")
+        self._build_menu()
         self.resize(1280, 800)
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("splitter")
+        if state is not None:
+            splitter.restoreState(state)
+
+    def _build_menu(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("Open problem...", self.open_problem)
+        self.recent_menu = file_menu.addMenu("Recent problems")
+        self._fill_recent()
+        file_menu.addSeparator()
+        self.export_vtu_action = file_menu.addAction("Export solution (VTU + summary)...", self.export_solution)
+        self.export_png_action = file_menu.addAction("Save view as PNG...", self.export_png)
+        self.export_log_action = file_menu.addAction("Save run log...", self.export_log)
+        for action in (self.export_vtu_action, self.export_png_action):
+            action.setEnabled(False)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent_problems():
+            self.recent_menu.addAction(path, lambda p=path: self.set_problem_path(Path(p)))
+
+    def recent_problems(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def export_solution(self) -> None:
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Export solution into folder")
+        if folder and self.last_result is not None:
+            try:
+                written = self.study.write(self.last_result, Path(folder))
+            except (OSError, ParaFluxError) as exc:
+                self.show_error(f"cannot export: {exc}")
+                return
+            self._log("exported " + ", ".join(str(p) for p in written))
+
+    def export_png(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG images (*.png)")
+        if path:
+            try:
+                self.view.screenshot(path)
+            except (OSError, ValueError) as exc:
+                self.show_error(f"cannot save {path}: {exc}")
+                return
+            self._log(f"saved view {path}")
+
+    def export_log(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save run log", "paraflux.log", "Logs (*.log *.txt)")
+        if path:
+            try:
+                Path(path).write_text("\n".join(self.log) + "\n")
+            except OSError as exc:
+                self.show_error(f"cannot write {path}: {exc}")
+
+    def _log(self, message: str) -> None:
+        self.log.append(f"{QtCore.QDateTime.currentDateTime().toString(QtCore.Qt.ISODate)} {message}")
+        self.statusBar().showMessage(message, 5000)
 
     def open_problem(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem", "", "Problem files (*.toml)")
@@ -151,6 +215,9 @@ class MainWindow(QtWidgets.QMainWindow):
         """Use a problem file; its [solver] settings become the selected variants."""
         self.problem_path = path
         self.problem_label.setText(path.name)
+        recent = [str(path)] + [p for p in self.recent_problems() if p != str(path)]
+        self.settings.setValue("recent", recent[:8])
+        self._fill_recent()
         try:
             settings = load_problem(path).solver
         except ParaFluxError:
@@ -159,7 +226,9 @@ class MainWindow(QtWidgets.QMainWindow):
             box.setCurrentText(getattr(settings, name))
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        """Stop a running solve before the window and its thread go away."""
+        """Stop a running solve before the window and its thread go away; remember the layout."""
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("splitter", self.splitter.saveState())
         self.cancel()
         if self.thread is not None and self.thread.isRunning():
             self.thread.quit()
@@ -261,6 +330,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def on_progress(self, fraction: float, message: str) -> None:
         self.progress_bar.setValue(int(100 * fraction))
         self.status.setText(message)
+        if "iteration" not in message:  # phases go to the log, not every iteration
+            self._log(message)
 
     def _idle(self) -> None:
         self.solve_button.setEnabled(True)
@@ -277,11 +348,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.summary.setPlainText("\n".join(lines))
         self.view.show_result(result)
         self.charts.show_result(result)
+        self.export_vtu_action.setEnabled(True)
+        self.export_png_action.setEnabled(True)
+        self._log(f"solved: {result.mesh.n_elements} elements, {result.iterations} iterations, "
+                  f"energy {result.energy:.6g}")
         self.status.setText("done: click the field to probe A and B")
 
     def on_failed(self, message: str) -> None:
         self._idle()
         self.status.setText(message)
+        self._log(f"failed: {message}")
         if message != "cancelled":
             self.show_error(message)
 

@@ -17,7 +17,10 @@ from paraflux.engine.studies import STUDIES  # noqa: E402
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch):
+def window(qtbot, monkeypatch, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))  # not ~/.config
     shown = []
     monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: shown.append(text))
     w = MainWindow()
@@ -140,3 +143,28 @@ def test_second_run_replaces_the_charts(window, qtbot):
     window.axis_boxes["method"].setCurrentText("sparse-direct")
     solve(window, qtbot)
     assert len(window.charts.shown) == 2 and window.charts.residual_line is None
+
+
+def test_exports_after_a_solve_and_recent_problems(window, qtbot, tmp_path, monkeypatch):
+    import meshio
+
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(800)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    solve(window, qtbot)
+    folder = tmp_path / "export"
+    folder.mkdir()
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
+    window.export_vtu_action.trigger()
+    assert "B_magnitude" in meshio.read(folder / "solution.vtu").cell_data
+    png, log = tmp_path / "view.png", tmp_path / "run.log"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(png), ""))
+    window.export_png_action.trigger()
+    assert png.stat().st_size > 1000
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(log), ""))
+    window.export_log_action.trigger()
+    assert "solved:" in log.read_text()
+    problem = tmp_path / "p.toml"
+    problem.write_text("[problem]\nkind = 'magnetostatic'\n")
+    window.set_problem_path(problem)
+    assert window.recent_problems()[0] == str(problem)
