@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.errors import Cancelled, ParaFluxError
 from paraflux.engine.backend import gpu_unavailable_reason
+from paraflux.engine.magnetostatics.run import load_mesh
 from paraflux.engine.mesh.cases import CASES
 from paraflux.engine.output import magnetostatic_summary
 from paraflux.engine.problems import load_case_problem, load_problem
@@ -87,6 +88,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.axis_boxes[axis.name] = box
             form.addRow(axis.label, box)
 
+        self.preview_button = QtWidgets.QPushButton("Preview mesh")
+        self.preview_button.clicked.connect(self.preview)
+        self.mesh_label = QtWidgets.QLabel("")
+        form.addRow(self.preview_button, self.mesh_label)
         self.solve_button = QtWidgets.QPushButton("Solve")
         self.solve_button.clicked.connect(self.solve)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
@@ -253,6 +258,21 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self._start(lambda control: self.study.run(problem, control), self.on_finished)
 
+    def preview(self) -> None:
+        """Mesh the case (or read the mesh file) in the background and show it."""
+        try:
+            problem = self.current_problem()
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        self._start(lambda control: load_mesh(problem), self.on_previewed)
+
+    def on_previewed(self, mesh) -> None:
+        self._idle()
+        self.mesh_label.setText(f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes")
+        self.view.show_mesh(mesh)
+        self.status.setText("mesh ready")
+
     def compare(self) -> None:
         """Run the current problem once per checked choice of the chosen axis, in sequence."""
         axis = self.compare_axis.currentText()
@@ -279,8 +299,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.failed.connect(self.on_failed)
         self.worker.finished.connect(self.thread.quit)
         self.worker.failed.connect(self.thread.quit)
-        self.solve_button.setEnabled(False)
-        self.compare_button.setEnabled(False)
+        for button in (self.solve_button, self.compare_button, self.preview_button):
+            button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
 
@@ -334,8 +354,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self._log(message)
 
     def _idle(self) -> None:
-        self.solve_button.setEnabled(True)
-        self.compare_button.setEnabled(True)
+        for button in (self.solve_button, self.compare_button, self.preview_button):
+            button.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
     def on_finished(self, result) -> None:
@@ -346,6 +366,7 @@ class MainWindow(QtWidgets.QMainWindow):
         lines += [f"probe {p['name']}: A = {p['A']:.6g}, B = {p['B']}" for p in s["probes"]]
         lines += [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
         self.summary.setPlainText("\n".join(lines))
+        self.mesh_label.setText(f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes")
         self.view.show_result(result)
         self.charts.show_result(result)
         self.export_vtu_action.setEnabled(True)

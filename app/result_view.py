@@ -13,15 +13,20 @@ from paraflux.engine.magnetostatics.post import evaluate_at
 N_FLUX_LINES = 20
 
 
-def result_grid(result) -> pv.PolyData:
-    """The result's mesh as PolyData (metres, z = 0) with cell data B_magnitude and region and point
-    data A (and flux for vector potentials)."""
-    mesh = result.mesh
+def mesh_grid(mesh) -> pv.PolyData:
+    """A TriMesh as PolyData (z = 0) with cell data 'region'."""
     points = np.column_stack([mesh.points, np.zeros(mesh.n_nodes)])
     faces = np.column_stack([np.full(mesh.n_elements, 3), mesh.triangles]).ravel()
     grid = pv.PolyData(points, faces)
-    grid.cell_data["B_magnitude"] = result.flux_density_magnitude
     grid.cell_data["region"] = mesh.region_index
+    return grid
+
+
+def result_grid(result) -> pv.PolyData:
+    """The result's mesh as PolyData (metres, z = 0) with cell data B_magnitude and region and point
+    data A (and flux for vector potentials)."""
+    grid = mesh_grid(result.mesh)
+    grid.cell_data["B_magnitude"] = result.flux_density_magnitude
     grid.point_data["A"] = result.potential
     if result.flux_function is not None:
         grid.point_data["flux"] = result.flux_function
@@ -58,6 +63,20 @@ class ResultView(QtInteractor):
         self.flux_lines: pv.PolyData | None = None
         self.point_picking_on = False
         self.set_background("white")
+
+    def show_mesh(self, mesh) -> None:
+        """Preview a mesh before solving: elements coloured by region, edges drawn."""
+        self.clear()
+        self.result = None
+        self.grid = mesh_grid(mesh)
+        names = list(mesh.region_names)
+        self.add_mesh(self.grid, scalars="region", categories=True, cmap="tab10", show_edges=True,
+                      edge_color="gray", name="mesh",
+                      scalar_bar_args={"title": "region: " + ", ".join(f"{i} {n}" for i, n in enumerate(names)),
+                                       "color": "black", "n_labels": 0})
+        self.view_xy()
+        self.reset_camera()
+        self.render()
 
     def show_result(self, result) -> None:
         self.clear()

@@ -168,3 +168,13 @@ def test_exports_after_a_solve_and_recent_problems(window, qtbot, tmp_path, monk
     problem.write_text("[problem]\nkind = 'magnetostatic'\n")
     window.set_problem_path(problem)
     assert window.recent_problems()[0] == str(problem)
+
+
+def test_mesh_preview_shows_regions_and_element_count(window, qtbot):
+    window.case_box.setCurrentText("transformer")
+    window.size_box.setValue(5000)
+    window.preview_button.click()
+    qtbot.waitUntil(lambda: window.preview_button.isEnabled(), timeout=60_000)
+    grid = window.view.grid
+    assert "region" in grid.cell_data and len(set(grid.cell_data["region"])) == 6
+    assert window.mesh_label.text() == f"{grid.n_cells:,} elements, {grid.n_points:,} nodes"
