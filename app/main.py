@@ -14,12 +14,16 @@ from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.magnetostatics.run import load_mesh
 from paraflux.engine.mesh.cases import CASES
 from paraflux.engine.output import magnetostatic_summary
+from paraflux.engine.mesh.io import read_trimesh
 from paraflux.engine.problems import load_case_problem, load_problem
+from paraflux.engine.problems.magnetostatic import (FORMULATIONS, LENGTH_UNITS, POTENTIALS,
+                                                    parse_magnetostatic, problem_to_dict)
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 
 from .charts_view import ChartsView
+from .materials_table import MaterialsTable
 from .result_view import ResultView
 
 
@@ -74,6 +78,24 @@ class MainWindow(QtWidgets.QMainWindow):
         open_button.clicked.connect(self.open_problem)
         self.problem_label = QtWidgets.QLabel("(built-in case)")
         form.addRow(open_button, self.problem_label)
+        open_mesh_button = QtWidgets.QPushButton("Open mesh...")
+        open_mesh_button.clicked.connect(self.open_mesh)
+        self.formulation_box = QtWidgets.QComboBox()
+        self.formulation_box.addItems(FORMULATIONS)
+        self.potential_box = QtWidgets.QComboBox()
+        self.potential_box.addItems(POTENTIALS)
+        self.unit_box = QtWidgets.QComboBox()
+        self.unit_box.addItems(list(LENGTH_UNITS))
+        form.addRow(open_mesh_button, QtWidgets.QLabel("any meshio mesh with named groups"))
+        form.addRow("Formulation", self.formulation_box)
+        form.addRow("Potential", self.potential_box)
+        form.addRow("Length unit", self.unit_box)
+        self.materials = MaterialsTable()
+        self.materials.setMinimumHeight(120)
+        form.addRow(self.materials)
+        self.problem_data: dict | None = None
+        self.case_box.currentTextChanged.connect(self.use_case)
+        self.case_box.textActivated.connect(self.use_case)  # re-picking the shown case returns to it
         self.axis_boxes = {}
         reason = gpu_unavailable_reason()
         for axis in self.study.axes:
@@ -122,6 +144,7 @@ class MainWindow(QtWidgets.QMainWindow):
                        self.export_button):
             compare_layout.addWidget(widget)
         self._fill_compare_choices(self.compare_axis.currentText())
+        self.use_case(self.case_box.currentText())
 
         layout = QtWidgets.QVBoxLayout()
         layout.addLayout(form)
@@ -224,11 +247,51 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("recent", recent[:8])
         self._fill_recent()
         try:
-            settings = load_problem(path).solver
+            problem = load_problem(path)
         except ParaFluxError:
-            return  # reported when the user solves
+            self.problem_data = None  # the error is reported when the user solves
+            return
+        self._show_problem(problem_to_dict(problem))
         for name, box in self.axis_boxes.items():
-            box.setCurrentText(getattr(settings, name))
+            box.setCurrentText(getattr(problem.solver, name))
+
+    def use_case(self, name: str) -> None:
+        """A built-in case with its example problem, editable in the table."""
+        self.problem_path = None
+        self.problem_label.setText("(built-in case)")
+        try:
+            self._show_problem(problem_to_dict(load_case_problem(name)))
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+
+    def open_mesh(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open mesh", "",
+                                                        "Meshes (*.msh *.vtu *.vtk *.xdmf *.med);;All files (*)")
+        if path:
+            self.set_mesh_path(Path(path))
+
+    def set_mesh_path(self, path: Path) -> None:
+        """A bare mesh: every region gets mu_r = 1 and no current, every boundary starts natural."""
+        try:
+            mesh = read_trimesh(path)
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        self.problem_path = path
+        self.problem_label.setText(path.name)
+        data = {"problem": {"kind": "magnetostatic", "formulation": self.formulation_box.currentText(),
+                            "potential": self.potential_box.currentText(), "mesh": str(path),
+                            "length_unit": self.unit_box.currentText()},
+                "regions": {name: {"mu_r": 1.0, "current_density": 0.0} for name in mesh.region_names}}
+        self._show_problem(data, mesh.boundary_names)
+
+    def _show_problem(self, data: dict, boundary_names=()) -> None:
+        self.problem_data = data
+        head = data["problem"]
+        self.formulation_box.setCurrentText(head["formulation"])
+        self.potential_box.setCurrentText(head["potential"])
+        self.unit_box.setCurrentText(head["length_unit"])
+        self.materials.show_problem(data, boundary_names)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         """Stop a running solve before the window and its thread go away; remember the layout."""
@@ -243,10 +306,19 @@ class MainWindow(QtWidgets.QMainWindow):
         super().closeEvent(event)
 
     def current_problem(self):
-        if self.problem_path is not None:
+        """The problem as shown: the table's materials and boundaries, the combos, the size box."""
+        if self.problem_data is None:  # a problem file that does not load: report why
             problem = load_problem(self.problem_path)
         else:
-            problem = load_case_problem(self.case_box.currentText(), self.size_box.value() or None)
+            data = self.materials.apply(self.problem_data)
+            data["problem"].update(formulation=self.formulation_box.currentText(),
+                                   potential=self.potential_box.currentText(),
+                                   length_unit=self.unit_box.currentText())
+            if "case" in data["problem"]:
+                data.pop("case", None)
+                if self.size_box.value():
+                    data["case"] = {"elements": self.size_box.value()}
+            problem = parse_magnetostatic(data, Path.cwd())
         variants = {name: box.currentText() for name, box in self.axis_boxes.items()}
         return self.study.with_variants(problem, variants)
 

@@ -88,8 +88,7 @@ def test_broken_mesh_gives_a_dialog_and_window_stays_usable(window, qtbot, tmp_p
     window.set_problem_path(problem)
     solve(window, qtbot)
     assert window.dialogs and "broken.msh" in window.dialogs[0]
-    window.problem_path = None
-    window.case_box.setCurrentText("open-slot")
+    window.case_box.textActivated.emit("open-slot")  # the user picks a built-in case again
     window.size_box.setValue(800)
     window.axis_boxes["backend"].setCurrentText("numpy")
     solve(window, qtbot)
@@ -178,3 +177,35 @@ def test_mesh_preview_shows_regions_and_element_count(window, qtbot):
     grid = window.view.grid
     assert "region" in grid.cell_data and len(set(grid.cell_data["region"])) == 6
     assert window.mesh_label.text() == f"{grid.n_cells:,} elements, {grid.n_points:,} nodes"
+
+
+def test_open_mesh_edit_materials_in_the_table_and_solve(window, qtbot, monkeypatch):
+    from paraflux.engine.problems import case_problem_path
+
+    mesh = case_problem_path("open-slot").parent.parent / "meshes" / "open-slot.msh"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", lambda *a, **k: (str(mesh), ""))
+    window.potential_box.setCurrentText("scalar")
+    window.unit_box.setCurrentText("mm")
+    window.open_mesh()
+    table = window.materials
+    rows = {table.item(r, 1).text(): r for r in range(table.rowCount())}
+    assert set(rows) == {"air", "AB", "BC", "CDE", "EA"}
+    table.cellWidget(rows["AB"], 2).setCurrentText("dirichlet")
+    table.item(rows["AB"], 3).setText("700")
+    table.cellWidget(rows["CDE"], 2).setCurrentText("dirichlet")
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    solve(window, qtbot)
+    assert not window.dialogs
+    assert window.view.result.potential.max() == pytest.approx(700.0)
+    table.item(rows["air"], 2).setText("-3")  # a bad value is named by the engine
+    window.solve_button.click()
+    assert window.dialogs and "mu_r must be positive" in window.dialogs[0]
+
+
+def test_switching_cases_rebuilds_the_table(window):
+    window.case_box.setCurrentText("transformer")
+    table = window.materials
+    kinds = {table.item(r, 1).text(): (table.item(r, 0).text(), table.cellWidget(r, 2) is not None)
+             for r in range(table.rowCount())}
+    assert kinds["core"] == ("region", False) and kinds["outer"] == ("boundary", True)
+    assert all(has_box == (kind == "boundary") for kind, has_box in kinds.values())

@@ -124,3 +124,11 @@ def test_compare_variants_tabulates_runs_and_differences():
     text = comparison_csv(rows)
     assert text.splitlines()[0].startswith("variant,mesh_s,assemble_s,solve_s,post_s,iterations")
     assert len(text.splitlines()) == 4
+
+
+@pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)
+def test_problem_round_trips_through_its_dictionary(path):
+    from paraflux.engine.problems.magnetostatic import problem_to_dict
+
+    problem = load_problem(path)
+    assert parse_magnetostatic(problem_to_dict(problem), Path("/elsewhere")) == problem

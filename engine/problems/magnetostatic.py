@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +192,27 @@ def check_against_mesh(problem: MagnetostaticProblem, mesh: TriMesh) -> None:
     if problem.formulation == "axisymmetric" and mesh.points[:, 0].min() < -1e-12 * max(
             1.0, float(abs(mesh.points).max())):
         raise ProblemError("axisymmetric mesh must lie in x = r >= 0")
+
+
+def problem_to_dict(problem: MagnetostaticProblem) -> dict[str, Any]:
+    """The problem in the problem-file schema (mesh paths absolute): parse_magnetostatic(result, any
+    folder) gives the problem back. Editors change this dictionary and parse it again, so their
+    input is validated exactly like a file's."""
+    head: dict[str, Any] = {"kind": "magnetostatic", "formulation": problem.formulation,
+                            "potential": problem.potential, "length_unit": problem.length_unit}
+    data: dict[str, Any] = {"problem": head}
+    if problem.case is not None:
+        head["case"] = problem.case
+        if problem.case_elements is not None:
+            data["case"] = {"elements": problem.case_elements}
+    else:
+        head["mesh"] = str(problem.mesh_path)
+    data["regions"] = {r.name: {"mu_r": r.mu_r, "current_density": r.current_density} for r in problem.regions}
+    if problem.potential == "scalar":
+        for table in data["regions"].values():
+            del table["current_density"]
+    data["boundaries"] = {b.name: {"type": b.type, "value": b.value} for b in problem.boundaries}
+    solver = {k: v for k, v in asdict(problem.solver).items() if v is not None}
+    data["solver"] = solver
+    data["probes"] = [{"name": p.name, "point": list(p.point)} for p in problem.probes]
+    return data
