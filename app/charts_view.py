@@ -15,11 +15,34 @@ class ChartsView(QtInteractor):
         self.set_background("white")
         self.timing_bars = None
         self.residual_line = None
+        self.comparison_bars = None
         self.shown: list = []
 
-    def show_result(self, result) -> None:
+    def _replace(self, *charts) -> None:
         for chart in self.shown:
             self.remove_chart(chart)
+        self.add_chart(*charts)
+        self.shown = list(charts)
+        self.render()
+
+    def show_comparison(self, rows) -> None:
+        """Per variant: its time stacked by phase, and its iterations."""
+        phases = list(dict.fromkeys(p for row in rows for p in row.timings))
+        x = np.arange(len(rows), dtype=float)
+        labels = [row.label.split("=", 1)[-1] for row in rows]
+        timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
+        self.comparison_bars = timing.bar(x, [np.array([row.timings.get(p, 0.0) for row in rows]) for p in phases],
+                                          label=phases)
+        iterations = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
+        iterations.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
+        for chart, title, unit in ((timing, "Time per phase by variant", "seconds"),
+                                   (iterations, "Iterations by variant", "iterations")):
+            chart.x_axis.tick_locations = list(range(len(rows)))
+            chart.x_axis.tick_labels = labels
+            chart.x_label, chart.y_label, chart.title = "", unit, title
+        self._replace(timing, iterations)
+
+    def show_result(self, result) -> None:
         phases = list(result.timings)
         timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
         self.timing_bars = timing.bar(np.arange(len(phases), dtype=float),
@@ -37,6 +60,4 @@ class ChartsView(QtInteractor):
             self.residual_line = None
             residual.title = "Residual history: none (direct solve)"
         residual.x_label, residual.y_label = "iteration", "log10 relative residual"
-        self.add_chart(timing, residual)
-        self.shown = [timing, residual]
-        self.render()
+        self._replace(timing, residual)

@@ -404,6 +404,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.export_button.setEnabled(True)
         self.view.show_result(results[-1])
+        self.charts.show_comparison(rows)
         self.status.setText(f"compared {len(rows)} variants")
 
     def export_comparison(self) -> None:

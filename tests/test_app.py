@@ -128,6 +128,7 @@ def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, t
     qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=60_000)
     assert window.compare_table.rowCount() == 2
     assert window.compare_table.item(1, 0).text() == "reduction=library"
+    assert len(window.charts.comparison_bars.x) == 2  # one stacked bar per variant
     out = tmp_path / "table.csv"
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     window.export_button.click()
