@@ -3,6 +3,8 @@ solve in a background thread with progress and cancel, and see the field, flux l
 
 from __future__ import annotations
 
+import copy
+import json
 import sys
 import threading
 from pathlib import Path
@@ -184,6 +186,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("Open problem...", self.open_problem)
+        file_menu.addAction("Open session...", self.open_session)
+        file_menu.addAction("Save session...", self.save_session)
         self.recent_menu = file_menu.addMenu("Recent problems")
         self._fill_recent()
         file_menu.addSeparator()
@@ -192,6 +196,58 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_log_action = file_menu.addAction("Save run log...", self.export_log)
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
+
+    def session(self) -> dict:
+        """What the window shows, as JSON-ready data: the edited problem, the variants, the view."""
+        data = self.materials.apply(self.problem_data) if self.problem_data else None
+        if data is not None:
+            data["problem"].update(formulation=self.formulation_box.currentText(),
+                                   potential=self.potential_box.currentText(),
+                                   length_unit=self.unit_box.currentText())
+        return {"paraflux_session": 1, "problem": data, "case": self.case_box.currentText(),
+                "elements": self.size_box.value(),
+                "problem_path": str(self.problem_path) if self.problem_path else None,
+                "variants": {name: box.currentText() for name, box in self.axis_boxes.items()},
+                "camera": [list(v) for v in self.view.camera_position]}
+
+    def save_session(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", "session.paraflux.json",
+                                                        "ParaFlux sessions (*.json)")
+        if path:
+            try:
+                Path(path).write_text(json.dumps(self.session(), indent=2))
+            except OSError as exc:
+                self.show_error(f"cannot write {path}: {exc}")
+
+    def open_session(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", "", "ParaFlux sessions (*.json)")
+        if path:
+            self.restore_session(Path(path))
+
+    def restore_session(self, path: Path) -> None:
+        """Bring back a saved problem (validated like a file), its variants and the camera."""
+        try:
+            data = json.loads(path.read_text())
+            if data.get("paraflux_session") != 1:
+                raise ValueError("not a ParaFlux session file")
+            if data["problem"] is not None:
+                parse_magnetostatic(copy.deepcopy(data["problem"]), Path.cwd())
+        except (OSError, ValueError, KeyError, ParaFluxError) as exc:
+            self.show_error(f"cannot open session {path}: {exc}")
+            return
+        self.case_box.blockSignals(True)
+        self.case_box.setCurrentText(data.get("case") or self.case_box.currentText())
+        self.case_box.blockSignals(False)
+        self.size_box.setValue(int(data.get("elements") or 0))
+        self.problem_path = Path(data["problem_path"]) if data.get("problem_path") else None
+        self.problem_label.setText(self.problem_path.name if self.problem_path else "(built-in case)")
+        if data["problem"] is not None:
+            self._show_problem(data["problem"])
+        for name, choice in data.get("variants", {}).items():
+            if name in self.axis_boxes:
+                self.axis_boxes[name].setCurrentText(choice)
+        if data.get("camera"):
+            self.view.camera_position = [tuple(v) for v in data["camera"]]
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

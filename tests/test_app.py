@@ -210,3 +210,26 @@ def test_switching_cases_rebuilds_the_table(window):
              for r in range(table.rowCount())}
     assert kinds["core"] == ("region", False) and kinds["outer"] == ("boundary", True)
     assert all(has_box == (kind == "boundary") for kind, has_box in kinds.values())
+
+
+def test_session_saves_and_restores_problem_variants_and_view(window, qtbot, tmp_path, monkeypatch, qapp):
+    window.case_box.setCurrentText("transformer")
+    window.size_box.setValue(4000)
+    table = window.materials
+    core = next(r for r in range(table.rowCount()) if table.item(r, 1).text() == "core")
+    table.item(core, 2).setText("500")
+    window.axis_boxes["reduction"].setCurrentText("sequential")
+    path = tmp_path / "s.json"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    window.save_session()
+    other = MainWindow()
+    qtbot.addWidget(other)
+    other.restore_session(path)
+    assert other.case_box.currentText() == "transformer" and other.size_box.value() == 4000
+    assert other.axis_boxes["reduction"].currentText() == "sequential"
+    problem = other.current_problem()
+    assert next(r.mu_r for r in problem.regions if r.name == "core") == 500.0
+    other.close()
+    path.write_text("{not json")
+    window.restore_session(path)
+    assert window.dialogs and "cannot open session" in window.dialogs[-1]
