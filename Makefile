@@ -27,11 +27,7 @@ run: system-deps setup
 	$(BIN)/paraflux-gui
 
 test: system-deps-test setup
-	@if [ -z "$$DISPLAY" ] && command -v xvfb-run >/dev/null; then \
-		xvfb-run -a -s "-screen 0 1280x1024x24" $(BIN)/python -m pytest -q; \
-	else \
-		$(BIN)/python -m pytest -q; \
-	fi
+	$(BIN)/python -m pytest -q  # pytest-xvfb starts a virtual display for the GUI tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

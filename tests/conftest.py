@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -35,7 +33,3 @@ def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
         owner.append(np.full(n, k))
     return make_trimesh(points, triangles, np.zeros(len(triangles), dtype=int), ("domain",),
                         np.concatenate(edges), np.concatenate(owner), ("left", "right", "bottom", "top"))
-
-
-if not os.environ.get("DISPLAY"):
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -10,7 +10,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
-from PySide6 import QtCore, QtWidgets  # noqa: E402
+from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
 from paraflux.app.main import MainWindow  # noqa: E402
 from paraflux.engine.studies import STUDIES  # noqa: E402
@@ -29,6 +29,13 @@ def window(qtbot, monkeypatch, tmp_path):
     w.show()
     yield w
     w.close()
+
+
+def QtGui_image_std(path) -> float:  # noqa: N802
+    """Standard deviation of the grey levels of a PNG."""
+    image = QtGui.QImage(str(path)).convertToFormat(QtGui.QImage.Format_Grayscale8)
+    data = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
+    return float(data.std())
 
 
 def solve(window, qtbot, timeout=120_000):
@@ -60,6 +67,9 @@ def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp
     assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
     image = window.view.screenshot(str(tmp_path / "view.png"), return_img=True)
     assert image.std() > 10  # not blank
+    shot = tmp_path / "window.png"
+    assert window.grab().save(str(shot))
+    assert QtGui_image_std(shot) > 10  # the whole window after a solve is not blank
     bars = window.charts.timing_bars  # one bar per phase of the run
     assert len(bars.x) == len(window.view.result.timings) == 4
     assert window.charts.residual_line is not None and len(window.charts.residual_line.x) > 50
@@ -233,3 +243,24 @@ def test_session_saves_and_restores_problem_variants_and_view(window, qtbot, tmp
     path.write_text("{not json")
     window.restore_session(path)
     assert window.dialogs and "cannot open session" in window.dialogs[-1]
+
+
+def test_gpu_variants_are_disabled_with_the_reason_when_no_gpu(window):
+    from paraflux.engine.backend import gpu_unavailable_reason
+
+    reason = gpu_unavailable_reason()
+    if not reason:
+        pytest.skip("a GPU is present")
+    box = window.axis_boxes["backend"]
+    index = box.findText("cupy")
+    assert not box.model().item(index).isEnabled()
+    assert reason in box.itemData(index, QtCore.Qt.ToolTipRole)
+
+
+def test_open_broken_mesh_file_names_it_in_a_dialog(window, tmp_path, monkeypatch):
+    broken = tmp_path / "bad.msh"
+    broken.write_text("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\nnope\n")
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", lambda *a, **k: (str(broken), ""))
+    window.open_mesh()
+    assert window.dialogs and "bad.msh" in window.dialogs[0]
+    assert window.solve_button.isEnabled()
