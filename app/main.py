@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from paraflux.engine.errors import Cancelled, ParaFluxError
+from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.magnetostatics.run import load_mesh
 from paraflux.engine.mesh.cases import CASES
@@ -111,6 +111,12 @@ class MainWindow(QtWidgets.QMainWindow):
             box.setCurrentText(axis.default)
             self.axis_boxes[axis.name] = box
             form.addRow(axis.label, box)
+        self.parameter_edits = {}
+        for parameter in self.study.parameters:
+            edit = QtWidgets.QLineEdit(f"{parameter.default:g}")
+            edit.setToolTip(parameter.description)
+            self.parameter_edits[parameter.name] = edit
+            form.addRow(parameter.label, edit)
 
         self.preview_button = QtWidgets.QPushButton("Preview mesh")
         self.preview_button.clicked.connect(self.preview)
@@ -310,6 +316,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_problem(problem_to_dict(problem))
         for name, box in self.axis_boxes.items():
             box.setCurrentText(getattr(problem.solver, name))
+        for name, edit in self.parameter_edits.items():
+            edit.setText(f"{getattr(problem.solver, name):g}")
 
     def use_case(self, name: str) -> None:
         """A built-in case with its example problem, editable in the table."""
@@ -376,6 +384,11 @@ class MainWindow(QtWidgets.QMainWindow):
                     data["case"] = {"elements": self.size_box.value()}
             problem = parse_magnetostatic(data, Path.cwd())
         variants = {name: box.currentText() for name, box in self.axis_boxes.items()}
+        for name, edit in self.parameter_edits.items():
+            try:
+                variants[name] = float(edit.text())
+            except ValueError:
+                raise ProblemError(f"{name} must be a number, got '{edit.text()}'") from None
         return self.study.with_variants(problem, variants)
 
     def solve(self) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .errors import Cancelled, ParaFluxError, ProblemError
-from .variants import BACKEND, COLORING
+from .variants import BACKEND, COLORING, RTOL
 
 
 class ProgressBar:
@@ -87,8 +87,8 @@ def _cmd_solve(args) -> int:
     variants = {axis.name: getattr(args, axis.name) for axis in study.axes
                 if getattr(args, axis.name, None) is not None}
     problem = study.with_variants(problem, variants)
-    if args.rtol is not None and not 0.0 < args.rtol < 1.0:
-        raise ProblemError(f"--rtol must lie between 0 and 1, got {args.rtol}")
+    if args.rtol is not None:
+        RTOL.check(args.rtol)
     if args.max_iterations is not None and args.max_iterations < 1:
         raise ProblemError(f"--max-iterations must be at least 1, got {args.max_iterations}")
     if args.check_every is not None and (args.check_every < 2 or args.check_every % 2):

@@ -43,6 +43,26 @@ class VariantAxis:
 
 
 
+@dataclass(frozen=True)
+class Parameter:
+    """A numeric setting of a study (e.g. the solver tolerance), with its admissible range."""
+
+    name: str
+    label: str
+    default: float
+    minimum: float
+    maximum: float
+    description: str
+
+    def check(self, value: float) -> float:
+        if not self.minimum < value < self.maximum:
+            raise ProblemError(f"{self.label.lower()} must lie between {self.minimum:g} and {self.maximum:g}, "
+                               f"got {value:g}")
+        return value
+
+
+RTOL = Parameter("rtol", "Tolerance", 1e-8, 0.0, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
+
 METHOD = VariantAxis("method", "Solver", (
     Choice("ebe-jpcg", "element-by-element Jacobi-preconditioned CG, no global matrix"),
     Choice("sparse-direct", "assembled sparse matrix, SciPy SuperLU (CPU reference)"),

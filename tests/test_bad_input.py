@@ -205,7 +205,7 @@ def test_console_script_exit_code(tmp_path):
 
 @pytest.mark.parametrize("extra, needle", [
     (["--max-iterations", "-1"], "--max-iterations must be at least 1"),
-    (["--rtol", "0"], "--rtol must lie between 0 and 1"),
+    (["--rtol", "0"], "tolerance must lie between 0 and 1"),
     (["--check-every", "3"], "--check-every must be an even number"),
 ])
 def test_bad_numbers_on_the_command_line(tmp_path, capsys, extra, needle):

@@ -7,14 +7,18 @@ from typing import Mapping
 from ..magnetostatics.run import run_magnetostatic
 from ..output import write_magnetostatic
 from ..problems.magnetostatic import MagnetostaticProblem
-from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION
+from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from .registry import Study, register
 
 VARIANT_KEYS = ("method", "backend", "reduction", "accumulate", "coloring")
 
 
-def _apply(problem: MagnetostaticProblem, variants: Mapping[str, str]) -> MagnetostaticProblem:
-    return problem.with_solver(**{k: v for k, v in variants.items() if k in VARIANT_KEYS})
+def _apply(problem: MagnetostaticProblem, variants: Mapping) -> MagnetostaticProblem:
+    """Variant choices by name, and numeric parameters (rtol) checked against their range."""
+    changes = {k: v for k, v in variants.items() if k in VARIANT_KEYS}
+    if "rtol" in variants:
+        changes["rtol"] = RTOL.check(float(variants["rtol"]))
+    return problem.with_solver(**changes)
 
 
 MAGNETOSTATIC = register(Study(
@@ -25,6 +29,7 @@ MAGNETOSTATIC = register(Study(
     field_dtype="real",
     max_devices=1,
     axes=(METHOD, BACKEND, REDUCTION, ACCUMULATE, COLORING),
+    parameters=(RTOL,),
     apply_variants=_apply,
     run=run_magnetostatic,
     write=write_magnetostatic,

@@ -28,6 +28,7 @@ class Study:
     field_dtype: str
     max_devices: int
     axes: tuple[VariantAxis, ...]
+    parameters: tuple  # numeric settings (variants.Parameter), e.g. the solver tolerance
     apply_variants: Callable[[Any, Mapping[str, str]], Any]  # (problem, {axis: choice}) -> problem
     run: Callable[..., Any]  # run(problem, control) -> result
     write: Callable[[Any, Any], list]  # write(result, out_dir) -> written paths
@@ -40,8 +41,10 @@ class Study:
 
     def with_variants(self, problem, variants: Mapping[str, str]):
         """Validate each chosen variant by name and return the problem with them applied."""
+        parameters = {p.name for p in self.parameters}
         for axis_name, choice in variants.items():
-            self.axis(axis_name).choice(choice)
+            if axis_name not in parameters:
+                self.axis(axis_name).choice(choice)
         return self.apply_variants(problem, variants)
 
 
