@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
@@ -528,10 +528,51 @@ class MainWindow(QtWidgets.QMainWindow):
         QtWidgets.QMessageBox.critical(self, "ParaFlux", message)
 
 
+def self_test(app, png: Path) -> int:
+    """Open the window, solve a small built-in case on the CPU, render it, write png; 0 when the
+    picture is not blank, 1 with the reason otherwise."""
+    window = MainWindow()
+    window.show()
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(1500)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    errors: list[str] = []
+    window.show_error = errors.append  # collected, not shown in a modal dialog
+    done = QtCore.QEventLoop()
+    window.solve_button.click()
+    timer = QtCore.QTimer()
+    timer.timeout.connect(lambda: done.quit() if window.solve_button.isEnabled() else None)
+    timer.start(50)
+    QtCore.QTimer.singleShot(120_000, done.quit)
+    done.exec()
+    app.processEvents()
+    reason = ""
+    if errors or window.view.result is None:
+        reason = "the solve failed: " + "; ".join(errors) if errors else "the solve did not finish"
+    else:
+        image = window.grab().toImage().convertToFormat(QtGui.QImage.Format_Grayscale8)
+        values = [image.pixelColor(x, y).value() for x in range(0, image.width(), 7)
+                  for y in range(0, image.height(), 7)]
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        if not window.grab().save(str(png)):
+            reason = f"cannot write {png}"
+        elif spread < 10:
+            reason = f"the rendered window is blank (grey-level spread {spread:.1f})"
+    window.close()
+    if reason:
+        print(f"paraflux-gui self-test: FAILED: {reason}", file=sys.stderr)
+        return 1
+    print(f"paraflux-gui self-test: ok, {window.view.result.mesh.n_elements} elements solved, wrote {png}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """paraflux-gui [PROBLEM.toml]: open the window, with a problem file when one is given."""
+    """paraflux-gui [PROBLEM.toml] opens the window; paraflux-gui --self-test [PNG] checks the install."""
     argv = list(sys.argv if argv is None else argv)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv)
+    if len(argv) > 1 and argv[1] == "--self-test":
+        return self_test(app, Path(argv[2] if len(argv) > 2 else "paraflux-self-test.png"))
     window = MainWindow()
     if len(argv) > 1:
         window.set_problem_path(Path(argv[1]))

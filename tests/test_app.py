@@ -274,3 +274,11 @@ def test_tolerance_comes_from_the_registry_and_is_checked(window):
     edit.setText("2")
     window.solve_button.click()
     assert window.dialogs and "tolerance must lie between 0 and 1" in window.dialogs[0]
+
+
+def test_self_test_solves_renders_and_writes_a_png(qapp, tmp_path, capsys):
+    from paraflux.app.main import self_test
+
+    png = tmp_path / "self.png"
+    assert self_test(qapp, png) == 0
+    assert png.stat().st_size > 10_000 and "self-test: ok" in capsys.readouterr().out
