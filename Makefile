@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup system-deps system-deps-test clean
+.PHONY: run test setup system-deps system-deps-test package package-test clean
 
 setup: $(STAMP)
 
@@ -29,5 +29,21 @@ run: system-deps setup
 test: system-deps-test setup
 	$(BIN)/python -m pytest -q  # pytest-xvfb starts a virtual display for the GUI tests
 
+# A self-contained one-folder bundle in dist/ParaFlux and dist/ParaFlux.tar.gz (packaging/README.md).
+package: system-deps-test setup
+	$(BIN)/pip install -q pyinstaller
+	cd packaging && ../$(BIN)/pyinstaller --noconfirm --log-level ERROR --distpath ../dist \
+		--workpath ../build/pyinstaller paraflux.spec
+	mkdir -p dist/ParaFlux/share/applications dist/ParaFlux/share/metainfo dist/ParaFlux/share/icons/hicolor/scalable/apps
+	cp packaging/paraflux.desktop dist/ParaFlux/share/applications/
+	cp packaging/io.paraflux.ParaFlux.metainfo.xml dist/ParaFlux/share/metainfo/
+	cp resources/icons/paraflux.svg dist/ParaFlux/share/icons/hicolor/scalable/apps/
+	QT_QPA_PLATFORM=offscreen $(BIN)/python packaging/make_icons.py resources/icons/paraflux.svg dist/ParaFlux/share/icons/hicolor
+	tar -C dist -czf dist/ParaFlux.tar.gz ParaFlux
+
+# Builds the bundle and runs its self-test with an empty environment (tests marked "package").
+package-test: system-deps-test setup
+	$(BIN)/python -m pytest -q -m package --run-package tests/test_package.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -9,7 +9,16 @@ from paraflux.engine.backend import gpu_available, gpu_unavailable_reason
 from paraflux.engine.mesh.trimesh import make_trimesh
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-package", action="store_true", help="build the desktop bundle and test it")
+
+
 def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--run-package"):
+        skip_package = pytest.mark.skip(reason="bundle tests run with `make package-test`")
+        for item in items:
+            if "package" in item.keywords:
+                item.add_marker(skip_package)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason=f"no GPU: {gpu_unavailable_reason()}")
