@@ -4,13 +4,11 @@ committed JSON (no number is typed by hand)."""
 import json
 from pathlib import Path
 
-import pytest
 
 from paraflux.engine.bench.ebe import _cpu_run, _scipy_cg, gpu_reductions
 from paraflux.engine.bench.ebe_report import render_markdown
 from paraflux.engine.magnetostatics.ebe_serial import solve_ebe_jpcg_serial
-from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh
-from paraflux.engine.problems import load_case_problem
+from paraflux.engine.magnetostatics.run import case_system
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 
@@ -30,10 +28,7 @@ def test_committed_coloring_report_is_the_rendering_of_the_committed_json():
 
 
 def test_cpu_baselines_full_and_capped():
-    problem = load_case_problem("transformer", elements=3000)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
+    system = case_system("transformer", 3000)[2]
     full = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), True, 10)
     assert not full["capped"] and full["iterations"] > 50
     capped = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), False, 20)

@@ -8,7 +8,7 @@ import pytest
 from paraflux.engine.backend import get_backend
 from paraflux.engine.magnetostatics import reductions
 from paraflux.engine.magnetostatics.ebe_layout import matvec_packed, pack_system
-from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh, run_magnetostatic
+from paraflux.engine.magnetostatics.run import case_system, run_magnetostatic
 from paraflux.engine.problems import load_case_problem
 
 pytestmark = pytest.mark.gpu
@@ -50,10 +50,7 @@ def test_reduction_kernels_match_twin_and_exact_sum(cp, variant, n):
 
 @pytest.fixture(scope="module")
 def system():
-    problem = load_case_problem("transformer", elements=20000)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    return build_system(problem, mesh, mu, j)
+    return case_system("transformer", 20000)[2]
 
 
 def test_fused_product_kernel_matches_twin(cp, system):

@@ -1,7 +1,6 @@
 """The desktop bundle: `make package` builds it, and its self-test runs with no Python packages from
 outside the bundle (an empty environment with a minimal PATH) under a virtual display."""
 
-import os
 import shutil
 import subprocess
 from pathlib import Path

@@ -10,7 +10,7 @@ import pytest
 from paraflux.engine.magnetostatics import reductions
 from paraflux.engine.magnetostatics.ebe_layout import bytes_per_iteration, matvec_packed, pack_system
 from paraflux.engine.magnetostatics.ebe_pcg import REDUCTIONS, EbeOperator
-from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh, run_magnetostatic
+from paraflux.engine.magnetostatics.run import case_system, run_magnetostatic
 from paraflux.engine.problems import load_case_problem
 
 AWKWARD = [1, 31, 32, 1025, 2**20 + 3]
@@ -40,10 +40,7 @@ def test_adjacent_and_sequential_orders_differ_but_both_are_trees():
 
 @pytest.fixture(scope="module")
 def transformer_system():
-    problem = load_case_problem("transformer", elements=3000)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    return build_system(problem, mesh, mu, j)
+    return case_system("transformer", 3000)[2]
 
 
 def test_packed_product_matches_the_element_operator(transformer_system):
@@ -83,10 +80,7 @@ def test_serial_numba_solver_matches_numpy_solver(case):
     from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
     from paraflux.engine.magnetostatics.ebe_serial import solve_ebe_jpcg_serial
 
-    problem = load_case_problem(case)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
+    system = case_system(case)[2]
     serial = solve_ebe_jpcg_serial(system, 1e-12)
     reference = solve_ebe_jpcg(system, 1e-12)
     assert np.linalg.norm(serial.x - reference.x) / np.linalg.norm(reference.x) < 1e-9

@@ -11,7 +11,7 @@ from paraflux.engine import backend
 from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import BackendError, ProblemError
 from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
-from paraflux.engine.magnetostatics.run import build_system, element_properties, load_mesh
+from paraflux.engine.magnetostatics.run import case_system
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.problems.magnetostatic import parse_magnetostatic
 from paraflux.engine.studies import STUDIES
@@ -78,10 +78,7 @@ def test_cancel_stops_the_solver():
     from paraflux.engine.errors import Cancelled
     from paraflux.engine.run_control import RunControl
 
-    problem = load_case_problem("transformer")
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    system = build_system(problem, mesh, mu, j)
+    system = case_system("transformer")[2]
     calls = []
     control = RunControl(progress=lambda f, m: calls.append(m), cancel=lambda: len(calls) >= 2)
     with pytest.raises(Cancelled):

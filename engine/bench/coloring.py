@@ -18,7 +18,8 @@ from ..coloring.groups import groups_from_colors, is_valid_coloring
 from ..coloring.parallel import color_parallel_gpu, color_parallel_numpy
 from ..coloring.sequential import _compiled, balance_colors, color_sequential
 from . import environment
-from .environment import case_system, gpu_facts, median_seconds, run_facts
+from ..magnetostatics.run import case_system
+from .environment import gpu_facts, median_seconds, run_facts
 
 # paper 002: Table 1 (24,106 elements; ms, colours) and Table 3 (transformer; OFCM / FCM colouring ms)
 PAPER_TABLE_1 = {"ofcm": (7634, 7), "fcm": (19028, 7), "ccm": (41358, 8)}

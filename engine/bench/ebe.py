@@ -22,7 +22,8 @@ from ..magnetostatics.ebe_serial import solve_ebe_jpcg_serial
 from ..magnetostatics.system import assemble_sparse
 from ..studies import STUDIES
 from . import environment
-from .environment import case_system, copy_bandwidth, gpu_facts, median_seconds, run_facts
+from ..magnetostatics.run import case_system
+from .environment import copy_bandwidth, gpu_facts, median_seconds, run_facts
 
 PAPER_TABLE_1 = {  # paper 000, Table 1: minutes; serial, unoptimised GPU, optimised GPU
     8732: (1.5, 0.7, 0.4), 11443: (2.6, 1.2, 0.6), 40816: (45.2, 18.5, 10.2), 171338: (1541.3, 593.7, 174.5),

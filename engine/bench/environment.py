@@ -101,14 +101,3 @@ def median_seconds(fn, repeats: int):
         out = fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times)), out
-
-
-def case_system(case: str, elements: int):
-    """(problem, mesh in metres, element system) of a built-in case at about `elements` elements."""
-    from ..magnetostatics.run import build_system, element_properties, load_mesh  # noqa: PLC0415
-    from ..problems import load_case_problem  # noqa: PLC0415
-
-    problem = load_case_problem(case, elements)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    return problem, mesh, build_system(problem, mesh, mu, j)
