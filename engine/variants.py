@@ -54,7 +54,14 @@ class Parameter:
     maximum: float
     description: str
 
+    integer: bool = False  # an integer setting with inclusive bounds (e.g. the element order)
+
     def check(self, value: float) -> float:
+        if self.integer:
+            if isinstance(value, bool) or float(value) != int(value) or not self.minimum <= value <= self.maximum:
+                raise ProblemError(f"{self.label.lower()} must be a whole number from {self.minimum:g} to "
+                                   f"{self.maximum:g}, got {value}")
+            return int(value)
         if not self.minimum < value < self.maximum:
             raise ProblemError(f"{self.label.lower()} must lie between {self.minimum:g} and {self.maximum:g}, "
                                f"got {value:g}")
@@ -94,6 +101,28 @@ COLORING = VariantAxis("coloring", "Colouring", (
     Choice("ofcm", "optimised FCM with a per-node tabu bit set of used colours (Algorithm 3)"),
     Choice("parallel", "Jones-Plassmann rounds on the GPU (CuPy) or vectorised NumPy"),
 ), "ofcm")
+
+ORDER = Parameter("order", "Order", 3, 1, 10, "polynomial order p of the hierarchical hexahedra", integer=True)
+
+ELASTIC_METHOD = VariantAxis("method", "Solver", (
+    Choice("cg", "preconditioned conjugate gradients on the assembled sparse matrix (CuPy or SciPy)"),
+    Choice("sparse-direct", "assembled sparse matrix, SciPy sparse direct solve (CPU reference)"),
+), "cg")
+
+PRECONDITIONER = VariantAxis("preconditioner", "Preconditioner", (
+    Choice("jacobi", "diagonal of the assembled matrix"),
+    Choice("block-jacobi", "3x3 blocks of the assembled matrix (the x, y, z DOFs of one basis function)"),
+), "block-jacobi")
+
+INTEGRATION = VariantAxis("integration", "Element matrices", (
+    Choice("numpy", "vectorised NumPy: B^T D B per Gauss point, batched over elements (CPU reference)"),
+    Choice("serial", "one CPU core, Numba: the slides' single-core baseline"),
+    Choice("ai", "GPU, one thread per element (paper 004, algorithm AI)", needs_gpu=True),
+    Choice("aii", "GPU, one thread per (element, Gauss point), then a summation (algorithm AII)",
+           needs_gpu=True),
+    Choice("gemm", "batched GEMM of the weighted gradient Gram matrix (cuBLAS on the GPU, BLAS on the CPU)"),
+    Choice("sumfact", "sum factorisation over the tensor-product basis, O(p^7) instead of O(p^9) (GPU or CPU)"),
+), "numpy")
 
 # the reductions the solvers implement: every choice but "auto", which picks one of them
 SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")
