@@ -125,7 +125,7 @@ def test_compare_variants_tabulates_runs_and_differences():
 
 @pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)
 def test_problem_round_trips_through_its_dictionary(path):
-    from paraflux.engine.problems.magnetostatic import problem_to_dict
+    from paraflux.engine.problems import parse_problem, problem_as_dict
 
     problem = load_problem(path)
-    assert parse_magnetostatic(problem_to_dict(problem), Path("/elsewhere")) == problem
+    assert parse_problem(problem_as_dict(problem), Path("/elsewhere")) == problem

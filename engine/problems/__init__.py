@@ -6,10 +6,12 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import ProblemError
-from .magnetostatic import MagnetostaticProblem, parse_magnetostatic
+from .elasticity import ElasticityProblem, elasticity_to_dict, parse_elasticity
+from .magnetostatic import MagnetostaticProblem, parse_magnetostatic, problem_to_dict
 from .toml_input import read_toml
 
-PARSERS = {"magnetostatic": parse_magnetostatic}
+PARSERS = {"magnetostatic": parse_magnetostatic, "elasticity": parse_elasticity}
+TO_DICT = {"magnetostatic": problem_to_dict, "elasticity": elasticity_to_dict}
 
 
 def problem_kind(data: dict) -> str:
@@ -22,19 +24,29 @@ def problem_kind(data: dict) -> str:
     return kind
 
 
-def load_problem(path: str | Path) -> MagnetostaticProblem:
+def parse_problem(data: dict, base_dir: Path) -> MagnetostaticProblem | ElasticityProblem:
+    """Validate a problem-file dictionary of any kind; paths are relative to base_dir."""
+    return PARSERS[problem_kind(data)](data, Path(base_dir))
+
+
+def problem_as_dict(problem: MagnetostaticProblem | ElasticityProblem) -> dict:
+    """The problem in its problem-file schema: parse_problem(result, any folder) gives it back."""
+    return TO_DICT[problem.kind](problem)
+
+
+def load_problem(path: str | Path) -> MagnetostaticProblem | ElasticityProblem:
     """Read and validate a problem file."""
     path = Path(path)
-    data = read_toml(path)
-    return PARSERS[problem_kind(data)](data, path.parent)
+    return parse_problem(read_toml(path), path.parent)
 
 
 def case_problem_path(case: str) -> Path:
-    """The shipped example problem file of a built-in case."""
+    """The shipped example problem file of a built-in case (2D or 3D)."""
     from ..mesh.cases import CASES  # noqa: PLC0415
+    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
 
-    if case not in CASES:
-        raise ProblemError(f"unknown case '{case}'; built-in cases: {', '.join(CASES)}")
+    if case not in CASES and case not in HEX_CASES:
+        raise ProblemError(f"unknown case '{case}'; built-in cases: {', '.join([*CASES, *HEX_CASES])}")
     return Path(str(resources.files("paraflux.resources") / "problems" / f"{case}.toml"))
 
 

@@ -1,0 +1,270 @@
+"""Linear elasticity problem definition (p-FEM on hexahedra): the TOML schema as frozen dataclasses, with
+validation against the mesh."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..mesh.hexmesh import HexMesh
+from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
+from .toml_input import Table
+
+LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
+BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
+FREE = "free"  # a displacement component left unconstrained
+MAX_CASE_ELEMENTS = 2_000_000
+_SOLVER_AXES = {"method": ELASTIC_METHOD, "integration": INTEGRATION, "preconditioner": PRECONDITIONER,
+                "backend": BACKEND}
+
+
+@dataclass(frozen=True)
+class ElasticRegion:
+    """Isotropic material of a 3D physical group: Young's modulus (Pa) and Poisson's ratio."""
+
+    name: str
+    young: float
+    poisson: float
+
+
+@dataclass(frozen=True)
+class ElasticBoundary:
+    """Condition on a 2D physical group of quadrilateral faces.
+
+    value: None for "fixed"; (ux, uy, uz) in the length unit for "displacement", a component None
+    where it is free; (tx, ty, tz) in Pa for "traction"; p in Pa along the inward normal for "pressure".
+    """
+
+    name: str
+    type: str
+    value: tuple[float | None, float | None, float | None] | float | None = None
+
+
+@dataclass(frozen=True)
+class ElasticSolverSettings:
+    method: str = "cg"
+    integration: str = "numpy"
+    preconditioner: str = "block-jacobi"
+    backend: str = "auto"
+    rtol: float = 1e-10
+    max_iterations: int | None = None  # None: a size-based default
+
+
+@dataclass(frozen=True)
+class Probe3:
+    name: str
+    point: tuple[float, float, float]  # in the problem's length_unit
+
+
+@dataclass(frozen=True)
+class ElasticityProblem:
+    order: int
+    length_unit: str
+    regions: tuple[ElasticRegion, ...]
+    boundaries: tuple[ElasticBoundary, ...]
+    solver: ElasticSolverSettings = ElasticSolverSettings()
+    probes: tuple[Probe3, ...] = ()
+    mesh_path: Path | None = None  # a mesh file, or
+    case: str | None = None  # a built-in 3D case
+    case_elements: int | None = None  # target element count for the case (None: its nominal mesh)
+
+    kind = "elasticity"
+
+    @property
+    def length_scale(self) -> float:
+        """Metres per length unit."""
+        return LENGTH_UNITS[self.length_unit]
+
+    def with_solver(self, **changes: Any) -> "ElasticityProblem":
+        """A copy with solver settings replaced. None values, and keys that are no setting of this
+        study (e.g. check_every of the magnetostatic solver), are ignored; the rest is validated."""
+        known = {f.name for f in fields(ElasticSolverSettings)}
+        changes = {k: v for k, v in changes.items() if v is not None and k in known}
+        for key, value in changes.items():
+            if key in _SOLVER_AXES:
+                _SOLVER_AXES[key].choice(value)
+        if "rtol" in changes:
+            RTOL.check(changes["rtol"])
+        if "max_iterations" in changes and changes["max_iterations"] < 1:
+            raise ProblemError(f"max_iterations must be at least 1, got {changes['max_iterations']}")
+        return replace(self, solver=replace(self.solver, **changes))
+
+    def with_order(self, order: int) -> "ElasticityProblem":
+        """A copy with the element order p replaced (a whole number from 1 to 10)."""
+        return replace(self, order=ORDER.check(order))
+
+    def validate_against_mesh(self, mesh: HexMesh) -> None:
+        """Every region and boundary named must exist in the mesh; every mesh region needs a material."""
+        named = {r.name for r in self.regions}
+        for name in sorted(named - set(mesh.region_names)):
+            raise ProblemError(f"unknown region '{name}' in [regions]; the mesh has: "
+                               f"{', '.join(mesh.region_names)}")
+        for name in mesh.region_names:
+            if name not in named:
+                raise ProblemError(f"mesh region '{name}' has no material: add [regions.{name}]")
+        for b in self.boundaries:
+            if b.name not in mesh.boundary_names:
+                known = ", ".join(mesh.boundary_names) or "none"
+                raise ProblemError(f"unknown boundary '{b.name}' in [boundaries]; the mesh has: {known}")
+
+
+def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
+    """Build an ElasticityProblem from parsed TOML; paths are relative to base_dir."""
+    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+
+    top = Table(data, "problem file")
+    head = Table(_section(top, "problem"), "problem")
+    kind = head.take("kind", str)
+    if kind != "elasticity":
+        raise ProblemError(f"[problem] kind = {kind!r} is not an elasticity problem")
+    order = head.take("order", int, ORDER.default)
+    try:
+        order = ORDER.check(order)
+    except ProblemError as exc:
+        raise ProblemError(f"[problem] {exc}") from None
+    mesh = head.take("mesh", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    head.done()
+    if (mesh is None) == (case is None):
+        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
+    mesh_path, case_elements = None, None
+    case_table = Table(_section(top, "case"), "case")
+    if case is not None:
+        if case not in HEX_CASES:
+            raise ProblemError(f"[problem] case = {case!r} is not a built-in 3D case; choose one of: "
+                               f"{', '.join(HEX_CASES)}")
+        spec = HEX_CASES[case]
+        if length_unit not in (None, spec.length_unit):
+            raise ProblemError(f"case '{case}' is drawn in {spec.length_unit}, but [problem] "
+                               f"length_unit = {length_unit!r}")
+        length_unit = spec.length_unit
+        case_elements = case_table.take("elements", int, None)
+        if case_elements is not None and not 1 <= case_elements <= MAX_CASE_ELEMENTS:
+            raise ProblemError(f"[case] elements must be from 1 to {MAX_CASE_ELEMENTS}, got {case_elements}")
+    else:
+        mesh_path = (base_dir / mesh).resolve()
+        length_unit = length_unit or "m"
+    case_table.done()
+
+    regions = []
+    for name, table in _section(top, "regions").items():
+        t = Table(table, f"regions.{name}")
+        young = t.positive("young")
+        poisson = t.take("poisson", float)
+        t.done()
+        if not -1.0 < poisson < 0.5:
+            raise ProblemError(f"[regions.{name}] poisson must lie strictly between -1 and 0.5, got {poisson}")
+        regions.append(ElasticRegion(name, young, poisson))
+    if not regions:
+        raise ProblemError("the problem file has no [regions.NAME] tables")
+
+    boundaries = [_parse_boundary(name, table) for name, table in _section(top, "boundaries").items()]
+    if not any(b.type in ("fixed", "displacement") for b in boundaries):
+        raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
+                           "without one the body is free to move as a rigid body")
+
+    s = Table(_section(top, "solver"), "solver")
+    axes = {key: s.take(key, str, axis.default, axis.names) for key, axis in _SOLVER_AXES.items()}
+    rtol = s.take("rtol", float, ElasticSolverSettings.rtol)
+    if not RTOL.minimum < rtol < RTOL.maximum:
+        raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
+                           f"got {rtol}")
+    max_it = s.take("max_iterations", int, None)
+    if max_it is not None and max_it < 1:
+        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    s.done()
+    solver = ElasticSolverSettings(**axes, rtol=rtol, max_iterations=max_it)
+
+    probes_raw = top.data.pop("probes", [])
+    if not isinstance(probes_raw, list):
+        raise ProblemError("[[probes]] must be an array of tables")
+    probes = []
+    for i, item in enumerate(probes_raw):
+        t = Table(item, f"probes #{i + 1}")
+        name = t.take("name", str, f"probe{i + 1}")
+        point = t.data.pop("point", None)
+        t.done()
+        if not _is_numbers(point):
+            raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
+        probes.append(Probe3(name, tuple(float(v) for v in point)))
+    top.done()
+    return ElasticityProblem(order, length_unit, tuple(regions), tuple(boundaries), solver, tuple(probes),
+                             mesh_path, case, case_elements)
+
+
+def _section(top: Table, key: str) -> dict[str, Any]:
+    """A top-level table of the problem file ({} when absent), named [key] in messages."""
+    value = top.data.pop(key, {})
+    if not isinstance(value, dict):
+        raise ProblemError(f"[{key}] must be a table")
+    return value
+
+
+def _parse_boundary(name: str, table: Any) -> ElasticBoundary:
+    where = f"boundaries.{name}"
+    t = Table(table, where)
+    btype = t.take("type", str, choices=BOUNDARY_TYPES)
+    if btype == "fixed":
+        if "value" in t.data:
+            raise ProblemError(f"[{where}] a fixed boundary takes no value (every component is zero)")
+        value = None
+    elif btype == "pressure":
+        value = t.take("value", float)
+    else:
+        if "value" not in t.data:
+            raise ProblemError(f"[{where}] is missing the key 'value'")
+        raw = t.data.pop("value")
+        if btype == "traction":
+            if not _is_numbers(raw):
+                raise ProblemError(f"[{where}] value must be a list of 3 numbers [tx, ty, tz] (Pa)")
+            value = tuple(float(v) for v in raw)
+        else:
+            if not _is_numbers(raw, free=True):
+                raise ProblemError(f"[{where}] value must be a list of 3 numbers or \"{FREE}\" [ux, uy, uz]")
+            value = tuple(None if v == FREE else float(v) for v in raw)
+            if all(v is None for v in value):
+                raise ProblemError(f"[{where}] every displacement component is \"{FREE}\"; "
+                                   "leave the boundary out instead")
+    t.done()
+    return ElasticBoundary(name, btype, value)
+
+
+def _is_numbers(raw: Any, free: bool = False) -> bool:
+    """Whether raw is a list of 3 finite numbers (or the string "free" where free is allowed)."""
+    def ok(v):
+        if free and v == FREE:
+            return True
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    return isinstance(raw, list) and len(raw) == 3 and all(ok(v) for v in raw)
+
+
+def elasticity_to_dict(problem: ElasticityProblem) -> dict[str, Any]:
+    """The problem in the problem-file schema (mesh paths absolute): parse_elasticity(result, any folder)
+    gives the problem back. Editors change this dictionary and parse it again, so their input is
+    validated exactly like a file's."""
+    head: dict[str, Any] = {"kind": "elasticity", "order": problem.order, "length_unit": problem.length_unit}
+    data: dict[str, Any] = {"problem": head}
+    if problem.case is not None:
+        head["case"] = problem.case
+        if problem.case_elements is not None:
+            data["case"] = {"elements": problem.case_elements}
+    else:
+        head["mesh"] = str(problem.mesh_path)
+    data["regions"] = {r.name: {"young": r.young, "poisson": r.poisson} for r in problem.regions}
+    boundaries: dict[str, Any] = {}
+    for b in problem.boundaries:
+        table: dict[str, Any] = {"type": b.type}
+        if b.type in ("displacement", "traction"):
+            table["value"] = [FREE if v is None else v for v in b.value]
+        elif b.type == "pressure":
+            table["value"] = b.value
+        boundaries[b.name] = table
+    data["boundaries"] = boundaries
+    data["solver"] = {k: v for k, v in asdict(problem.solver).items() if v is not None}
+    data["probes"] = [{"name": p.name, "point": list(p.point)} for p in problem.probes]
+    return data
