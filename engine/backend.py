@@ -27,6 +27,11 @@ class Backend:
     def is_gpu(self) -> bool:
         return self.name == "cupy"
 
+    def synchronize(self) -> None:
+        """Wait for the device's queued work (for honest wall-clock timings); a no-op on NumPy."""
+        if self.is_gpu:
+            self.xp.cuda.Device().synchronize()
+
 
 def to_host(a) -> np.ndarray:
     """Return a NumPy array for a NumPy or CuPy array (or anything array-like)."""

@@ -1,0 +1,107 @@
+"""Linear solvers of the assembled elasticity system: preconditioned CG (NumPy / CuPy) and a sparse
+direct reference, on the system with prescribed DOFs eliminated symmetrically."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from .system import _sparse
+
+
+@dataclass(frozen=True, eq=False)
+class LinearSolution:
+    u: np.ndarray  # (n_dofs,) on the backend
+    iterations: int
+    relative_residual: float
+    history: np.ndarray  # relative residual per iteration (host)
+
+
+def constrained_system(k, force, dofs, values, xp=np):
+    """(K~, b~): rows and columns of prescribed DOFs replaced by the identity, so K~ u = b~ gives the
+    prescribed values there and K u = f elsewhere; K~ stays symmetric positive definite."""
+    sparse = _sparse(xp)
+    n = k.shape[0]
+    fixed = xp.zeros(n)
+    fixed[xp.asarray(dofs)] = 1.0
+    u_c = xp.zeros(n)
+    u_c[xp.asarray(dofs)] = xp.asarray(values)
+    free = 1.0 - fixed
+    keep, pin = sparse.diags(free), sparse.diags(fixed)
+    k_tilde = (keep @ k @ keep + pin).tocsr()
+    b_tilde = free * (xp.asarray(force) - k @ u_c) + u_c
+    return k_tilde, b_tilde
+
+
+def block_jacobi(k, xp=np):
+    """Inverse 3 x 3 diagonal blocks (n_dofs / 3, 3, 3) of K (the x, y, z DOFs of one function)."""
+    n = k.shape[0]
+    blocks = xp.zeros((n // 3, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            d = k.diagonal(j - i)  # K[r, r + d] indexed by r (d >= 0) or by the column r + d (d < 0)
+            start = i if j >= i else j
+            blocks[:, i, j] = d[start::3][: n // 3]
+    return xp.linalg.inv(blocks)
+
+
+def solve_cg(k, b, preconditioner: str, rtol: float, max_iterations: int, xp=np, control=None) -> LinearSolution:
+    """Preconditioned conjugate gradients for SPD K~; raises SolverError when rtol is not reached."""
+    n = k.shape[0]
+    if preconditioner == "block-jacobi":
+        inv_blocks = block_jacobi(k, xp)
+        apply = lambda r: xp.einsum("bij,bj->bi", inv_blocks, r.reshape(-1, 3)).reshape(-1)  # noqa: E731
+    else:
+        diag = k.diagonal()
+        apply = lambda r: r / diag  # noqa: E731
+    norm_b = float(xp.linalg.norm(b))
+    history = []
+    if norm_b == 0.0:
+        return LinearSolution(xp.zeros(n), 0, 0.0, np.zeros(0))
+    x = xp.zeros(n)
+    r = b.copy()
+    z = apply(r)
+    d = z.copy()
+    rz = float(r @ z)
+    for it in range(1, max_iterations + 1):
+        kd = k @ d
+        dkd = float(d @ kd)
+        if not dkd > 0:
+            raise SolverError("CG broke down: the stiffness matrix is not positive definite on the free DOFs "
+                              "(are all regions connected and held?)")
+        alpha = rz / dkd
+        x += alpha * d
+        r -= alpha * kd
+        rel = float(xp.linalg.norm(r)) / norm_b
+        history.append(rel)
+        if control is not None and it % 50 == 0:
+            control.check()
+            control.report(0.3 + 0.6 * min(1.0, np.log(max(rel, 1e-300)) / np.log(rtol)),
+                           f"CG iteration {it}, residual {rel:.2e}")
+        if rel <= rtol:
+            return LinearSolution(x, it, rel, np.array(history))
+        z = apply(r)
+        rz_new = float(r @ z)
+        d = z + (rz_new / rz) * d
+        rz = rz_new
+    raise SolverError(f"CG did not reach the tolerance {rtol:g} in {max_iterations} iterations (relative "
+                      f"residual {history[-1]:.2e}); raise max_iterations, use preconditioner = "
+                      "\"block-jacobi\" or method = \"sparse-direct\"")
+
+
+def solve_direct(k, b) -> LinearSolution:
+    """SciPy SuperLU on the host; a singular matrix raises SolverError."""
+    import scipy.sparse.linalg as spla  # noqa: PLC0415
+
+    try:
+        lu = spla.splu(k.tocsc())
+    except RuntimeError as exc:
+        raise SolverError(f"the stiffness matrix is singular ({exc}); check that every region is connected "
+                          "and held") from None
+    u = lu.solve(np.asarray(b))
+    if not np.isfinite(u).all():
+        raise SolverError("the sparse direct solve produced non-finite values: the system is singular")
+    rel = float(np.linalg.norm(k @ u - b) / max(np.linalg.norm(b), 1e-300))
+    return LinearSolution(u, 1, rel, np.array([rel]))
