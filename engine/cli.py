@@ -45,9 +45,13 @@ class ProgressBar:
 
 def _cmd_cases(args) -> int:
     from .mesh.cases import CASES  # noqa: PLC0415
+    from .mesh.hex_cases import HEX_CASES  # noqa: PLC0415
 
     for case in CASES.values():
         print(f"{case.name:12s} {case.formulation:13s} {case.title}")
+        print(f"{'':12s} {case.description}")
+    for case in HEX_CASES.values():
+        print(f"{case.name:12s} {'3D elasticity':13s} {case.title}")
         print(f"{'':12s} {case.description}")
     return 0
 
@@ -72,20 +76,29 @@ def _load(args):
     if args.size is not None:
         if problem.case is None:
             raise ProblemError("--size applies to built-in cases only; this problem reads a mesh file")
-        if args.size < 50:
-            raise ProblemError(f"--size must be at least 50 elements, got {args.size}")
+        minimum = 1 if problem.kind == "elasticity" else 50
+        if args.size < minimum:
+            raise ProblemError(f"--size must be at least {minimum} elements, got {args.size}")
         problem = replace(problem, case_elements=args.size)
     return problem
 
 
 def _cmd_solve(args) -> int:
     from .run_control import RunControl  # noqa: PLC0415
-    from .studies import study_for_kind  # noqa: PLC0415
+    from .studies import STUDIES, study_for_kind  # noqa: PLC0415
 
     problem = _load(args)
     study = study_for_kind(problem.kind)
     variants = {axis.name: getattr(args, axis.name) for axis in study.axes
                 if getattr(args, axis.name, None) is not None}
+    for parameter in study.parameters:
+        if parameter.name != "rtol" and getattr(args, parameter.name, None) is not None:
+            variants[parameter.name] = getattr(args, parameter.name)
+    own = {a.name for a in study.axes} | {p.name for p in study.parameters}
+    other = [x.name for s in STUDIES.values() for x in (*s.axes, *s.parameters)
+             if x.name not in own and getattr(args, x.name, None) is not None]
+    if other:
+        raise ProblemError(f"--{other[0].replace('_', '-')} does not apply to {study.title} problems")
     problem = study.with_variants(problem, variants)
     if args.rtol is not None:
         RTOL.check(args.rtol)
@@ -99,15 +112,8 @@ def _cmd_solve(args) -> int:
                                   check_every=args.check_every)
     result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
     written = study.write(result, args.out)
-    print(f"{result.mesh.n_elements} elements, {result.mesh.n_nodes} nodes; {problem.solver.method} "
-          f"(reduction {result.reduction}) on {result.backend} ({result.device}): {result.iterations} "
-          "iterations, relative residual "
-          f"{result.relative_residual:.2e}")
-    print(f"energy {result.energy:.6g} {'J' if problem.formulation == 'axisymmetric' else 'J/m'}; "
-          + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
-    for pr in result.probes:
-        print(f"probe {pr.name} {list(pr.point)}: A = {pr.potential:.6g}, "
-              f"B = ({pr.flux_density[0]:.6g}, {pr.flux_density[1]:.6g}) T")
+    for line in study.describe(result):
+        print(line)
     for path in written:
         print(f"wrote {path}")
     return 0
@@ -200,6 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--check-every", type=int,
                        help="GPU EBE-J-PCG: iterations between convergence checks (even)")
     solve.add_argument("--quiet", action="store_true", help="no progress output")
+    for study in STUDIES.values():  # integer settings of studies, e.g. the element order
+        for parameter in study.parameters:
+            if parameter.integer and f"--{parameter.name}" not in solve._option_string_actions:
+                solve.add_argument(f"--{parameter.name}", type=int,
+                                   help=f"{parameter.description} ({study.title}; {parameter.minimum:g} to "
+                                        f"{parameter.maximum:g})")
     seen = {}
     for study in STUDIES.values():  # one flag per axis name, choices merged over studies
         for axis in study.axes:

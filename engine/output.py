@@ -67,3 +67,53 @@ def write_magnetostatic(result, out_dir) -> list[Path]:
     data["regions"] = list(result.mesh.region_names)
     write_json(summary, data)
     return [vtu, summary]
+
+
+def elasticity_summary(result) -> dict:
+    """The summary.json content of an elasticity result (SI units)."""
+    p = result.problem
+    return {
+        "study": "elasticity",
+        "order": p.order,
+        "method": p.solver.method,
+        "integration": p.solver.integration,
+        "preconditioner": p.solver.preconditioner if p.solver.method == "cg" else "none",
+        "n_elements": result.mesh.n_elements,
+        "n_dofs": result.dofmap.n_dofs,
+        "iterations": result.iterations,
+        "relative_residual": result.relative_residual,
+        "strain_energy": result.strain_energy,
+        "strain_energy_unit": "J",
+        "max_displacement": result.max_displacement,
+        "probes": [{"name": pr.name, "point": list(pr.point), "displacement": list(pr.displacement),
+                    "von_mises": pr.von_mises} for pr in result.probes],
+        "timings": result.timings,
+        "backend": result.backend,
+        "device": result.device,
+        "sample_points_per_element_edge": result.field.per_edge,
+        "length_unit_of_points": "m",  # probe points, displacements and solution.vtu coordinates
+        "regions": list(result.mesh.region_names),
+    }
+
+
+def write_elasticity(result, out_dir) -> list[Path]:
+    """Write DIR/solution.vtu (sub-grid hexahedra with point data displacement, von_mises; cell data
+    element, region) and DIR/summary.json."""
+    import meshio  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f = result.field
+    mesh = meshio.Mesh(f.points, [("hexahedron", f.cells)],
+                       point_data={"displacement": f.displacement, "von_mises": f.von_mises},
+                       cell_data={"element": [f.element.astype(np.int32)],
+                                  "region": [result.mesh.region_index[f.element].astype(np.int32)]})
+    vtu, summary = out_dir / "solution.vtu", out_dir / "summary.json"
+    tmp = out_dir / ".solution.partial.vtu"
+    try:
+        meshio.write(tmp, mesh)
+        os.replace(tmp, vtu)
+    finally:
+        tmp.unlink(missing_ok=True)
+    write_json(summary, elasticity_summary(result))
+    return [vtu, summary]

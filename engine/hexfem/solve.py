@@ -78,7 +78,7 @@ def solve_cg(k, b, preconditioner: str, rtol: float, max_iterations: int, xp=np,
         history.append(rel)
         if control is not None and it % 50 == 0:
             control.check()
-            control.report(0.3 + 0.6 * min(1.0, np.log(max(rel, 1e-300)) / np.log(rtol)),
+            control.report(0.3 + 0.6 * min(1.0, max(0.0, np.log(max(rel, 1e-300)) / np.log(rtol))),
                            f"CG iteration {it}, residual {rel:.2e}")
         if rel <= rtol:
             return LinearSolution(x, it, rel, np.array(history))

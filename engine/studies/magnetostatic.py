@@ -21,6 +21,20 @@ def _apply(problem: MagnetostaticProblem, variants: Mapping) -> MagnetostaticPro
     return problem.with_solver(**changes)
 
 
+def describe(result) -> list[str]:
+    """What the command line prints after a solve."""
+    problem = result.problem
+    lines = [f"{result.mesh.n_elements} elements, {result.mesh.n_nodes} nodes; {problem.solver.method} "
+             f"(reduction {result.reduction}) on {result.backend} ({result.device}): {result.iterations} "
+             f"iterations, relative residual {result.relative_residual:.2e}",
+             f"energy {result.energy:.6g} {'J' if problem.formulation == 'axisymmetric' else 'J/m'}; "
+             + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
+    for pr in result.probes:
+        lines.append(f"probe {pr.name} {list(pr.point)}: A = {pr.potential:.6g}, "
+                     f"B = ({pr.flux_density[0]:.6g}, {pr.flux_density[1]:.6g}) T")
+    return lines
+
+
 MAGNETOSTATIC = register(Study(
     name="magnetostatic",
     title="2D magnetostatics (EBE-J-PCG)",
@@ -33,4 +47,5 @@ MAGNETOSTATIC = register(Study(
     apply_variants=_apply,
     run=run_magnetostatic,
     write=write_magnetostatic,
+    describe=describe,
 ))

@@ -32,6 +32,7 @@ class Study:
     apply_variants: Callable[[Any, Mapping[str, str]], Any]  # (problem, {axis: choice}) -> problem
     run: Callable[..., Any]  # run(problem, control) -> result
     write: Callable[[Any, Any], list]  # write(result, out_dir) -> written paths
+    describe: Callable[[Any], list]  # describe(result) -> lines the command line prints
 
     def axis(self, name: str) -> VariantAxis:
         for a in self.axes:
