@@ -48,7 +48,7 @@ class ChartsView(QtInteractor):
         self.timing_bars = timing.bar(np.arange(len(phases), dtype=float),
                                       np.array([result.timings[p] for p in phases]), color="steelblue")
         timing.x_axis.tick_locations = list(range(len(phases)))
-        timing.x_axis.tick_labels = phases
+        timing.x_axis.tick_labels = [p.replace("_", "\n") for p in phases]  # long names side by side
         timing.x_label, timing.y_label, timing.title = "", "seconds", "Time per phase"
         residual = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
         history = np.asarray(result.residual_history)

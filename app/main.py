@@ -1,5 +1,5 @@
-"""ParaFlux main window: pick a built-in case or a problem file and the variants from the registry,
-solve in a background thread with progress and cancel, and see the field, flux lines and summary."""
+"""ParaFlux main window: pick a study from the registry, a built-in case or a problem file and the
+variants, solve in a background thread with progress and cancel, and see the field and summary."""
 
 from __future__ import annotations
 
@@ -13,20 +13,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
-from paraflux.engine.magnetostatics.run import load_mesh
-from paraflux.engine.mesh.cases import CASES
-from paraflux.engine.output import magnetostatic_summary
-from paraflux.engine.mesh.io import read_trimesh
-from paraflux.engine.problems import load_case_problem, load_problem
-from paraflux.engine.problems.magnetostatic import (FORMULATIONS, LENGTH_UNITS, POTENTIALS,
-                                                    parse_magnetostatic, problem_to_dict)
+from paraflux.engine.problems import load_case_problem, load_problem, parse_problem, problem_as_dict, problem_kind
 from paraflux.engine.run_control import RunControl
-from paraflux.engine.studies import STUDIES
+from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 
 from .charts_view import ChartsView
-from .materials_table import MaterialsTable
 from .result_view import ResultView
+from .study_panels import StudyPanel, make_panels
 
 
 class Worker(QtCore.QObject):
@@ -57,10 +51,22 @@ class Worker(QtCore.QObject):
 
 
 class MainWindow(QtWidgets.QMainWindow):
+    """The controls of the selected study (one panel per registry entry), the result view and charts."""
+
+    # the selected study's controls, under the names the window has always had
+    study = property(lambda self: self.panel.study)
+    materials = property(lambda self: self.panel.materials)
+    axis_boxes = property(lambda self: self.panel.axis_boxes)
+    parameter_edits = property(lambda self: self.panel.parameter_edits)
+    unit_box = property(lambda self: self.panel.unit_box)
+    formulation_box = property(lambda self: self.panels["magnetostatic"].formulation_box)
+    potential_box = property(lambda self: self.panels["magnetostatic"].potential_box)
+
     def __init__(self):
         super().__init__()
         self.setWindowTitle("ParaFlux")
-        self.study = STUDIES["magnetostatic"]
+        self.panels = make_panels()
+        self.panel: StudyPanel = self.panels["magnetostatic"]
         self.problem_path: Path | None = None
         self.thread: QtCore.QThread | None = None
         self.worker: Worker | None = None
@@ -68,12 +74,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.comparison_rows = []
 
         form = QtWidgets.QFormLayout()
+        self.study_box = QtWidgets.QComboBox()
+        for name, study in STUDIES.items():
+            self.study_box.addItem(study.title, name)
+        self.study_box.setCurrentIndex(self.study_box.findData(self.panel.study.name))
+        form.addRow("Study", self.study_box)
         self.case_box = QtWidgets.QComboBox()
-        self.case_box.addItems(list(CASES))
+        self.case_box.addItems(self.panel.cases)
         form.addRow("Case", self.case_box)
         self.size_box = QtWidgets.QSpinBox()
         self.size_box.setRange(0, 50_000_000)
-        self.size_box.setSingleStep(1000)
+        self.size_box.setSingleStep(self.panel.size_step)
         self.size_box.setSpecialValueText("nominal")
         form.addRow("Elements", self.size_box)
         open_button = QtWidgets.QPushButton("Open problem...")
@@ -82,41 +93,16 @@ class MainWindow(QtWidgets.QMainWindow):
         form.addRow(open_button, self.problem_label)
         open_mesh_button = QtWidgets.QPushButton("Open mesh...")
         open_mesh_button.clicked.connect(self.open_mesh)
-        self.formulation_box = QtWidgets.QComboBox()
-        self.formulation_box.addItems(FORMULATIONS)
-        self.potential_box = QtWidgets.QComboBox()
-        self.potential_box.addItems(POTENTIALS)
-        self.unit_box = QtWidgets.QComboBox()
-        self.unit_box.addItems(list(LENGTH_UNITS))
         form.addRow(open_mesh_button, QtWidgets.QLabel("any meshio mesh with named groups"))
-        form.addRow("Formulation", self.formulation_box)
-        form.addRow("Potential", self.potential_box)
-        form.addRow("Length unit", self.unit_box)
-        self.materials = MaterialsTable()
-        self.materials.setMinimumHeight(120)
-        form.addRow(self.materials)
+        self.study_pages = QtWidgets.QStackedWidget()
+        for panel in self.panels.values():
+            self.study_pages.addWidget(panel.page)
+        self.study_pages.setCurrentWidget(self.panel.page)
+        form.addRow(self.study_pages)
         self.problem_data: dict | None = None
         self.case_box.currentTextChanged.connect(self.use_case)
         self.case_box.textActivated.connect(self.use_case)  # re-picking the shown case returns to it
-        self.axis_boxes = {}
-        reason = gpu_unavailable_reason()
-        for axis in self.study.axes:
-            box = QtWidgets.QComboBox()
-            for i, choice in enumerate(axis.choices):
-                box.addItem(choice.name)
-                box.setItemData(i, choice.description, QtCore.Qt.ToolTipRole)
-                if choice.needs_gpu and reason:
-                    box.model().item(i).setEnabled(False)
-                    box.setItemData(i, f"unavailable: {reason}", QtCore.Qt.ToolTipRole)
-            box.setCurrentText(axis.default)
-            self.axis_boxes[axis.name] = box
-            form.addRow(axis.label, box)
-        self.parameter_edits = {}
-        for parameter in self.study.parameters:
-            edit = QtWidgets.QLineEdit(f"{parameter.default:g}")
-            edit.setToolTip(parameter.description)
-            self.parameter_edits[parameter.name] = edit
-            form.addRow(parameter.label, edit)
+        self.study_box.currentIndexChanged.connect(lambda _: self.select_study(self.study_box.currentData()))
 
         self.preview_button = QtWidgets.QPushButton("Preview mesh")
         self.preview_button.clicked.connect(self.preview)
@@ -166,8 +152,26 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view = ResultView(self)
         self.view.probed.connect(self.statusBar().showMessage)
         self.charts = ChartsView(self)
+        self.warp_box = QtWidgets.QDoubleSpinBox()
+        self.warp_box.setRange(0.0, 1e12)
+        self.warp_box.setDecimals(3)
+        self.warp_box.setToolTip("factor the displacement is drawn at; 0 shows the undeformed body")
+        self.warp_box.valueChanged.connect(self.view.set_warp_scale)
+        view_bar = QtWidgets.QHBoxLayout()
+        view_bar.setContentsMargins(4, 0, 4, 0)
+        view_bar.addStretch(1)
+        view_bar.addWidget(QtWidgets.QLabel("Displacement scale"))
+        view_bar.addWidget(self.warp_box)
+        self.view_bar = QtWidgets.QWidget()
+        self.view_bar.setLayout(view_bar)
+        self.view_bar.setVisible(False)
+        view_area = QtWidgets.QWidget()
+        view_layout = QtWidgets.QVBoxLayout(view_area)
+        view_layout.setContentsMargins(0, 0, 0, 0)
+        view_layout.addWidget(self.view_bar)
+        view_layout.addWidget(self.view.interactor, 1)
         right = QtWidgets.QSplitter(QtCore.Qt.Vertical)
-        right.addWidget(self.view.interactor)
+        right.addWidget(view_area)
         right.addWidget(self.charts.interactor)
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 1)
@@ -203,17 +207,52 @@ class MainWindow(QtWidgets.QMainWindow):
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
 
+    def select_study(self, name: str, load_case: bool = True) -> None:
+        """Show the study's controls, cases and compare axes; with load_case, its first built-in case."""
+        if name not in self.panels:
+            raise ProblemError(f"unknown study '{name}'; known studies: {', '.join(self.panels)}")
+        self.study_box.blockSignals(True)
+        self.study_box.setCurrentIndex(self.study_box.findData(name))
+        self.study_box.blockSignals(False)
+        if self.panel is self.panels[name]:
+            return
+        self.panel = self.panels[name]
+        self.study_pages.setCurrentWidget(self.panel.page)
+        self.case_box.blockSignals(True)
+        self.case_box.clear()
+        self.case_box.addItems(self.panel.cases)
+        self.case_box.blockSignals(False)
+        self.size_box.setValue(0)
+        self.size_box.setSingleStep(self.panel.size_step)
+        self.compare_axis.blockSignals(True)
+        self.compare_axis.clear()
+        self.compare_axis.addItems([axis.name for axis in self.study.axes])
+        self.compare_axis.blockSignals(False)
+        self._fill_compare_choices(self.compare_axis.currentText())
+        self.compare_table.setRowCount(0)
+        self.compare_table.setColumnCount(0)
+        self.comparison_rows = []
+        self.export_button.setEnabled(False)
+        self.last_result = None  # the shown result belongs to the other study
+        self.view.clear()
+        self.view.result, self.view.grid, self.view.solid = None, None, None
+        self.view_bar.setVisible(False)
+        self.summary.clear()
+        self.mesh_label.clear()
+        for action in (self.export_vtu_action, self.export_png_action):
+            action.setEnabled(False)
+        if load_case:
+            self.use_case(self.case_box.currentText())
+
     def session(self) -> dict:
-        """What the window shows, as JSON-ready data: the edited problem, the variants, the view."""
-        data = self.materials.apply(self.problem_data) if self.problem_data else None
-        if data is not None:
-            data["problem"].update(formulation=self.formulation_box.currentText(),
-                                   potential=self.potential_box.currentText(),
-                                   length_unit=self.unit_box.currentText())
-        return {"paraflux_session": 1, "problem": data, "case": self.case_box.currentText(),
-                "elements": self.size_box.value(),
+        """What the window shows, as JSON-ready data: the study, the edited problem, the variants and
+        parameters, the view."""
+        data = self.panel.edited(self.problem_data) if self.problem_data else None
+        return {"paraflux_session": 1, "study": self.study.name, "problem": data,
+                "case": self.case_box.currentText(), "elements": self.size_box.value(),
                 "problem_path": str(self.problem_path) if self.problem_path else None,
                 "variants": {name: box.currentText() for name, box in self.axis_boxes.items()},
+                "parameters": self.panel.parameter_texts(),
                 "camera": [list(v) for v in self.view.camera_position]}
 
     def save_session(self) -> None:
@@ -231,16 +270,23 @@ class MainWindow(QtWidgets.QMainWindow):
             self.restore_session(Path(path))
 
     def restore_session(self, path: Path) -> None:
-        """Bring back a saved problem (validated like a file), its variants and the camera."""
+        """Bring back a saved study and problem (validated like a file), its variants and the camera.
+        Sessions saved before there was a choice of study are magnetostatic."""
         try:
             data = json.loads(path.read_text())
             if data.get("paraflux_session") != 1:
                 raise ValueError("not a ParaFlux session file")
+            study = data.get("study", "magnetostatic")
+            if study not in self.panels:
+                raise ValueError(f"unknown study '{study}'")
             if data["problem"] is not None:
-                parse_magnetostatic(copy.deepcopy(data["problem"]), Path.cwd())
+                if problem_kind(data["problem"]) != STUDIES[study].problem_kind:
+                    raise ValueError(f"the problem is not one of study '{study}'")
+                parse_problem(copy.deepcopy(data["problem"]), Path.cwd())
         except (OSError, ValueError, KeyError, ParaFluxError) as exc:
             self.show_error(f"cannot open session {path}: {exc}")
             return
+        self.select_study(study, load_case=False)
         self.case_box.blockSignals(True)
         self.case_box.setCurrentText(data.get("case") or self.case_box.currentText())
         self.case_box.blockSignals(False)
@@ -252,6 +298,9 @@ class MainWindow(QtWidgets.QMainWindow):
         for name, choice in data.get("variants", {}).items():
             if name in self.axis_boxes:
                 self.axis_boxes[name].setCurrentText(choice)
+        for name, value in data.get("parameters", {}).items():
+            if name in self.parameter_edits:
+                self.panel.set_parameter(name, value)
         if data.get("camera"):
             self.view.camera_position = [tuple(v) for v in data["camera"]]
 
@@ -268,7 +317,7 @@ class MainWindow(QtWidgets.QMainWindow):
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Export solution into folder")
         if folder and self.last_result is not None:
             try:
-                written = self.study.write(self.last_result, Path(folder))
+                written = study_for_kind(self.last_result.problem.kind).write(self.last_result, Path(folder))
             except (OSError, ParaFluxError) as exc:
                 self.show_error(f"cannot export: {exc}")
                 return
@@ -302,60 +351,53 @@ class MainWindow(QtWidgets.QMainWindow):
             self.set_problem_path(Path(path))
 
     def set_problem_path(self, path: Path) -> None:
-        """Use a problem file; its [solver] settings become the selected variants."""
-        self.problem_path = path
-        self.problem_label.setText(path.name)
+        """Use a problem file of any study (its kind selects the study); its [solver] settings become
+        the selected variants."""
         recent = [str(path)] + [p for p in self.recent_problems() if p != str(path)]
         self.settings.setValue("recent", recent[:8])
         self._fill_recent()
         try:
             problem = load_problem(path)
         except ParaFluxError:
-            self.problem_data = None  # the error is reported when the user solves
+            problem = None  # the error is reported when the user solves
+        if problem is not None:
+            self.select_study(study_for_kind(problem.kind).name, load_case=False)
+        self.problem_path = path
+        self.problem_label.setText(path.name)
+        if problem is None:
+            self.problem_data = None
             return
-        self._show_problem(problem_to_dict(problem))
-        for name, box in self.axis_boxes.items():
-            box.setCurrentText(getattr(problem.solver, name))
-        for name, edit in self.parameter_edits.items():
-            edit.setText(f"{getattr(problem.solver, name):g}")
+        self._show_problem(problem_as_dict(problem))
+        self.panel.use_problem_settings(problem)
 
     def use_case(self, name: str) -> None:
         """A built-in case with its example problem, editable in the table."""
         self.problem_path = None
         self.problem_label.setText("(built-in case)")
         try:
-            self._show_problem(problem_to_dict(load_case_problem(name)))
+            self._show_problem(problem_as_dict(load_case_problem(name)))
         except ParaFluxError as exc:
             self.show_error(str(exc))
 
     def open_mesh(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open mesh", "",
-                                                        "Meshes (*.msh *.vtu *.vtk *.xdmf *.med);;All files (*)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open mesh", "", self.panel.mesh_filter)
         if path:
             self.set_mesh_path(Path(path))
 
     def set_mesh_path(self, path: Path) -> None:
-        """A bare mesh: every region gets mu_r = 1 and no current, every boundary starts natural."""
+        """A bare mesh for the selected study, with its default materials (see the panel's bare_problem)."""
         try:
-            mesh = read_trimesh(path)
+            data, boundary_names = self.panel.bare_problem(path)
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
         self.problem_path = path
         self.problem_label.setText(path.name)
-        data = {"problem": {"kind": "magnetostatic", "formulation": self.formulation_box.currentText(),
-                            "potential": self.potential_box.currentText(), "mesh": str(path),
-                            "length_unit": self.unit_box.currentText()},
-                "regions": {name: {"mu_r": 1.0, "current_density": 0.0} for name in mesh.region_names}}
-        self._show_problem(data, mesh.boundary_names)
+        self._show_problem(data, boundary_names)
 
     def _show_problem(self, data: dict, boundary_names=()) -> None:
         self.problem_data = data
-        head = data["problem"]
-        self.formulation_box.setCurrentText(head["formulation"])
-        self.potential_box.setCurrentText(head["potential"])
-        self.unit_box.setCurrentText(head["length_unit"])
-        self.materials.show_problem(data, boundary_names)
+        self.panel.show_problem(data, boundary_names)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         """Stop a running solve before the window and its thread go away; remember the layout."""
@@ -374,22 +416,15 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.problem_data is None:  # a problem file that does not load: report why
             problem = load_problem(self.problem_path)
         else:
-            data = self.materials.apply(self.problem_data)
-            data["problem"].update(formulation=self.formulation_box.currentText(),
-                                   potential=self.potential_box.currentText(),
-                                   length_unit=self.unit_box.currentText())
+            data = self.panel.edited(self.problem_data)
             if "case" in data["problem"]:
                 data.pop("case", None)
                 if self.size_box.value():
                     data["case"] = {"elements": self.size_box.value()}
-            problem = parse_magnetostatic(data, Path.cwd())
-        variants = {name: box.currentText() for name, box in self.axis_boxes.items()}
-        for name, edit in self.parameter_edits.items():
-            try:
-                variants[name] = float(edit.text())
-            except ValueError:
-                raise ProblemError(f"{name} must be a number, got '{edit.text()}'") from None
-        return self.study.with_variants(problem, variants)
+            problem = parse_problem(data, Path.cwd())
+        if problem.kind != self.study.problem_kind:
+            raise ProblemError(f"the problem is of kind '{problem.kind}', not one of the study '{self.study.title}'")
+        return self.study.with_variants(problem, self.panel.variants())
 
     def solve(self) -> None:
         try:
@@ -397,7 +432,8 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
-        self._start(lambda control: self.study.run(problem, control), self.on_finished)
+        study = self.study
+        self._start(lambda control: study.run(problem, control), self.on_finished)
 
     def preview(self) -> None:
         """Mesh the case (or read the mesh file) in the background and show it."""
@@ -406,12 +442,14 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
-        self._start(lambda control: load_mesh(problem), self.on_previewed)
+        panel = self.panel
+        self._start(lambda control: panel.load_mesh(problem), self.on_previewed)
 
     def on_previewed(self, mesh) -> None:
         self._idle()
         self.mesh_label.setText(f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes")
-        self.view.show_mesh(mesh)
+        self.panel.show_mesh(self.view, mesh)  # the study cannot change while a job runs
+        self.view_bar.setVisible(False)
         self.status.setText("mesh ready")
 
     def compare(self) -> None:
@@ -428,7 +466,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         sets = [{axis: choice} for choice in choices]
-        self._start(lambda control: compare_variants(self.study, problem, sets, control), self.on_compared)
+        study = self.study
+        self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared)
 
     def _start(self, job, on_finished) -> None:
         self.thread = QtCore.QThread(self)
@@ -440,7 +479,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.failed.connect(self.on_failed)
         self.worker.finished.connect(self.thread.quit)
         self.worker.failed.connect(self.thread.quit)
-        for button in (self.solve_button, self.compare_button, self.preview_button):
+        for button in (self.solve_button, self.compare_button, self.preview_button, self.study_box):
             button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
@@ -472,7 +511,7 @@ class MainWindow(QtWidgets.QMainWindow):
             for c, text in enumerate(cells):
                 self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.export_button.setEnabled(True)
-        self.view.show_result(results[-1])
+        self._show_result(results[-1])
         self.charts.show_comparison(rows)
         self.status.setText(f"compared {len(rows)} variants")
 
@@ -496,26 +535,32 @@ class MainWindow(QtWidgets.QMainWindow):
             self._log(message)
 
     def _idle(self) -> None:
-        for button in (self.solve_button, self.compare_button, self.preview_button):
+        for button in (self.solve_button, self.compare_button, self.preview_button, self.study_box):
             button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+
+    def _show_result(self, result) -> StudyPanel:
+        """Draw a result with its own study's panel; the warp control shows for solids."""
+        panel = self.panels[study_for_kind(result.problem.kind).name]
+        panel.show_result(self.view, result)
+        self.view_bar.setVisible(self.view.solid is not None)
+        if self.view.solid is not None:
+            self.warp_box.blockSignals(True)
+            self.warp_box.setValue(self.view.warp_scale)
+            self.warp_box.blockSignals(False)
+        return panel
 
     def on_finished(self, result) -> None:
         self._idle()
         self.last_result = result
-        s = magnetostatic_summary(result)
-        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings")]
-        lines += [f"probe {p['name']}: A = {p['A']:.6g}, B = {p['B']}" for p in s["probes"]]
-        lines += [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
-        self.summary.setPlainText("\n".join(lines))
+        panel = self._show_result(result)
+        self.summary.setPlainText("\n".join(panel.summary_lines(result)))
         self.mesh_label.setText(f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes")
-        self.view.show_result(result)
         self.charts.show_result(result)
         self.export_vtu_action.setEnabled(True)
         self.export_png_action.setEnabled(True)
-        self._log(f"solved: {result.mesh.n_elements} elements, {result.iterations} iterations, "
-                  f"energy {result.energy:.6g}")
-        self.status.setText("done: click the field to probe A and B")
+        self._log(panel.log_line(result))
+        self.status.setText(panel.done_message)
 
     def on_failed(self, message: str) -> None:
         self._idle()

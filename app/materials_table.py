@@ -1,13 +1,17 @@
-"""Editable table of a problem's regions (mu_r, current density) and boundaries (type, value).
+"""Editable tables of a problem's regions and boundaries: magnetostatic (mu_r, current density; type,
+value) and elastic (Young's modulus, Poisson's ratio; type, value).
 
-It edits the problem-file dictionary (engine.problems.magnetostatic.problem_to_dict); the window
-parses the edited dictionary with the engine, so a bad entry is reported like a bad file."""
+They edit the problem-file dictionary (engine.problems.problem_as_dict); the window parses the edited
+dictionary with the engine, so a bad entry is reported like a bad file."""
 
 from __future__ import annotations
 
 import copy
 
 from PySide6 import QtCore, QtWidgets
+
+from paraflux.engine.problems.elasticity import BOUNDARY_TYPES as ELASTIC_BOUNDARY_TYPES
+from paraflux.engine.problems.elasticity import FREE
 
 BOUNDARY_TYPES = ("natural", "dirichlet", "neumann")
 HEADERS = ("kind", "name", "mu_r  |  type", "J (A/m²)  |  value")
@@ -69,6 +73,74 @@ class MaterialsTable(QtWidgets.QTableWidget):
                     boundaries[name] = {"type": btype, "value": second}
         data["regions"], data["boundaries"] = regions, boundaries
         return data
+
+
+class ElasticMaterialsTable(MaterialsTable):
+    """Regions with Young's modulus (Pa) and Poisson's ratio; boundaries with a type and a value typed
+    as "ux, uy, uz" (a component may be "free") or one number for a pressure. A boundary of type
+    "free" is left out of the problem: a traction-free surface."""
+
+    HEADERS = ("kind", "name", "young (Pa)  |  type", "poisson  |  value")
+    TYPES = (FREE, *ELASTIC_BOUNDARY_TYPES)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setHorizontalHeaderLabels(self.HEADERS)
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        """Fill from a problem dictionary; boundary_names lists mesh boundaries the problem leaves free."""
+        regions = data.get("regions", {})
+        boundaries = dict(data.get("boundaries", {}))
+        for name in boundary_names:
+            boundaries.setdefault(name, {"type": FREE})
+        self.setRowCount(0)
+        self.setRowCount(len(regions) + len(boundaries))
+        row = 0
+        for name, table in regions.items():
+            self._row(row, "region", name, f"{table.get('young', 0.0):g}", f"{table.get('poisson', 0.0):g}")
+            row += 1
+        for name, table in boundaries.items():
+            self._row(row, "boundary", name, None, _value_text(table.get("value")))
+            box = QtWidgets.QComboBox()
+            box.addItems(self.TYPES)
+            box.setCurrentText(table.get("type", FREE))
+            box.setToolTip("free: traction-free surface; fixed: every component zero; displacement: "
+                           "\"ux, uy, uz\" in the length unit, a component may be \"free\"; traction: "
+                           "\"tx, ty, tz\" in Pa; pressure: one number in Pa, along the inward normal")
+            self.setCellWidget(row, 2, box)
+            row += 1
+        self.resizeColumnsToContents()
+
+    def apply(self, data: dict) -> dict:
+        """A copy of data with the table's regions and boundaries; text that is no number is passed on
+        for the engine to reject by name."""
+        data = copy.deepcopy(data)
+        regions, boundaries = {}, {}
+        for row in range(self.rowCount()):
+            kind, name = self.item(row, 0).text(), self.item(row, 1).text()
+            if kind == "region":
+                regions[name] = {"young": _number(self.item(row, 2).text()),
+                                 "poisson": _number(self.item(row, 3).text())}
+                continue
+            btype = self.cellWidget(row, 2).currentText()
+            if btype == FREE:
+                continue
+            boundaries[name] = {"type": btype}
+            text = self.item(row, 3).text().strip()
+            if btype != "fixed" and text:
+                parts = [_number(part) for part in text.split(",")]
+                boundaries[name]["value"] = parts[0] if len(parts) == 1 else parts
+        data["regions"], data["boundaries"] = regions, boundaries
+        return data
+
+
+def _value_text(value) -> str:
+    """A boundary value as typed in the table: "" (none), "1e+06" or "0, free, -0.001"."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(v if isinstance(v, str) else f"{v:g}" for v in value)
+    return f"{value:g}"
 
 
 def _number(text: str):

@@ -1,5 +1,7 @@
-"""PyVista view of a magnetostatic result: |B| colour map with a scalar bar, flux lines as contours,
-region outlines, and point probing. Visual only: values come from the engine's result."""
+"""PyVista view of a result: for magnetostatics a |B| colour map with a scalar bar, flux lines as
+contours and region outlines; for elasticity the body warped by its displacement and coloured by von
+Mises stress over the undeformed wireframe; point probing for both. Visual only: values come from the
+engine's result."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from PySide6 import QtCore
 from pyvistaqt import QtInteractor
 
 from paraflux.engine.magnetostatics.post import evaluate_at
+
+from .solid_view import CAMERA_DIRECTION, CAMERA_UP, default_warp_scale, hex_mesh_grid, solid_grid, solid_probe_text
 
 N_FLUX_LINES = 20
 
@@ -52,35 +56,84 @@ def region_outlines(result) -> pv.PolyData:
 
 
 class ResultView(QtInteractor):
-    """Shows one result; emits probed(text) when the user picks a point."""
+    """Shows one result; emits probed(text) when the user picks a point.
+
+    grid is what is coloured: the 2D field, or the warped sampled solid; solid is that solid undeformed
+    (None for 2D results), warp_scale the factor its displacement is drawn at."""
 
     probed = QtCore.Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.result = None
-        self.grid: pv.PolyData | None = None
+        self.grid: pv.DataSet | None = None
+        self.solid: pv.UnstructuredGrid | None = None
+        self.warp_scale = 1.0
         self.flux_lines: pv.PolyData | None = None
         self.point_picking_on = False
         self.set_background("white")
 
-    def show_mesh(self, mesh) -> None:
-        """Preview a mesh before solving: elements coloured by region, edges drawn."""
+    def _show_regions(self, grid, region_names) -> None:
         self.clear()
         self.result = None
-        self.grid = mesh_grid(mesh)
-        names = list(mesh.region_names)
+        self.solid = None
+        self.grid = grid
         self.add_mesh(self.grid, scalars="region", categories=True, cmap="tab10", show_edges=True,
                       edge_color="gray", name="mesh",
-                      scalar_bar_args={"title": "region: " + ", ".join(f"{i} {n}" for i, n in enumerate(names)),
+                      scalar_bar_args={"title": "region: " + ", ".join(f"{i} {n}" for i, n in enumerate(region_names)),
                                        "color": "black", "n_labels": 0})
+
+    def show_mesh(self, mesh) -> None:
+        """Preview a mesh before solving: elements coloured by region, edges drawn."""
+        self._show_regions(mesh_grid(mesh), list(mesh.region_names))
         self.view_xy()
         self.reset_camera()
         self.render()
 
+    def show_hex_mesh(self, mesh) -> None:
+        """Preview a hexahedral mesh: elements coloured by region, edges drawn."""
+        self._show_regions(hex_mesh_grid(mesh), list(mesh.region_names))
+        self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
+        self.reset_camera()
+        self.render()
+
+    def show_solid_result(self, result) -> None:
+        """An elasticity result: the sampled solid warped by its displacement at the default scale,
+        coloured by von Mises stress, over the undeformed mesh as a wireframe."""
+        self.clear()
+        self.result = result
+        self.flux_lines = None
+        self.solid = solid_grid(result)
+        self.warp_scale = default_warp_scale(result, self.solid)
+        self.grid = self.solid.warp_by_vector("displacement", factor=self.warp_scale)
+        # the clamped edges carry singular stress peaks: scale the colours to the 99.5th percentile
+        top = float(np.percentile(self.grid.point_data["von_mises"], 99.5)) or 1.0
+        self.add_mesh(self.grid, scalars="von_mises", cmap="turbo", clim=(0.0, top), name="field",
+                      scalar_bar_args={"title": "von Mises stress (Pa)", "color": "black"})
+        self.add_mesh(hex_mesh_grid(result.mesh), style="wireframe", color="black", opacity=0.4,
+                      line_width=1.0, name="undeformed")
+        self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
+        self.reset_camera()
+        self._enable_probing()
+        self.render()
+
+    def set_warp_scale(self, scale: float) -> None:
+        """Redraw the solid with its displacement multiplied by scale (0 draws it undeformed)."""
+        self.warp_scale = scale
+        if self.solid is not None:
+            self.grid.points = self.solid.warp_by_vector("displacement", factor=scale).points
+            self.render()
+
+    def _enable_probing(self) -> None:
+        if not self.point_picking_on:  # once: later results reuse the same callback
+            self.enable_point_picking(self._on_pick, show_message=False, show_point=True,
+                                      left_clicking=True, color="red", point_size=10)
+            self.point_picking_on = True
+
     def show_result(self, result) -> None:
         self.clear()
         self.result = result
+        self.solid = None
         self.grid = result_grid(result)
         # a few re-entrant corners carry singular peaks: scale the colours to the 99.5th percentile
         top = float(np.percentile(self.grid.cell_data["B_magnitude"], 99.5)) or 1.0
@@ -94,16 +147,16 @@ class ResultView(QtInteractor):
         self.add_mesh(region_outlines(result), color="black", line_width=1.0, name="regions")
         self.view_xy()
         self.reset_camera()
-        if not self.point_picking_on:  # once: later results reuse the same callback
-            self.enable_point_picking(self._on_pick, show_message=False, show_point=True,
-                                      left_clicking=True, color="red", point_size=10)
-            self.point_picking_on = True
+        self._enable_probing()
         self.render()
 
     def _on_pick(self, point) -> None:
         if self.result is None or point is None:
             return
-        self.probed.emit(probe_text(self.result, point[:2]))
+        if self.solid is not None:
+            self.probed.emit(solid_probe_text(self.grid, self.solid, point))
+        else:
+            self.probed.emit(probe_text(self.result, point[:2]))
 
 
 def probe_text(result, point) -> str:

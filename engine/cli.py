@@ -154,9 +154,9 @@ def _cmd_bench(args) -> int:
     import json  # noqa: PLC0415
 
     from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe  # noqa: PLC0415
+    from .bench import coloring, ebe, hex as hex_bench  # noqa: PLC0415
 
-    module = {"ebe": ebe, "coloring": coloring}[args.name]
+    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench}[args.name]
     if args.render:
         try:
             data = json.loads(Path(args.render).read_text())
@@ -175,6 +175,20 @@ def _cmd_bench(args) -> int:
             if args.repeats:
                 config = replace(config, repeats=args.repeats)
             data = ebe.run_ebe_benchmark(config, command, log)
+        elif args.name == "hex":
+            config = hex_bench.HexBenchConfig()
+            if args.orders:
+                config = replace(config, orders=tuple(args.orders))
+            if args.sizes:
+                config = replace(config, elements=args.sizes[0])
+            if args.repeats:
+                config = replace(config, repeats=args.repeats)
+            data = hex_bench.run_hex_benchmark(config, command, log)
+            if args.merge:
+                try:
+                    data = hex_bench.merge(data, json.loads(Path(args.merge).read_text()))
+                except (OSError, ValueError) as exc:
+                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
         else:
             config = coloring.ColoringBenchConfig()
             if args.sizes:
@@ -232,9 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring"], help="which benchmark")
+    bench.add_argument("name", choices=["ebe", "coloring", "hex"], help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
-    bench.add_argument("--sizes", type=int, nargs="+", help="transformer element counts (replaces the defaults)")
+    bench.add_argument("--sizes", type=int, nargs="+",
+                       help="transformer element counts (ebe, coloring) or the element count m (hex)")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10)")
+    bench.add_argument("--merge", type=Path, help="hex: add the orders of this earlier JSON to the results")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)

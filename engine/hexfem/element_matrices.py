@@ -42,6 +42,7 @@ def physical_gradients(coords, tables: ReferenceTables, xp=np):
 
 def stiffness_numpy(coords, lam, mu, p: int, xp=np):
     """The textbook algorithm, batched over elements: per Gauss point, K += B^T (D B) w det J."""
+    coords, lam, mu = xp.asarray(coords), xp.asarray(lam), xp.asarray(mu)
     t = reference_tables(p)
     m, n_s = len(coords), t.basis.n_functions
     grads, wdet = physical_gradients(coords, t, xp)
@@ -82,6 +83,7 @@ def stiffness_gemm(coords, lam, mu, p: int, xp=np):
     2 n_G (3 n_s)^2 flops per element instead of the textbook 12 n_G N_e^2 (det J > 0 is checked on
     reading the mesh, so the square root is real).
     """
+    coords, lam, mu = xp.asarray(coords), xp.asarray(lam), xp.asarray(mu)
     t = reference_tables(p)
     m, n_s = len(coords), t.basis.n_functions
     grads, wdet = physical_gradients(coords, t, xp)
@@ -112,6 +114,7 @@ def stiffness_sumfact(coords, lam, mu, p: int, xp=np):
     + mu delta_ij Jinv_k. Jinv_l.) for the six blocks i <= j and nine reference-gradient pairs (k, l);
     cost per field n_q^3 P^2 + n_q^2 P^4 + n_q n_s^2 (P = p + 1 1D functions), O(p^7) in all.
     """
+    coords, lam, mu = xp.asarray(coords), xp.asarray(lam), xp.asarray(mu)
     t = reference_tables(p)
     m, n_s, n_q, n_1 = len(coords), t.basis.n_functions, t.n_q, t.values.shape[0]
     _, inv, det = jacobians(coords, t.points, xp)

@@ -42,6 +42,11 @@ class ElasticityResult:
     device: str
 
     @property
+    def solution(self) -> np.ndarray:
+        """The solution vector that variant comparisons measure differences in."""
+        return self.coefficients
+
+    @property
     def max_displacement(self) -> float:
         return float(np.linalg.norm(self.field.displacement, axis=1).max())
 

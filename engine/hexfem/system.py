@@ -61,8 +61,9 @@ def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np,
         s = xp.asarray(signs[start:stop])
         d = xp.asarray(dofs[start:stop])
         values = (ke * s[:, :, None] * s[:, None, :]).reshape(-1)
-        rows = xp.broadcast_to(d[:, :, None], ke.shape).reshape(-1)
-        cols = xp.broadcast_to(d[:, None, :], ke.shape).reshape(-1)
+        index = np.int64 if xp is np else xp.int32  # cuSPARSE takes 32-bit indices
+        rows = xp.broadcast_to(d[:, :, None], ke.shape).reshape(-1).astype(index)
+        cols = xp.broadcast_to(d[:, None, :], ke.shape).reshape(-1).astype(index)
         total = total + sparse.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()
         if progress is not None:
             progress(stop / m)

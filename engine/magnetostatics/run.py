@@ -51,6 +51,11 @@ class MagnetostaticResult:
     n_colors: int  # colour groups used for coloured accumulation (0: atomic, or the direct solve)
 
     @property
+    def solution(self) -> np.ndarray:
+        """The solution vector that variant comparisons measure differences in."""
+        return self.potential
+
+    @property
     def flux_density_magnitude(self) -> np.ndarray:
         return np.hypot(self.flux_density[:, 0], self.flux_density[:, 1])
 

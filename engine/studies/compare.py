@@ -16,7 +16,7 @@ from ..run_control import RunControl
 @dataclass(frozen=True)
 class ComparisonRow:
     """One variant's run: label 'axis=choice, ...', seconds per phase, iterations, and
-    ||x - x_first|| / ||x_first|| of its potential."""
+    ||x - x_first|| / ||x_first|| of its solution vector."""
 
     label: str
     variants: dict[str, str]
@@ -35,10 +35,10 @@ def compare_variants(study, problem, variant_sets: Sequence[Mapping[str, str]],
         scaled = RunControl(lambda f, m, i=i, label=label: control.progress(
             (i + f) / len(variant_sets), f"{label}: {m}"), control.cancel)
         result = study.run(study.with_variants(problem, variants), scaled)
-        first = result.potential if first is None else first
+        first = result.solution if first is None else first
         norm = float(np.linalg.norm(first)) or 1.0
         rows.append(ComparisonRow(label, dict(variants), dict(result.timings), result.iterations,
-                                  float(np.linalg.norm(result.potential - first)) / norm))
+                                  float(np.linalg.norm(result.solution - first)) / norm))
         results.append(result)
     return rows, results
 

@@ -1,0 +1,269 @@
+"""One panel adapter per registered study: the controls the window shows for it (variant combos and
+parameter fields built from the registry, the study's own problem settings and materials table), its
+built-in cases, and how its problems, meshes and results reach the table, the view and the summary.
+The window holds one panel per entry of STUDIES and shows the selected one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from paraflux.engine.backend import gpu_unavailable_reason
+from paraflux.engine.errors import ProblemError
+from paraflux.engine.hexfem.run import load_hex_mesh
+from paraflux.engine.magnetostatics.run import load_mesh
+from paraflux.engine.mesh.cases import CASES
+from paraflux.engine.mesh.hex_cases import HEX_CASES
+from paraflux.engine.mesh.hex_io import read_hexmesh
+from paraflux.engine.mesh.io import read_trimesh
+from paraflux.engine.output import elasticity_summary, magnetostatic_summary
+from paraflux.engine.problems.elasticity import LENGTH_UNITS as ELASTIC_LENGTH_UNITS
+from paraflux.engine.problems.magnetostatic import FORMULATIONS, LENGTH_UNITS, POTENTIALS
+from paraflux.engine.studies import STUDIES, Study
+
+from .materials_table import ElasticMaterialsTable, MaterialsTable
+
+
+def axis_box(axis, gpu_reason: str | None) -> QtWidgets.QComboBox:
+    """A combo of the axis's choices, GPU-only ones greyed out with the reason when there is no GPU."""
+    box = QtWidgets.QComboBox()
+    for i, choice in enumerate(axis.choices):
+        box.addItem(choice.name)
+        box.setItemData(i, choice.description, QtCore.Qt.ToolTipRole)
+        if choice.needs_gpu and gpu_reason:
+            box.model().item(i).setEnabled(False)
+            box.setItemData(i, f"unavailable: {gpu_reason}", QtCore.Qt.ToolTipRole)
+    box.setCurrentText(axis.default)
+    return box
+
+
+def parameter_field(parameter) -> QtWidgets.QWidget:
+    """A spin box with the parameter's bounds for whole-number settings, a line edit otherwise."""
+    if parameter.integer:
+        field = QtWidgets.QSpinBox()
+        field.setRange(int(parameter.minimum), int(parameter.maximum))
+        field.setValue(int(parameter.default))
+    else:
+        field = QtWidgets.QLineEdit(f"{parameter.default:g}")
+    field.setToolTip(parameter.description)
+    return field
+
+
+class StudyPanel:
+    """The controls and conversions of one study; subclasses add the study's own problem settings."""
+
+    cases: tuple[str, ...] = ()
+    size_step = 1000  # step of the window's element-count box
+    mesh_filter = "All files (*)"
+    done_message = "done"
+
+    def __init__(self, study: Study):
+        self.study = study
+        self.page = QtWidgets.QWidget()
+        self.form = QtWidgets.QFormLayout(self.page)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.unit_box = QtWidgets.QComboBox()
+        self.materials = self._materials_table()
+        self.materials.setMinimumHeight(120)
+        self._add_problem_controls()
+        self.form.addRow(self.materials)
+        reason = gpu_unavailable_reason()
+        self.axis_boxes = {}
+        for axis in study.axes:
+            self.axis_boxes[axis.name] = axis_box(axis, reason)
+            self.form.addRow(axis.label, self.axis_boxes[axis.name])
+        self.parameter_edits = {}
+        for parameter in study.parameters:
+            self.parameter_edits[parameter.name] = parameter_field(parameter)
+            self.form.addRow(parameter.label, self.parameter_edits[parameter.name])
+
+    def _materials_table(self) -> MaterialsTable:
+        raise NotImplementedError
+
+    def _add_problem_controls(self) -> None:
+        raise NotImplementedError
+
+    def variants(self) -> dict:
+        """The chosen choice of every axis and the value of every parameter (ProblemError names a bad one)."""
+        chosen: dict = {name: box.currentText() for name, box in self.axis_boxes.items()}
+        for name, field in self.parameter_edits.items():
+            if isinstance(field, QtWidgets.QSpinBox):
+                chosen[name] = field.value()
+                continue
+            try:
+                chosen[name] = float(field.text())
+            except ValueError:
+                raise ProblemError(f"{name} must be a number, got '{field.text()}'") from None
+        return chosen
+
+    def parameter_texts(self) -> dict:
+        """Parameter fields as shown (numbers for spin boxes, text otherwise), for sessions."""
+        return {name: field.value() if isinstance(field, QtWidgets.QSpinBox) else field.text()
+                for name, field in self.parameter_edits.items()}
+
+    def set_parameter(self, name: str, value) -> None:
+        field = self.parameter_edits[name]
+        if isinstance(field, QtWidgets.QSpinBox):
+            field.setValue(int(value))
+        else:
+            field.setText(value if isinstance(value, str) else f"{value:g}")
+
+    def use_problem_settings(self, problem) -> None:
+        """Select the problem's solver settings (and e.g. its element order) in the variant controls."""
+        for name, box in self.axis_boxes.items():
+            box.setCurrentText(getattr(problem.solver, name))
+        for name in self.parameter_edits:
+            self.set_parameter(name, getattr(problem.solver, name) if hasattr(problem.solver, name)
+                               else getattr(problem, name))
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        """Show a problem dictionary: its head settings in the combos, its materials in the table."""
+        self.unit_box.setCurrentText(data["problem"]["length_unit"])
+        self.materials.show_problem(data, boundary_names)
+
+    def edited(self, data: dict) -> dict:
+        """A copy of the problem dictionary with what the table and the problem controls show."""
+        data = self.materials.apply(data)
+        data["problem"]["length_unit"] = self.unit_box.currentText()
+        return data
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        """A mesh file as a problem dictionary with default materials, and its boundary names."""
+        raise NotImplementedError
+
+    def load_mesh(self, problem):
+        """The problem's mesh (engine call, for the preview)."""
+        raise NotImplementedError
+
+    def show_mesh(self, view, mesh) -> None:
+        raise NotImplementedError
+
+    def show_result(self, view, result) -> None:
+        raise NotImplementedError
+
+    def summary_lines(self, result) -> list[str]:
+        raise NotImplementedError
+
+    def log_line(self, result) -> str:
+        raise NotImplementedError
+
+
+class MagnetostaticPanel(StudyPanel):
+    cases = tuple(CASES)
+    size_step = 1000
+    mesh_filter = "Meshes (*.msh *.vtu *.vtk *.xdmf *.med);;All files (*)"
+    done_message = "done: click the field to probe A and B"
+
+    def _materials_table(self) -> MaterialsTable:
+        return MaterialsTable()
+
+    def _add_problem_controls(self) -> None:
+        self.formulation_box = QtWidgets.QComboBox()
+        self.formulation_box.addItems(FORMULATIONS)
+        self.potential_box = QtWidgets.QComboBox()
+        self.potential_box.addItems(POTENTIALS)
+        self.unit_box.addItems(list(LENGTH_UNITS))
+        self.form.addRow("Formulation", self.formulation_box)
+        self.form.addRow("Potential", self.potential_box)
+        self.form.addRow("Length unit", self.unit_box)
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        self.formulation_box.setCurrentText(data["problem"]["formulation"])
+        self.potential_box.setCurrentText(data["problem"]["potential"])
+        super().show_problem(data, boundary_names)
+
+    def edited(self, data: dict) -> dict:
+        data = super().edited(data)
+        data["problem"].update(formulation=self.formulation_box.currentText(),
+                               potential=self.potential_box.currentText())
+        return data
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        """Every region gets mu_r = 1 and no current, every boundary starts natural."""
+        mesh = read_trimesh(path)
+        data = {"problem": {"kind": "magnetostatic", "formulation": self.formulation_box.currentText(),
+                            "potential": self.potential_box.currentText(), "mesh": str(path),
+                            "length_unit": self.unit_box.currentText()},
+                "regions": {name: {"mu_r": 1.0, "current_density": 0.0} for name in mesh.region_names}}
+        return data, mesh.boundary_names
+
+    def load_mesh(self, problem):
+        return load_mesh(problem)
+
+    def show_mesh(self, view, mesh) -> None:
+        view.show_mesh(mesh)
+
+    def show_result(self, view, result) -> None:
+        view.show_result(result)
+
+    def summary_lines(self, result) -> list[str]:
+        s = magnetostatic_summary(result)
+        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings")]
+        lines += [f"probe {p['name']}: A = {p['A']:.6g}, B = {p['B']}" for p in s["probes"]]
+        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+
+    def log_line(self, result) -> str:
+        return (f"solved: {result.mesh.n_elements} elements, {result.iterations} iterations, "
+                f"energy {result.energy:.6g}")
+
+
+class ElasticityPanel(StudyPanel):
+    cases = tuple(HEX_CASES)
+    size_step = 10
+    mesh_filter = "Hexahedral meshes (*.msh *.inp *.vtu);;All files (*)"
+    done_message = "done: click the body to probe displacement and stress"
+    default_young, default_poisson = 210e9, 0.3  # steel, for the regions of a bare mesh
+
+    def _materials_table(self) -> MaterialsTable:
+        return ElasticMaterialsTable()
+
+    def _add_problem_controls(self) -> None:
+        self.unit_box.addItems(list(ELASTIC_LENGTH_UNITS))
+        self.form.addRow("Length unit", self.unit_box)
+
+    def edited(self, data: dict) -> dict:
+        data = super().edited(data)
+        data["problem"]["order"] = self.parameter_edits["order"].value()
+        return data
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        """Every region starts as steel (E = 210 GPa, nu = 0.3), every boundary traction-free."""
+        mesh = read_hexmesh(path)
+        data = {"problem": {"kind": "elasticity", "order": self.parameter_edits["order"].value(),
+                            "mesh": str(path), "length_unit": self.unit_box.currentText()},
+                "regions": {name: {"young": self.default_young, "poisson": self.default_poisson}
+                            for name in mesh.region_names}}
+        return data, mesh.boundary_names
+
+    def load_mesh(self, problem):
+        return load_hex_mesh(problem)
+
+    def show_mesh(self, view, mesh) -> None:
+        view.show_hex_mesh(mesh)
+
+    def show_result(self, view, result) -> None:
+        view.show_solid_result(result)
+
+    def summary_lines(self, result) -> list[str]:
+        s = elasticity_summary(result)
+        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings")]
+        lines += [f"probe {p['name']} {p['point']} m: u = ({', '.join(f'{c:.6g}' for c in p['displacement'])}) m, "
+                  f"von Mises = {p['von_mises']:.6g} Pa" for p in s["probes"]]
+        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+
+    def log_line(self, result) -> str:
+        return (f"solved: {result.mesh.n_elements} hexahedra, p = {result.problem.order}, "
+                f"{result.iterations} iterations, strain energy {result.strain_energy:.6g} J")
+
+
+PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel}
+
+
+def make_panels() -> dict[str, StudyPanel]:
+    """One panel per registered study, in registry order; a study without a panel type is an error
+    here rather than a missing entry in the window."""
+    missing = [name for name in STUDIES if name not in PANEL_TYPES]
+    if missing:
+        raise KeyError(f"no window panel for the studies: {', '.join(missing)}")
+    return {name: PANEL_TYPES[name](study) for name, study in STUDIES.items()}
