@@ -25,6 +25,11 @@ def versions() -> dict[str, str]:
 
 
 def _git_commit() -> str | None:
+    """The checkout's commit; PARAFLUX_COMMIT overrides it where the tree was copied without its history."""
+    import os  # noqa: PLC0415
+
+    if os.environ.get("PARAFLUX_COMMIT"):
+        return os.environ["PARAFLUX_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                              cwd=Path(__file__).parent, timeout=10)

@@ -32,7 +32,8 @@ def render_markdown(data: dict) -> str:
                   f"commit {r['commit']}) keep that run's GEMM rate." for r in data.get("merged_runs", [])),
         f"- m = {m:,} distorted trilinear hexahedra (corners moved by up to 15 %), steel. GPU times: CUDA events "
         f"around all m element matrices (computed in chunks of at most {cfg['gpu_budget_gib']:g} GiB of "
-        f"scratch, results discarded), median of {cfg['repeats']} after a warm-up. CPU times: the variant run "
+        f"scratch, results discarded), median of {cfg['repeats']} after a warm-up (one timing where the warm-up "
+        "pass took over 2 s). CPU times: the variant run "
         f"on as many elements as fit in about {cfg['cpu_seconds']:g} s, scaled to m (the work per element is "
         "the same); `serial` is one core (Numba), `numpy` the batched textbook B^T D B (all cores).",
         "- GFLOP/s use one count for every variant, the textbook one: n_G (12 N_e^2 + 72 N_e) per element "
@@ -134,7 +135,8 @@ def _analysis(data: dict) -> list[str]:
         "- AI gives each thread a whole element: its matrix (N_e^2 doubles) is read and written once per Gauss "
         "point in global memory, so the traffic grows as n_G N_e^2 per element and, with one thread per "
         "element, the GPU runs out of parallel work when the chunk of matrices that fits in memory shrinks "
-        f"(at p = {high['order']}: {'not run, estimated ' + format(ai.get('estimated_seconds', 0), '.0f') + ' s' if ai['seconds'] is None else format(ai['seconds'], '.3g') + ' s'}).")
+        f"(at p = {high['order']}: {'not run' if ai['seconds'] is None else format(ai['seconds'], '.3g') + ' s'}"
+        f"; AI runs up to p = {data['config']['ai_max_order']}).")
     out.append(
         "- AII computes the gradients once per (element, Gauss point) thread and then sums each 3 x 3 block "
         "over the points with one thread per block: the slides' point-level parallelism, with the summation "

@@ -163,13 +163,21 @@ def _aii(coords, lam, mu, p, xp=np):
     return stiffness_aii(coords, lam, mu, p)
 
 
+def _gemm(coords, lam, mu, p, xp=np):
+    if xp is np:
+        return stiffness_gemm(coords, lam, mu, p)
+    from .gpu_element_matrices import stiffness_gemm_gpu  # noqa: PLC0415
+
+    return stiffness_gemm_gpu(coords, lam, mu, p)
+
+
 # integration variant -> (function, where it runs: "cpu", "gpu" or "backend")
 INTEGRATIONS = {
     "numpy": (stiffness_numpy, "cpu"),
     "serial": (_serial, "cpu"),
     "ai": (_ai, "gpu"),
     "aii": (_aii, "gpu"),
-    "gemm": (stiffness_gemm, "backend"),
+    "gemm": (_gemm, "backend"),
     "sumfact": (stiffness_sumfact, "backend"),
 }
 
@@ -184,7 +192,7 @@ def working_bytes(p: int, integration: str) -> int:
         "serial": out,
         "ai": 2 * out + 8 * 3 * n_s,
         "aii": out + 8 * n_g * (3 * n_s + 1),
-        "gemm": 4 * out + 8 * n_g * 3 * n_s * 3,
+        "gemm": 3 * out + 8 * n_g * 3 * n_s * 3,
         "sumfact": 3 * out + 8 * 6 * n_q * (2 * n_1 ** 4 + 2 * n_s * n_s + n_q * n_q * (2 + n_1 ** 2)),
     }[integration]
     return int(scratch)

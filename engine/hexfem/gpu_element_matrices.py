@@ -80,3 +80,26 @@ def stiffness_aii(coords, lam, mu, p: int):
         (-(-(m * ns * ns) // BLOCK),), (BLOCK,),
         (grads, c, lam, mu, np.int32(m), np.int32(nq), np.int32(ns), k))
     return k
+
+
+def stiffness_gemm_gpu(coords, lam, mu, p: int):
+    """The gemm variant on the GPU: the operand X (m, n_G, 3 n_s) of gradients scaled by sqrt(w det J)
+    from two kernels, the Gram matrices X^T X by one batched cuBLAS DGEMM, K^e by a last kernel.
+    NumPy twin: element_matrices.stiffness_gemm."""
+    import cupy as cp  # noqa: PLC0415
+
+    coords, lam, mu = _inputs(coords, lam, mu)
+    ref_grads, vgrads, weights, nq, ns = _device_tables(p)
+    m, f = len(coords), _module().get_function
+    s = cp.empty((m, nq, 3, 3))
+    f("hex_scaled_inverse")((-(-(m * nq) // BLOCK),), (BLOCK,),
+                            (coords, vgrads, weights, np.int32(m), np.int32(nq), s))
+    x = cp.empty((m, nq, 3 * ns))
+    f("hex_gram_operand")((-(-(m * nq * ns) // BLOCK),), (BLOCK,),
+                          (ref_grads, s, np.int32(m), np.int32(nq), np.int32(ns), x))
+    gram = cp.matmul(x.transpose(0, 2, 1), x)
+    del x
+    k = cp.empty((m, 3 * ns, 3 * ns))
+    f("hex_gram_to_stiffness")((-(-(m * ns * ns) // BLOCK),), (BLOCK,),
+                               (gram, lam, mu, np.int32(m), np.int32(ns), k))
+    return k

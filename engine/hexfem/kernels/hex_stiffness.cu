@@ -117,3 +117,57 @@ extern "C" __global__ void hex_sum_points(
             k[(e * ne + 3 * a + i) * ne + 3 * b + j] =
                 lam[e] * s[i][j] + mu[e] * s[j][i] + (i == j ? mu[e] * tr : 0.0);
 }
+
+// gemm, first pass: s[e][q][k][i] = sqrt(w_q det J) Jinv[k][i], one thread per (element, Gauss point).
+extern "C" __global__ void hex_scaled_inverse(
+    const double* __restrict__ coords, const double* __restrict__ vgrads,
+    const double* __restrict__ weights, int m, int nq, double* __restrict__ s)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t >= (long long)m * nq) return;
+    const int q = t % nq;
+    const long long e = t / nq;
+    double inv[3][3];
+    const double root = sqrt(weights[q] * jacobian_inverse(coords + 24 * e, vgrads + 24 * q, inv));
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < 3; ++i) s[9 * t + 3 * k + i] = root * inv[k][i];
+}
+
+// gemm, second pass: the GEMM operand x[e][q][i][a] = sum_k ref_grads[q][a][k] s[e][q][k][i], one thread
+// per (element, point, function): consecutive threads write consecutive a.
+extern "C" __global__ void hex_gram_operand(
+    const double* __restrict__ ref_grads, const double* __restrict__ s, int m, int nq, int ns,
+    double* __restrict__ x)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t >= (long long)m * nq * ns) return;
+    const int a = t % ns;
+    const long long eq = t / ns;
+    const int q = eq % nq;
+    const double* g = ref_grads + 3LL * (ns * q + a);
+    const double* sq = s + 9 * eq;
+    for (int i = 0; i < 3; ++i)
+        x[(3 * eq + i) * ns + a] = g[0] * sq[i] + g[1] * sq[3 + i] + g[2] * sq[6 + i];
+}
+
+// gemm, last pass: from the Gram matrix gram[e][i ns + a][j ns + b] = sum_q c G_i(a) G_j(b),
+// k[e][3a+i][3b+j] = lam gram_ij + mu gram_ji + mu delta_ij sum_l gram_ll, one thread per (e, a, b).
+extern "C" __global__ void hex_gram_to_stiffness(
+    const double* __restrict__ gram, const double* __restrict__ lam, const double* __restrict__ mu,
+    int m, int ns, double* __restrict__ k)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t >= (long long)m * ns * ns) return;
+    const int b = t % ns;
+    const int a = (t / ns) % ns;
+    const long long e = t / ((long long)ns * ns);
+    const int ne = 3 * ns;
+    const double* g = gram + e * ne * ne;
+    double v[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) v[i][j] = g[(long long)(i * ns + a) * ne + j * ns + b];
+    const double tr = mu[e] * (v[0][0] + v[1][1] + v[2][2]);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            k[(e * ne + 3 * a + i) * ne + 3 * b + j] = lam[e] * v[i][j] + mu[e] * v[j][i] + (i == j ? tr : 0.0);
+}
