@@ -152,7 +152,27 @@ def bench_order(cp, p: int, coords, lam, mu, config: HexBenchConfig, log) -> dic
         log(f"  p={p} {variant}: {entry['seconds']:.4g} s")
     for variant, entry in row["variants"].items():
         entry["actual_flops_per_element"] = actual_flops(p, variant)
+    row["variants"]["gemm"]["gram_gemm_seconds"] = _time_gram_gemm(cp, p, m, config)
     return row
+
+
+def _time_gram_gemm(cp, p: int, m: int, config: HexBenchConfig) -> float:
+    """The batched cuBLAS DGEMM of the gemm variant alone, for m elements in the same chunks (s)."""
+    from ..hexfem.element_matrices import working_bytes  # noqa: PLC0415
+
+    t = reference_tables(p)
+    chunk = min(m, max(1, int(config.gpu_budget_gib * 2**30) // working_bytes(p, "gemm")))
+    x = cp.random.standard_normal((chunk, len(t.weights), t.basis.n_dofs))
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for i in range(4):
+        start.record()
+        cp.matmul(x.transpose(0, 2, 1), x)
+        end.record()
+        end.synchronize()
+        if i:
+            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    return float(np.median(times)) * m / chunk
 
 
 def run_hex_benchmark(config: HexBenchConfig, command: list[str] | None = None,
