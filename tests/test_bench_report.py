@@ -27,6 +27,15 @@ def test_committed_coloring_report_is_the_rendering_of_the_committed_json():
     assert set(data["meshes"][0]["methods"]) == set(METHODS)
 
 
+def test_committed_hex_report_is_the_rendering_of_the_committed_json():
+    from paraflux.engine.bench.hex_report import render_markdown as render_hex
+
+    data = json.loads((DOCS / "hex.json").read_text())
+    assert (DOCS / "hex.md").read_text() == render_hex(data)
+    assert [r["order"] for r in data["orders"]] == list(range(1, 11))
+    assert data["config"]["elements"] == 10_000
+
+
 def test_cpu_baselines_full_and_capped():
     system = case_system("transformer", 3000)[2]
     full = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), True, 10)

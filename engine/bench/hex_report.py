@@ -153,11 +153,27 @@ def _analysis(data: dict) -> list[str]:
     out.append(
         "- gemm writes K^e as lambda, mu combinations of the Gram matrix X^T X of the gradients scaled by "
         "sqrt(w det J): 2 n_G N_e^2 flops instead of the textbook 12 n_G N_e^2, in one batched cuBLAS DGEMM "
-        "per chunk (the last column of the honest table times that DGEMM alone). Its Gram products are small "
-        "(N_e x n_G by n_G x N_e per element), so the batched DGEMM runs below the large-matrix rate at low p, "
-        "and writing the Gram matrix and then K^e (16 N_e^2 bytes per element, twice) costs about as much "
-        "memory time as the flops take; a fused kernel that keeps each Gram tile on chip and writes K^e once "
-        "(with FP64 tensor-core MMA) is what would lift the low orders further.")
+        "per chunk, so its effective (textbook) rate exceeds the GEMM rate from p = 5 on.")
+    gram = [(r["order"], r["variants"]["gemm"]) for r in rows if r["variants"]["gemm"].get("gram_gemm_seconds")]
+    m = data["config"]["elements"]
+    low = [(p, g["actual_flops_per_element"] * m / g["seconds"] / r["dgemm_flops"],
+            g["actual_flops_per_element"] * m / g["gram_gemm_seconds"] / r["dgemm_flops"])
+           for (p, g), r in zip(gram, [r for r in rows if r["variants"]["gemm"].get("gram_gemm_seconds")])
+           if p in (4, 5)]
+    high = [g["actual_flops_per_element"] * m / g["seconds"] / r["dgemm_flops"]
+            for r in rows for g in [r["variants"]["gemm"]] if r["order"] >= 6]
+    if low and high:
+        figures = "; ".join(f"p = {p}: {whole:.0%} for the variant, {alone:.0%} for its DGEMM alone"
+                            for p, whole, alone in low)
+        out.append(
+            f"- Why 30 % of the GEMM rate is missed at low orders ({figures}): the Gram products are small "
+            "(N_e x n_G times n_G x N_e, e.g. 150 x 125 x 150 at p = 4), and cuBLAS's batched DGEMM does not "
+            "fill the FP64 tensor cores at that shape, so even a variant that were nothing but that DGEMM "
+            "would stay under 30 % there; the rest is memory traffic, writing the Gram matrix and reading it "
+            "back into K^e (16 N_e^2 bytes per element each way). From p = 6 on, the products are large enough "
+            f"and the variant holds {min(high):.0%}-{max(high):.0%}. What would reach it at p = 4-5: a fused kernel that computes each "
+            "element's Gram tiles with FP64 tensor-core MMA (DMMA) in shared memory and writes K^e once, "
+            "skipping the Gram round trip.")
     out.append(
         "- sumfact contracts the Gauss points one direction at a time (O(p^7) instead of O(p^9) flops), but "
         "54 coefficient fields per element and the gather of the trunk-space entries make it memory-bound "
