@@ -175,3 +175,29 @@ def test_sampled_fields_cover_the_beam_and_stress_peaks_at_the_clamp():
     assert 0.7 * 60e6 < f.von_mises[near_clamp].max() < 1.3 * 60e6
     assert f.von_mises[f.points[:, 0] > 0.95].max() < 0.3 * 60e6
     assert result.max_displacement == pytest.approx(np.linalg.norm(f.displacement, axis=1).max())
+
+
+def test_pressure_on_the_tip_equals_the_opposite_normal_traction():
+    """The tip face's outward normal is +x: a pressure p pushes like a traction (-p, 0, 0)."""
+    from paraflux.engine.problems.elasticity import ElasticBoundary  # noqa: PLC0415
+
+    base = load_case_problem("cantilever").with_order(2).with_solver(method="sparse-direct")
+    clamp = [b for b in base.boundaries if b.name == "clamp"]
+    by_pressure = run_elasticity(replace(base, boundaries=(*clamp, ElasticBoundary("tip", "pressure", 2e6))))
+    by_traction = run_elasticity(replace(base, boundaries=(*clamp, ElasticBoundary("tip", "traction",
+                                                                                   (-2e6, 0.0, 0.0)))))
+    assert np.abs(by_pressure.coefficients - by_traction.coefficients).max() < 1e-12
+    # axial compression: u_x at the tip = -p L / E (plus the clamp's small Poisson restraint)
+    assert by_pressure.probes[0].displacement[0] == pytest.approx(-2e6 * 1.0 / 210e9, rel=0.02)
+
+
+def test_prescribed_tip_displacement_with_free_components():
+    from paraflux.engine.problems.elasticity import ElasticBoundary  # noqa: PLC0415
+
+    base = load_case_problem("cantilever").with_order(3).with_solver(method="sparse-direct")
+    clamp = [b for b in base.boundaries if b.name == "clamp"]
+    result = run_elasticity(replace(base, boundaries=(*clamp, ElasticBoundary("tip", "displacement",
+                                                                              (None, None, -1e-3)))))
+    assert result.probes[0].displacement[2] == pytest.approx(-1e-3, rel=1e-12)
+    # the stiffness that holds the tip at 1 mm: about F / 1.9 mm per metre of deflection for the 10 kN beam
+    assert 0.9 * 0.5 * 1e4 * 1e-3 * 1e-3 / 1.9e-3 < result.strain_energy < 1.2 * 0.5 * 1e4 * 1e-3 * 1e-3 / 1.9e-3
