@@ -1,6 +1,7 @@
 """Studies and their variants; importing this package registers every study."""
 
-from . import elasticity, magnetostatic  # noqa: F401  (register the studies)
+from . import magnetostatic  # noqa: F401  (registered first: the default study)
+from . import elasticity  # noqa: F401
 from .registry import STUDIES, Choice, Study, VariantAxis, study_for_kind
 
 __all__ = ["STUDIES", "Choice", "Study", "VariantAxis", "study_for_kind"]
