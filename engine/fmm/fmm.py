@@ -1,0 +1,263 @@
+"""LaplaceFMM: potential and gradient of charges and dipoles, 1/|x - y| kernel, several densities at once.
+
+The tree and the translation matrices are built once; apply() can be called many times (GMRES).
+Expansions are stored scaled by their box side h (multipoles M_n h^-n, locals L_n h^(n+1)) so one set
+of M2M / M2L / L2L matrices serves every level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backend import get_backend
+from ..errors import ProblemError
+from .harmonics import degree_order, n_coefficients
+from .operators import child_tables, l2p, p2m, standard_m2l_table
+from .tree import Octree, build_octree
+
+M2L_SCHEMES = ("standard", "batched-gemm")
+MIN_ORDER, MAX_ORDER = 2, 20
+
+
+@dataclass(frozen=True, eq=False)
+class _Leaves:
+    """Leaves holding targets (or sources) as padded index arrays into the sorted points."""
+
+    level: np.ndarray   # (n,) level of each leaf
+    box: np.ndarray     # (n,) box index in its level
+    start: np.ndarray   # (n,) first sorted point
+    index: np.ndarray   # (n, L) sorted point indices, -1 where padded
+
+
+def _leaves(tree: Octree, kind: str) -> _Leaves:
+    rows = []
+    for lv_i, lv in enumerate(tree.levels):
+        rng = lv.tgt_range if kind == "tgt" else lv.src_range
+        ids = np.flatnonzero(lv.leaf & (rng[:, 1] > rng[:, 0]))
+        rows += [(lv_i, b, rng[b, 0], rng[b, 1]) for b in ids]
+    rows.sort(key=lambda r: r[2])
+    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    width = int((a[:, 3] - a[:, 2]).max()) if len(a) else 1
+    offs = np.arange(width)
+    index = np.where(offs[None, :] < (a[:, 3] - a[:, 2])[:, None], a[:, 2:3] + offs[None, :], -1)
+    return _Leaves(a[:, 0], a[:, 1], a[:, 2], index)
+
+
+class LaplaceFMM:
+    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES."""
+
+    def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = "batched-gemm",
+                 backend: str = "numpy"):
+        if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
+            raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
+        if m2l not in M2L_SCHEMES:
+            raise ProblemError(f"unknown m2l scheme '{m2l}'; choose one of: {', '.join(M2L_SCHEMES)}")
+        sources = np.asarray(sources, dtype=np.float64).reshape(-1, 3)
+        targets = np.asarray(targets, dtype=np.float64).reshape(-1, 3)
+        self.backend = get_backend(backend)
+        xp = self.xp = self.backend.xp
+        self.order, self.m2l = int(order), m2l
+        self.tree = tree = build_octree(sources, targets, leaf_size)
+        self.sources, self.targets = sources[tree.src_order], targets[tree.tgt_order]
+        self.n_coef = n_coefficients(self.order)
+        self.box_offset = np.cumsum([0] + [lv.n_boxes for lv in tree.levels])
+        self.src_leaves, self.tgt_leaves = _leaves(tree, "src"), _leaves(tree, "tgt")
+        p = self.order
+        deg = np.tile(degree_order(p)[0], 2)
+        m2m, l2l = child_tables(p)
+        self.m2m = xp.asarray(m2m * (2.0 ** -deg)[None, None, :])          # child scaled by its own side
+        self.l2l = xp.asarray(l2l * (2.0 ** -(deg + 1))[None, :, None])    # child local scaled by its side
+        self.m2l_table = xp.asarray(standard_m2l_table(p))
+        self._near_pairs = self._leaf_pairs()
+
+    # ----------------------------------------------------------------- set-up helpers
+    def _gid(self, level, box):
+        return self.box_offset[level] + box
+
+    def _leaf_pairs(self):
+        """(target leaf, source leaf) pairs of every near box pair: the direct-sum work."""
+        tl, sl = self.tgt_leaves, self.src_leaves
+        t_start, s_start = tl.start, sl.start
+        out_t, out_s = [], []
+        for lv_i, (a, c) in enumerate(self.tree.near):
+            lv = self.tree.levels[lv_i]
+            ta = np.searchsorted(t_start, lv.tgt_range[a, 0]), np.searchsorted(t_start, lv.tgt_range[a, 1])
+            sc = np.searchsorted(s_start, lv.src_range[c, 0]), np.searchsorted(s_start, lv.src_range[c, 1])
+            nt, ns = ta[1] - ta[0], sc[1] - sc[0]
+            keep = (nt > 0) & (ns > 0)
+            nt, ns, t0, s0 = nt[keep], ns[keep], ta[0][keep], sc[0][keep]
+            total = nt * ns
+            pair = np.repeat(np.arange(len(total)), total)
+            local = np.arange(total.sum()) - np.repeat(np.cumsum(total) - total, total)
+            out_t.append(t0[pair] + local // ns[pair])
+            out_s.append(s0[pair] + local % ns[pair])
+        return np.concatenate(out_t), np.concatenate(out_s)
+
+    # ----------------------------------------------------------------- evaluation
+    def apply(self, charges=None, dipoles=None, gradient: bool = False):
+        """Potential (n_dens, n_t) and gradient (n_dens, n_t, 3) or None at the targets.
+
+        charges: (n_dens, n_s) or (n_s,); dipoles: (n_dens, n_s, 3) or (n_s, 3); real.
+        """
+        xp, p, tree = self.xp, self.order, self.tree
+        if charges is None and dipoles is None:
+            raise ProblemError("give charges, dipoles or both")
+        squeeze = (charges is not None and np.ndim(charges) == 1) or (dipoles is not None and np.ndim(dipoles) == 2)
+        q = None if charges is None else xp.asarray(np.atleast_2d(charges), dtype=xp.float64)[:, self.tree.src_order]
+        d = None if dipoles is None else xp.asarray(
+            np.asarray(dipoles, dtype=np.float64).reshape(-1, len(self.sources), 3))[:, self.tree.src_order]
+        n_dens = (q if q is not None else d).shape[0]
+        n_boxes = int(self.box_offset[-1])
+        two_p = 2 * self.n_coef
+        multipole = xp.zeros((n_boxes, n_dens, two_p))
+        local = xp.zeros((n_boxes, n_dens, two_p))
+        src = xp.asarray(self.sources)
+        tgt = xp.asarray(self.targets)
+
+        # P2M at the source leaves, scaled by each leaf's side
+        sl = self.src_leaves
+        idx = xp.asarray(np.maximum(sl.index, 0))
+        mask = xp.asarray(sl.index >= 0)
+        side = xp.asarray(tree.side / 2.0 ** sl.level)
+        centre = xp.asarray(np.concatenate([tree.centres(lv)[b:b + 1] for lv, b in zip(sl.level, sl.box)]))
+        pts = (src[idx] - centre[:, None, :]) / side[:, None, None]
+        qq = None if q is None else q[:, idx] * mask
+        dd = None if d is None else d[:, idx] * mask[None, :, :, None] / side[None, :, None, None]
+        m = p2m(pts, qq, dd, xp.zeros_like(centre), p, xp)
+        multipole[xp.asarray(self._gid(sl.level, sl.box))] = xp.concatenate([m.real, m.imag], axis=-1)
+
+        # M2M, finest level first
+        for lv_i in range(len(tree.levels) - 1, 0, -1):
+            lv = tree.levels[lv_i]
+            octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
+            parents = self._gid(lv_i - 1, lv.parent)
+            children = self._gid(lv_i, np.arange(lv.n_boxes))
+            for o in range(8):
+                sel = octant == o
+                if sel.any():
+                    contrib = multipole[xp.asarray(children[sel])] @ self.m2m[o].T
+                    multipole[xp.asarray(parents[sel])] += contrib  # one child per octant and parent
+
+        # M2L
+        for lv_i in range(2, len(tree.levels)):
+            tgt_box, src_box, off = tree.m2l[lv_i]
+            if not len(tgt_box):
+                continue
+            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off)
+
+        # L2L, coarsest level first
+        for lv_i in range(1, len(tree.levels)):
+            lv = tree.levels[lv_i]
+            octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
+            parents = self._gid(lv_i - 1, lv.parent)
+            children = self._gid(lv_i, np.arange(lv.n_boxes))
+            for o in range(8):
+                sel = octant == o
+                if sel.any():
+                    local[xp.asarray(children[sel])] += local[xp.asarray(parents[sel])] @ self.l2l[o].T
+
+        # L2P at the target leaves
+        tl = self.tgt_leaves
+        tidx = xp.asarray(np.maximum(tl.index, 0))
+        tmask = xp.asarray(tl.index >= 0)
+        tside = xp.asarray(tree.side / 2.0 ** tl.level)
+        tcentre = xp.asarray(np.concatenate([tree.centres(lv)[b:b + 1] for lv, b in zip(tl.level, tl.box)]))
+        tpts = (tgt[tidx] - tcentre[:, None, :]) / tside[:, None, None]
+        lv_local = local[xp.asarray(self._gid(tl.level, tl.box))]
+        lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
+        phi_pad, grad_pad = l2p(lc, tpts, xp.zeros_like(tcentre), p, gradient, xp)
+        phi_pad = phi_pad / tside[None, :, None]
+        if gradient:
+            grad_pad = grad_pad / (tside ** 2)[None, :, None, None]
+
+        # P2P
+        self._p2p(src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient)
+
+        phi = xp.zeros((n_dens, len(self.targets)))
+        flat = tidx[tmask]
+        phi[:, flat] = phi_pad[:, tmask]
+        out_phi = xp.empty_like(phi)
+        out_phi[:, xp.asarray(tree.tgt_order)] = phi
+        out_grad = None
+        if gradient:
+            grad = xp.zeros((n_dens, len(self.targets), 3))
+            grad[:, flat] = grad_pad[:, tmask]
+            out_grad = xp.empty_like(grad)
+            out_grad[:, xp.asarray(tree.tgt_order)] = grad
+        if squeeze:
+            return out_phi[0], (None if out_grad is None else out_grad[0])
+        return out_phi, out_grad
+
+    def _m2l_level(self, multipole, local, tgt_box, src_box, off):
+        xp = self.xp
+        if self.m2l == "batched-gemm":
+            order = np.argsort(off, kind="stable")
+            off, tgt_box, src_box = off[order], tgt_box[order], src_box[order]
+            cut = np.flatnonzero(np.diff(off)) + 1
+            for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(off)]):
+                local[xp.asarray(tgt_box[lo:hi])] += multipole[xp.asarray(src_box[lo:hi])] @ self.m2l_table[off[lo]].T
+        else:
+            _m2l_standard(multipole, local, tgt_box, src_box, off, self.m2l_table, xp)
+
+    def _p2p(self, src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient):
+        xp = self.xp
+        tl_pairs, sl_pairs = self._near_pairs
+        sidx_all = np.maximum(self.src_leaves.index, 0)
+        smask_all = self.src_leaves.index >= 0
+        width_t, width_s = tidx.shape[1], sidx_all.shape[1]
+        chunk = max(1, 4_000_000 // (width_t * width_s))
+        for lo in range(0, len(tl_pairs), chunk):
+            tp, sp = tl_pairs[lo:lo + chunk], sl_pairs[lo:lo + chunk]
+            x = tgt[tidx[xp.asarray(tp)]]                      # (k, Lt, 3)
+            si = xp.asarray(sidx_all[sp])
+            sm = xp.asarray(smask_all[sp])
+            y = src[si]                                        # (k, Ls, 3)
+            diff = x[:, :, None, :] - y[:, None, :, :]         # (k, Lt, Ls, 3)
+            r2 = (diff * diff).sum(axis=-1)
+            valid = (r2 > 0) & sm[:, None, :]
+            inv = xp.where(valid, 1.0 / xp.sqrt(xp.where(valid, r2, 1.0)), 0.0)
+            inv3 = inv ** 3
+            phi = 0
+            grad = 0
+            if q is not None:
+                qs = q[:, si]                                  # (n_dens, k, Ls)
+                phi = phi + xp.einsum("dks,kts->dkt", qs, inv)
+                if gradient:
+                    grad = grad - xp.einsum("dks,kts,ktsc->dktc", qs, inv3, diff)
+            if d is not None:
+                ds = d[:, si]                                  # (n_dens, k, Ls, 3)
+                dot = xp.einsum("dksc,ktsc->dkts", ds, diff)
+                phi = phi + (dot * inv3).sum(axis=-1)
+                if gradient:
+                    grad = grad + xp.einsum("dksc,kts->dktc", ds, inv3) - 3 * xp.einsum(
+                        "dkts,kts,ktsc->dktc", dot, inv3 * inv * inv, diff)
+            _scatter_add(phi_pad, xp.asarray(tp), phi, xp)
+            if gradient:
+                _scatter_add(grad_pad, xp.asarray(tp), grad, xp)
+
+
+def _scatter_add(target, rows, values, xp):
+    """target[:, rows] += values with repeated rows summed (NumPy add.at / CuPy scatter_add)."""
+    if xp is np:
+        np.add.at(target, (slice(None), rows), values)
+    else:
+        import cupyx  # noqa: PLC0415
+
+        cupyx.scatter_add(target, (slice(None), rows), values)
+
+
+def _m2l_standard(multipole, local, tgt_box, src_box, off, table, xp):
+    """The paper's M2L: each target box sums the translations of its interaction list."""
+    order = np.argsort(tgt_box, kind="stable")
+    tgt_box, src_box, off = tgt_box[order], src_box[order], off[order]
+    if xp is np:
+        from .standard_m2l import m2l_lists_numba  # noqa: PLC0415
+
+        starts = np.r_[0, np.flatnonzero(np.diff(tgt_box)) + 1]
+        m2l_lists_numba(multipole, local, tgt_box[starts], np.r_[starts, len(tgt_box)], src_box, off, table)
+    else:
+        from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
+
+        m2l_lists_gpu(multipole, local, tgt_box, src_box, off, table)

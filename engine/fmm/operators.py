@@ -1,0 +1,184 @@
+"""FMM operators of the Laplace kernel 1/|x - y| on expansions stored for m >= 0 (harmonics.py).
+
+Translations are linear over the reals (negative orders enter through conjugates), so each one is a
+real (2P, 2P) matrix acting on [Re c; Im c] of the P stored coefficients. The matrices are built here
+from the translation theorems and are independent of the box size once expansions are scaled:
+multipoles M_n h^-n, locals L_n h^(n+1) for boxes of side h.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .harmonics import degree_order, full_order, index, irregular, n_coefficients, regular
+
+
+def _basis_inputs(p: int) -> np.ndarray:
+    """All-order forms (2P, p+1, 2p+1) of the 2P real unit inputs: e_s and i e_s for each stored s."""
+    count = n_coefficients(p)
+    eye = np.eye(count, dtype=np.complex128)
+    return full_order(np.concatenate([eye, 1j * eye]), p)
+
+
+def _as_real(columns: np.ndarray) -> np.ndarray:
+    """(n, P, 2P) complex images of the unit inputs -> (n, 2P, 2P) real matrices on [Re; Im]."""
+    return np.concatenate([columns.real, columns.imag], axis=1)
+
+
+def m2m_matrices(p: int, shifts: np.ndarray) -> np.ndarray:
+    """Child multipole about c to parent multipole about c' for shifts c - c' (n, 3):
+    M'_n^m = sum_{j <= n, k} M_j^k conj(R_{n-j}^{m-k}(c - c'))."""
+    r_full = np.conj(full_order(regular(shifts, p), p))  # (n, p+1, 2p+1)
+    inputs = _basis_inputs(p)
+    deg, order = degree_order(p)
+    out = np.zeros((len(shifts), len(deg), inputs.shape[0]), dtype=np.complex128)
+    for t, (n, m) in enumerate(zip(deg, order)):
+        for j in range(n + 1):
+            k = np.arange(-j, j + 1)
+            ok = np.abs(m - k) <= n - j
+            coeff = r_full[:, n - j, p + m - k[ok]]  # (n_shifts, n_k)
+            out[:, t] += coeff @ inputs[:, j, p + k[ok]].T
+    return _as_real(out)
+
+
+def l2l_matrices(p: int, shifts: np.ndarray) -> np.ndarray:
+    """Parent local about t to child local about t' for shifts t' - t (n, 3):
+    L'_n^m = sum_{j >= n, k} L_j^k R_{j-n}^{k-m}(t' - t)."""
+    r_full = full_order(regular(shifts, p), p)
+    inputs = _basis_inputs(p)
+    deg, order = degree_order(p)
+    out = np.zeros((len(shifts), len(deg), inputs.shape[0]), dtype=np.complex128)
+    for t, (n, m) in enumerate(zip(deg, order)):
+        for j in range(n, p + 1):
+            k = np.arange(-j, j + 1)
+            ok = np.abs(k - m) <= j - n
+            out[:, t] += r_full[:, j - n, p + k[ok] - m] @ inputs[:, j, p + k[ok]].T
+    return _as_real(out)
+
+
+def m2l_matrices(p: int, shifts: np.ndarray) -> np.ndarray:
+    """Multipole about c to local about t for shifts t - c (n, 3), |t - c| beyond both radii:
+    L_n^m = sum_{j, k} M_j^k (-1)^(n+m) I_{j+n}^{k-m}(t - c)."""
+    i_full = full_order(irregular(shifts, 2 * p), 2 * p)  # (n, 2p+1, 4p+1)
+    inputs = _basis_inputs(p)
+    deg, order = degree_order(p)
+    out = np.zeros((len(shifts), len(deg), inputs.shape[0]), dtype=np.complex128)
+    for t, (n, m) in enumerate(zip(deg, order)):
+        for j in range(p + 1):
+            k = np.arange(-j, j + 1)
+            out[:, t] += (-1.0) ** (n + m) * (i_full[:, j + n, 2 * p + k - m] @ inputs[:, j, p + k].T)
+    return _as_real(out)
+
+
+def scales(p: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Factors (2P,) that scale multipoles (h^-n) and locals (h^(n+1)) of boxes of side h."""
+    deg, _ = degree_order(p)
+    return np.tile(float(h) ** -deg, 2), np.tile(float(h) ** (deg + 1), 2)
+
+
+OFFSETS = np.array([(a, b, c) for a in range(-3, 4) for b in range(-3, 4) for c in range(-3, 4)])
+WELL_SEPARATED = np.abs(OFFSETS).max(axis=1) > 1  # the 316 offsets a same-level M2L can have
+
+
+@lru_cache(maxsize=None)
+def standard_m2l_table(p: int) -> np.ndarray:
+    """(343, 2P, 2P) scaled M2L matrices for integer box offsets (source centre - target centre) / h,
+    indexed by (dx + 3) * 49 + (dy + 3) * 7 + dz + 3; adjacent offsets hold zeros."""
+    table = np.zeros((len(OFFSETS), 2 * n_coefficients(p), 2 * n_coefficients(p)))
+    table[WELL_SEPARATED] = m2l_matrices(p, -OFFSETS[WELL_SEPARATED].astype(float))
+    return table
+
+
+CHILD_SIGNS = np.array([(a, b, c) for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)], dtype=float)
+
+
+@lru_cache(maxsize=None)
+def child_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled M2M (child -> parent) and L2L (parent -> child) matrices for the 8 octants, for a parent
+    of side 1 (child centre = parent centre + signs / 4); both in the parent's scaling."""
+    m2m = m2m_matrices(p, CHILD_SIGNS / 4)  # child multipole (scaled by the parent side) -> parent
+    l2l = l2l_matrices(p, CHILD_SIGNS / 4)
+    return m2m, l2l
+
+
+def to_real(coefficients, xp=np):
+    """(..., P) complex -> (..., 2P) real [Re; Im]."""
+    return xp.concatenate([coefficients.real, coefficients.imag], axis=-1)
+
+
+def to_complex(values, xp=np):
+    half = values.shape[-1] // 2
+    return values[..., :half] + 1j * values[..., half:]
+
+
+def gradient_regular(rvals, p: int, xp=np):
+    """Gradients (n, 3, P) of R_n^m from their values (n, P') of order p - 1 or more:
+    d/dz R_n^m = R_{n-1}^m, d/dx = (i/2)(R_{n-1}^{m-1} + R_{n-1}^{m+1}), d/dy = -(1/2)(R_{n-1}^{m-1} - R_{n-1}^{m+1})."""
+    full = full_order(rvals, p, xp)  # (n, p+1, 2p+1)
+    deg, order = degree_order(p)
+    lower = xp.zeros((rvals.shape[0], p + 2, 2 * p + 3), dtype=xp.complex128)
+    lower[:, 1:, 1:-1] = full  # lower[:, n + 1, p + 1 + m] = R_n^m
+    below, minus, plus = (lower[:, deg, p + 1 + order + s] for s in (0, -1, 1))
+    down = lower[:, deg, :]  # R_{n-1} sits at lower[:, n]
+    below = down[:, np.arange(len(deg)), p + 1 + order]
+    minus = down[:, np.arange(len(deg)), p + order]
+    plus = down[:, np.arange(len(deg)), p + 2 + order]
+    return xp.stack([0.5j * (minus + plus), -0.5 * (minus - plus), below], axis=1)
+
+
+def p2m(points, charges, dipoles, center, p: int, xp=np):
+    """Multipoles (n_boxes, n_dens, P) of padded leaves: points (n_boxes, L, 3), charges (n_dens,
+    n_boxes, L) or None, dipoles (n_dens, n_boxes, L, 3) or None (zeros where padded), centres (n_boxes, 3).
+    M_n^m = sum q conj(R_n^m(y - c)) + d . grad_y conj(R_n^m(y - c))."""
+    nb, lmax, _ = points.shape
+    rel = (points - center[:, None, :]).reshape(-1, 3)
+    r = regular(rel, p, xp)  # (nb L, P)
+    out = 0
+    if charges is not None:
+        out = out + xp.einsum("dbl,blp->bdp", charges, xp.conj(r).reshape(nb, lmax, -1))
+    if dipoles is not None:
+        g = xp.conj(gradient_regular(r, p, xp)).reshape(nb, lmax, 3, -1)
+        out = out + xp.einsum("dblk,blkp->bdp", dipoles, g)
+    return out
+
+
+def l2p(local, points, center, p: int, gradient: bool, xp=np):
+    """Potential (n_dens, n_boxes, L) and gradient (n_dens, n_boxes, L, 3) or None of local
+    expansions (n_boxes, n_dens, P) at padded points (n_boxes, L, 3)."""
+    nb, lmax, _ = points.shape
+    _, order = degree_order(p)
+    weight = xp.asarray(np.where(order > 0, 2.0, 1.0))  # m and -m together: 2 Re(L R) for m > 0
+    r = regular((points - center[:, None, :]).reshape(-1, 3), p, xp).reshape(nb, lmax, -1)
+    lw = local * weight
+    phi = xp.einsum("bdp,blp->dbl", lw, r).real
+    grad = None
+    if gradient:
+        g = gradient_regular(r.reshape(nb * lmax, -1), p, xp).reshape(nb, lmax, 3, -1)
+        grad = xp.einsum("bdp,blkp->dblk", lw, g).real
+    return phi, grad
+
+
+def direct(sources, targets, charges=None, dipoles=None, gradient=False, xp=np):
+    """Reference sums over all pairs (coincident pairs skipped): potential (n_dens, n_targets) and
+    gradient (n_dens, n_targets, 3) of sum_j q_j / |x - y_j| + d_j . (x - y_j) / |x - y_j|^3."""
+    sources, targets = xp.asarray(sources, dtype=xp.float64), xp.asarray(targets, dtype=xp.float64)
+    diff = targets[:, None, :] - sources[None, :, :]
+    r2 = (diff * diff).sum(axis=2)
+    inv = xp.where(r2 > 0, 1.0 / xp.sqrt(xp.where(r2 > 0, r2, 1.0)), 0.0)
+    inv3 = inv ** 3
+    n_dens = (charges if charges is not None else dipoles).shape[0]
+    phi = xp.zeros((n_dens, len(targets)))
+    grad = xp.zeros((n_dens, len(targets), 3)) if gradient else None
+    if charges is not None:
+        phi += charges @ inv.T
+        if gradient:
+            grad -= xp.einsum("ds,ts,tsk->dtk", charges, inv3, diff)
+    if dipoles is not None:
+        dot = xp.einsum("dsk,tsk->dts", dipoles, diff)
+        phi += (dot * inv3).sum(axis=2)
+        if gradient:
+            inv5 = inv3 * inv * inv
+            grad += xp.einsum("dsk,ts->dtk", dipoles, inv3) - 3 * xp.einsum("dts,ts,tsk->dtk", dot, inv5, diff)
+    return phi, grad

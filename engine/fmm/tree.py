@@ -1,0 +1,168 @@
+"""Adaptive octree over sources and targets with the lists the FMM needs, built with array operations.
+
+Points get 3 x 21-bit Morton keys in the root cube and are sorted by them, so every box owns a
+contiguous range. A box is split while it holds more than leaf_size points (sources and targets
+together) and the depth is below max_level. A level-synchronous dual traversal from (root, root)
+classifies every pair of same-level boxes whose parents are adjacent: not adjacent -> M2L (the
+"interaction list", at most 189 per box); adjacent with a leaf on either side -> direct sum between
+the two subtrees; otherwise the children pairs go on to the next level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ProblemError
+
+BITS = 21
+
+
+def _spread(v: np.ndarray) -> np.ndarray:
+    v = v.astype(np.uint64) & np.uint64(0x1FFFFF)
+    for shift, mask in ((32, 0x1F00000000FFFF), (16, 0x1F0000FF0000FF), (8, 0x100F00F00F00F00F),
+                        (4, 0x10C30C30C30C30C3), (2, 0x1249249249249249)):
+        v = (v | (v << np.uint64(shift))) & np.uint64(mask)
+    return v
+
+
+def morton(cells: np.ndarray) -> np.ndarray:
+    """Interleaved keys (n,) uint64 of integer cell coordinates (n, 3), x in the highest bit of each triple."""
+    return (_spread(cells[:, 0]) << np.uint64(2)) | (_spread(cells[:, 1]) << np.uint64(1)) | _spread(cells[:, 2])
+
+
+@dataclass(frozen=True, eq=False)
+class Level:
+    """Boxes of one level: integer coordinates (n, 3), point ranges [start, stop) in sorted order for
+    sources and targets, leaf flags, parent (index into the level above) and children (n, 8), -1 if none."""
+
+    coords: np.ndarray
+    src_range: np.ndarray
+    tgt_range: np.ndarray
+    leaf: np.ndarray
+    parent: np.ndarray
+    children: np.ndarray = field(default=None)
+
+    @property
+    def n_boxes(self) -> int:
+        return len(self.coords)
+
+
+@dataclass(frozen=True, eq=False)
+class Octree:
+    """The tree: root cube (corner, side in the points' unit), sorted permutations of sources and
+    targets, levels, and per level the M2L pairs (target box, source box, offset index) and the
+    near pairs (target box, source box) whose subtrees interact directly."""
+
+    corner: np.ndarray
+    side: float
+    src_order: np.ndarray
+    tgt_order: np.ndarray
+    levels: list
+    m2l: list
+    near: list
+    leaf_size: int
+
+    def box_side(self, level: int) -> float:
+        return self.side / 2 ** level
+
+    def centres(self, level: int) -> np.ndarray:
+        return self.corner + (self.levels[level].coords + 0.5) * self.box_side(level)
+
+    def stats(self) -> dict:
+        per_box = [np.bincount(t, minlength=lv.n_boxes) for (t, _, _), lv in zip(self.m2l, self.levels)]
+        return {"levels": len(self.levels), "boxes": [lv.n_boxes for lv in self.levels],
+                "leaves": int(sum(lv.leaf.sum() for lv in self.levels)),
+                "m2l_pairs": int(sum(len(t) for t, _, _ in self.m2l)),
+                "max_m2l_per_box": int(max((c.max() for c in per_box if len(c)), default=0)),
+                "near_pairs": int(sum(len(t) for t, _ in self.near))}
+
+
+def build_octree(sources: np.ndarray, targets: np.ndarray, leaf_size: int = 32, max_level: int = 20) -> Octree:
+    """The adaptive octree of sources (n_s, 3) and targets (n_t, 3)."""
+    if leaf_size < 1:
+        raise ProblemError(f"leaf_size must be at least 1, got {leaf_size}")
+    allp = np.concatenate([sources, targets])
+    if not np.isfinite(allp).all():
+        raise ProblemError("source or target coordinates contain NaN or infinite values")
+    lo, hi = allp.min(axis=0), allp.max(axis=0)
+    side = float((hi - lo).max()) * (1 + 1e-9) or 1.0
+    corner = (lo + hi) / 2 - side / 2
+    scale = 2 ** BITS / side
+    cells = lambda x: np.clip(((x - corner) * scale).astype(np.int64), 0, 2 ** BITS - 1)  # noqa: E731
+    src_keys, tgt_keys = morton(cells(sources)), morton(cells(targets))
+    src_order, tgt_order = np.argsort(src_keys, kind="stable"), np.argsort(tgt_keys, kind="stable")
+    src_keys, tgt_keys = src_keys[src_order], tgt_keys[tgt_order]
+
+    levels: list[Level] = []
+    boxes = np.zeros(1, dtype=np.uint64)  # prefixes of the boxes of the current level
+    parent = np.full(1, -1)
+    for level in range(max_level + 1):
+        shift = np.uint64(3 * (BITS - level))
+        upper = np.uint64(1) << shift
+        s_rng = np.stack([np.searchsorted(src_keys, boxes << shift), np.searchsorted(src_keys, (boxes << shift) + upper)], 1)
+        t_rng = np.stack([np.searchsorted(tgt_keys, boxes << shift), np.searchsorted(tgt_keys, (boxes << shift) + upper)], 1)
+        count = (s_rng[:, 1] - s_rng[:, 0]) + (t_rng[:, 1] - t_rng[:, 0])
+        leaf = (count <= leaf_size) | (level == max_level)
+        levels.append(Level(_decode(boxes, level), s_rng, t_rng, leaf, parent))
+        split = np.flatnonzero(~leaf)
+        if not len(split):
+            break
+        child = (boxes[split][:, None] << np.uint64(3)) | np.arange(8, dtype=np.uint64)
+        owner = np.repeat(split, 8)
+        child = child.reshape(-1)
+        # keep children that hold at least one point
+        cshift = np.uint64(3 * (BITS - level - 1))
+        cup = np.uint64(1) << cshift
+        n_child = (np.searchsorted(src_keys, (child << cshift) + cup) - np.searchsorted(src_keys, child << cshift)
+                   + np.searchsorted(tgt_keys, (child << cshift) + cup) - np.searchsorted(tgt_keys, child << cshift))
+        keep = n_child > 0
+        boxes, parent = child[keep], owner[keep]
+    levels = [_with_children(lv, levels[i + 1] if i + 1 < len(levels) else None) for i, lv in enumerate(levels)]
+    m2l, near = _interactions(levels)
+    return Octree(corner, side, src_order, tgt_order, levels, m2l, near, leaf_size)
+
+
+def _decode(keys: np.ndarray, level: int) -> np.ndarray:
+    out = np.zeros((len(keys), 3), dtype=np.int64)
+    for bit in range(level):
+        for axis in range(3):
+            out[:, axis] |= ((keys >> np.uint64(3 * bit + 2 - axis)) & np.uint64(1)).astype(np.int64) << bit
+    return out
+
+
+def _with_children(level: Level, below: Level | None) -> Level:
+    children = np.full((level.n_boxes, 8), -1, dtype=np.int64)
+    if below is not None and below.n_boxes:
+        octant = (below.coords[:, 0] % 2) * 4 + (below.coords[:, 1] % 2) * 2 + below.coords[:, 2] % 2
+        children[below.parent, octant] = np.arange(below.n_boxes)
+    return Level(level.coords, level.src_range, level.tgt_range, level.leaf, level.parent, children)
+
+
+def offset_index(delta: np.ndarray) -> np.ndarray:
+    """Index (dx + 3) * 49 + (dy + 3) * 7 + dz + 3 of integer offsets in -3..3 (n, 3)."""
+    return (delta[:, 0] + 3) * 49 + (delta[:, 1] + 3) * 7 + delta[:, 2] + 3
+
+
+def _interactions(levels: list[Level]):
+    m2l = [(np.zeros(0, np.int64),) * 3]
+    near = []
+    pairs = np.zeros((1, 2), dtype=np.int64)  # adjacent (target box, source box) pairs of this level
+    for lv_index, lv in enumerate(levels):
+        a, c = pairs[:, 0], pairs[:, 1]
+        stop = lv.leaf[a] | lv.leaf[c]
+        near.append((a[stop], c[stop]))
+        a, c = a[~stop], c[~stop]
+        if lv_index + 1 == len(levels):
+            break
+        below = levels[lv_index + 1]
+        ca = np.repeat(lv.children[a], 8, axis=1).reshape(-1)
+        cc = np.tile(lv.children[c], (1, 8)).reshape(-1)
+        ok = (ca >= 0) & (cc >= 0)
+        ca, cc = ca[ok], cc[ok]
+        delta = below.coords[cc] - below.coords[ca]
+        adjacent = np.abs(delta).max(axis=1) <= 1
+        m2l.append((ca[~adjacent], cc[~adjacent], offset_index(delta[~adjacent])))
+        pairs = np.stack([ca[adjacent], cc[adjacent]], axis=1)
+    return m2l, near

@@ -1,0 +1,135 @@
+"""Laplace FMM: solid harmonics, exact translations, the octree's invariants, and the FMM against
+direct summation on uniform, clustered and surface-like points for every M2L scheme."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paraflux.engine.errors import ProblemError
+from paraflux.engine.fmm.fmm import M2L_SCHEMES, LaplaceFMM
+from paraflux.engine.fmm.harmonics import degree_order, full_order, irregular, regular
+from paraflux.engine.fmm.operators import (direct, l2l_matrices, l2p, m2m_matrices, p2m, to_complex,
+                                           to_real)
+from paraflux.engine.fmm.tree import build_octree
+
+
+def test_solid_harmonics_match_scipy_and_expand_the_kernel():
+    from scipy.special import factorial, lpmv  # noqa: PLC0415
+
+    x = np.array([[1.3, -0.7, 2.1], [0.2, 0.5, -0.3]])
+    p = 8
+    deg, order = degree_order(p)
+    r, ct, ph = np.linalg.norm(x, axis=1), x[:, 2] / np.linalg.norm(x, axis=1), np.arctan2(x[:, 1], x[:, 0])
+    leg = np.array([lpmv(m, n, ct) * (-1.0) ** m for n, m in zip(deg, order)]).T  # no Condon-Shortley phase
+    phase = 1j ** order * np.exp(1j * order * ph[:, None])
+    assert np.allclose(regular(x, p), r[:, None] ** deg * leg * phase / factorial(deg + order), rtol=1e-13, atol=0)
+    assert np.allclose(irregular(x, p), factorial(deg - order) * leg * phase / r[:, None] ** (deg + 1),
+                       rtol=1e-13, atol=0)
+    y = np.array([[0.2, 0.3, -0.25]])
+    series = (np.conj(full_order(regular(y, 30), 30)) * full_order(irregular(x[:1], 30), 30)).sum()
+    assert series.real == pytest.approx(1 / np.linalg.norm(x[0] - y[0]), rel=1e-14)
+
+
+def test_m2m_and_l2l_are_exact_for_truncated_expansions():
+    rng = np.random.default_rng(0)
+    p = 7
+    ys = rng.uniform(-0.5, 0.5, (20, 3))
+    q = rng.standard_normal((1, 1, 20))
+    about = lambda c: p2m(ys[None], q, None, np.asarray(c, float)[None], p)[0]  # noqa: E731
+    shift = np.array([0.25, -0.25, 0.25])
+    moved = to_complex(to_real(about([0, 0, 0])) @ m2m_matrices(p, -shift[None])[0].T)
+    assert np.abs(moved - about(shift)).max() < 1e-13 * np.abs(about(shift)).max()
+    local = rng.standard_normal((1, len(degree_order(p)[0]))) + 0j
+    x = rng.uniform(-0.2, 0.2, (5, 3))
+    phi, _ = l2p(local[None], x[None], np.zeros((1, 3)), p, False)
+    local2 = to_complex(to_real(local) @ l2l_matrices(p, shift[None])[0].T)
+    phi2, _ = l2p(local2[None], x[None], shift[None], p, False)
+    assert np.abs(phi - phi2).max() < 1e-13 * np.abs(phi).max()
+
+
+def distributions(n, rng):
+    direction = rng.standard_normal((n, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    plummer = direction / np.sqrt(rng.uniform(0.02, 0.95, (n, 1)) ** (-2 / 3) - 1)  # Plummer radii, clipped tails
+    sphere = rng.standard_normal((n, 3))
+    sphere /= np.linalg.norm(sphere, axis=1, keepdims=True)
+    plate = np.column_stack([rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.uniform(0, 0.01, n)])
+    return {"uniform": rng.uniform(0, 1, (n, 3)), "plummer": plummer, "sphere": sphere, "plate": plate}
+
+
+@pytest.mark.parametrize("name", ["uniform", "plummer", "sphere", "plate"])
+def test_fmm_error_falls_geometrically_with_the_order(name):
+    rng = np.random.default_rng(2)
+    pts = distributions(3000, rng)[name]
+    q = rng.standard_normal((2, 3000))
+    d = rng.standard_normal((2, 3000, 3))
+    sample = rng.choice(3000, 300, replace=False)
+    ref, ref_grad = direct(pts, pts[sample], q, d, gradient=True)
+    errors = []
+    for p in (3, 6, 9, 12):
+        phi, grad = LaplaceFMM(pts, pts, p, 32).apply(q, d, gradient=True)
+        errors.append((np.linalg.norm(phi[:, sample] - ref) / np.linalg.norm(ref),
+                       np.linalg.norm(grad[:, sample] - ref_grad) / np.linalg.norm(ref_grad)))
+    for (e_phi, e_grad), (f_phi, f_grad) in zip(errors, errors[1:]):
+        assert f_phi < 0.5 * e_phi and f_grad < 0.5 * e_grad, errors
+    assert errors[-1][0] < 1e-5 and errors[-1][1] < 1e-5, errors
+
+
+@pytest.mark.parametrize("scheme", M2L_SCHEMES)
+def test_every_scheme_matches_standard(scheme):
+    rng = np.random.default_rng(3)
+    src, tgt = rng.uniform(0, 1, (2000, 3)), rng.uniform(0, 1, (1500, 3))
+    q = rng.standard_normal(2000)
+    base, _ = LaplaceFMM(src, tgt, 8, 16, "standard").apply(q)
+    phi, _ = LaplaceFMM(src, tgt, 8, 16, scheme).apply(q)
+    assert np.abs(phi - base).max() < 1e-12 * np.abs(base).max()
+
+
+def test_coincident_sources_and_targets_exclude_the_self_interaction():
+    rng = np.random.default_rng(4)
+    pts = rng.uniform(0, 1, (800, 3))
+    q = rng.standard_normal(800)
+    phi, _ = LaplaceFMM(pts, pts, 10, 32).apply(q)
+    ref, _ = direct(pts, pts, q[None])
+    assert np.isfinite(phi).all()
+    assert np.abs(phi - ref[0]).max() < 1e-5 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"order": 1}, "order"), ({"order": 21}, "order"), ({"m2l": "fastest"}, "unknown m2l scheme"),
+])
+def test_bad_settings_are_refused(bad, message):
+    pts = np.random.default_rng(0).uniform(0, 1, (10, 3))
+    with pytest.raises(ProblemError, match=message):
+        LaplaceFMM(pts, pts, **{"order": 6, **bad})
+
+
+def test_nan_coordinates_are_refused():
+    pts = np.random.default_rng(0).uniform(0, 1, (10, 3))
+    pts[3, 1] = np.nan
+    with pytest.raises(ProblemError, match="NaN or infinite"):
+        LaplaceFMM(pts, pts, 6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 400), leaf=st.integers(1, 40), seed=st.integers(0, 2**16), cluster=st.booleans())
+def test_tree_invariants(n, leaf, seed, cluster):
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 1, (n, 3)) ** (4 if cluster else 1)
+    tree = build_octree(pts, pts[: max(1, n // 2)], leaf)
+    # every point in exactly one leaf
+    owned = np.zeros(n, dtype=int)
+    for lv in tree.levels:
+        for b in np.flatnonzero(lv.leaf):
+            owned[lv.src_range[b, 0]:lv.src_range[b, 1]] += 1
+            count = np.diff(lv.src_range[b]) + np.diff(lv.tgt_range[b])
+            assert count <= leaf or lv is tree.levels[-1]
+    assert (owned == 1).all()
+    for level, (t, s, _) in enumerate(tree.m2l):
+        if len(t):
+            assert np.bincount(t).max() <= 189
+            delta = tree.levels[level].coords[s] - tree.levels[level].coords[t]
+            assert (np.abs(delta).max(axis=1) >= 2).all()
+            pairs = set(zip(t.tolist(), s.tolist()))  # symmetric: sources and targets share the tree
+            assert all((b, a) in pairs for a, b in pairs)
