@@ -14,10 +14,10 @@ import numpy as np
 from ..backend import get_backend
 from ..errors import ProblemError
 from .harmonics import degree_order, n_coefficients
-from .operators import child_tables, l2p, p2m, standard_m2l_table
+from .operators import child_tables, cross_level_split, cross_m2l_table, l2p, p2m, standard_m2l_table
 from .tree import Octree, build_octree
 
-M2L_SCHEMES = ("standard", "batched-gemm")
+M2L_SCHEMES = ("standard", "child-to-parent", "parent-to-child", "batched-gemm")
 MIN_ORDER, MAX_ORDER = 2, 20
 
 
@@ -71,6 +71,7 @@ class LaplaceFMM:
         self.l2l = xp.asarray(l2l * (2.0 ** -(deg + 1))[None, :, None])    # child local scaled by its side
         self.m2l_table = xp.asarray(standard_m2l_table(p))
         self._near_pairs = self._leaf_pairs()
+        self._cross_tables: dict = {}
 
     # ----------------------------------------------------------------- set-up helpers
     def _gid(self, level, box):
@@ -145,7 +146,12 @@ class LaplaceFMM:
             tgt_box, src_box, off = tree.m2l[lv_i]
             if not len(tgt_box):
                 continue
-            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off)
+            if self.m2l in ("child-to-parent", "parent-to-child"):
+                cross, keep = cross_level_split(tree, lv_i, tgt_box, src_box, self.m2l)
+                tgt_box, src_box, off = tgt_box[keep], src_box[keep], off[keep]
+                self._cross(multipole, local, lv_i, cross)
+            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off, "batched-gemm"
+                            if self.m2l != "standard" else "standard")
 
         # L2L, coarsest level first
         for lv_i in range(1, len(tree.levels)):
@@ -190,9 +196,23 @@ class LaplaceFMM:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
 
-    def _m2l_level(self, multipole, local, tgt_box, src_box, off):
+    def _cross(self, multipole, local, level, cross):
+        """Cross-level translations: (target level, target box, source level, source box, offset code)."""
         xp = self.xp
-        if self.m2l == "batched-gemm":
+        tgt_level, tgt_box, src_level, src_box, code = cross
+        if not len(tgt_box):
+            return
+        table = self._cross_tables.setdefault(self.m2l, {})
+        for c in np.unique(code):
+            if c not in table:
+                table[c] = xp.asarray(cross_m2l_table(self.order, int(c), self.m2l))
+            sel = code == c
+            local[xp.asarray(self._gid(tgt_level, tgt_box[sel]))] += (
+                multipole[xp.asarray(self._gid(src_level, src_box[sel]))] @ table[c].T)
+
+    def _m2l_level(self, multipole, local, tgt_box, src_box, off, scheme):
+        xp = self.xp
+        if scheme == "batched-gemm":
             order = np.argsort(off, kind="stable")
             off, tgt_box, src_box = off[order], tgt_box[order], src_box[order]
             cut = np.flatnonzero(np.diff(off)) + 1
@@ -261,3 +281,31 @@ def _m2l_standard(multipole, local, tgt_box, src_box, off, table, xp):
         from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
 
         m2l_lists_gpu(multipole, local, tgt_box, src_box, off, table)
+
+
+def translations_per_box(tree: Octree, scheme: str) -> int:
+    """The most M2L translations one box needs under a scheme: its interaction list (standard,
+    batched-gemm: at most 189); for parent-to-child the kept pairs plus the parents translated in
+    their place (at most 119); for child-to-parent, per family, the children's kept pairs plus the
+    parent's translations, shared by its 8 child positions (at most 119)."""
+    from .operators import cross_level_split  # noqa: PLC0415
+
+    worst = 0
+    for level in range(2, len(tree.levels)):
+        tgt, src, _ = tree.m2l[level]
+        if not len(tgt):
+            continue
+        n = tree.levels[level].n_boxes
+        if scheme in ("standard", "batched-gemm"):
+            worst = max(worst, int(np.bincount(tgt, minlength=n).max()))
+            continue
+        (_, cross_tgt, _, _, _), keep = cross_level_split(tree, level, tgt, src, scheme)
+        if scheme == "parent-to-child":
+            counts = np.bincount(tgt[keep], minlength=n) + np.bincount(cross_tgt, minlength=n)
+            worst = max(worst, int(counts.max()))
+        else:
+            parents = tree.levels[level].parent
+            up = tree.levels[level - 1].n_boxes
+            family = np.bincount(parents[tgt[keep]], minlength=up) + np.bincount(cross_tgt, minlength=up)
+            worst = max(worst, int(np.ceil(family.max() / 8)))
+    return worst
