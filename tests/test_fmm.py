@@ -154,3 +154,23 @@ def test_tree_invariants(n, leaf, seed, cluster):
 
     assert translations_per_box(tree, "parent-to-child") <= 119
     assert translations_per_box(tree, "child-to-parent") <= 119
+
+
+@pytest.mark.parametrize("name", ["uniform", "sphere"])
+def test_against_fmm3d_at_the_same_requested_precision(name):
+    """Both ParaFlux and FMM3D's lfmm3d (which scales by 1/(4 pi)) meet 1e-5 against the direct sum."""
+    fmm3dpy = pytest.importorskip("fmm3dpy")
+    from paraflux.engine.fmm.fmm import order_for_precision  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    pts = distributions(4000, rng)[name]
+    q, d = rng.standard_normal(4000), rng.standard_normal((4000, 3))
+    eps = 1e-5
+    ref, ref_grad = direct(pts, pts, q[None], d[None], gradient=True)
+    ours, ours_grad = LaplaceFMM(pts, pts, order_for_precision(eps)).apply(q, d, gradient=True)
+    theirs = fmm3dpy.lfmm3d(eps=eps, sources=pts.T.copy(), charges=q, dipvec=d.T.copy(), pg=2)
+    rel = lambda a, b: np.linalg.norm(a - b) / np.linalg.norm(b)  # noqa: E731
+    errors = {"paraflux": (rel(ours, ref[0]), rel(ours_grad, ref_grad[0])),
+              "fmm3d": (rel(4 * np.pi * theirs.pot, ref[0]), rel(4 * np.pi * theirs.grad.T, ref_grad[0]))}
+    print(f"{name}: relative errors (potential, gradient) at eps = {eps:g}: {errors}")
+    assert max(errors["paraflux"]) < eps and max(errors["fmm3d"]) < eps, errors

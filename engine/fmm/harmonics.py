@@ -75,7 +75,8 @@ def full_order(values, p: int, xp=np):
     entry [n, p + m] = Y_n^m, zero where |m| > n."""
     n, m = degree_order(p)
     out = xp.zeros(values.shape[:-1] + (p + 1, 2 * p + 1), dtype=xp.complex128)
-    out[..., n, p + m] = values
     sign = xp.asarray((-1.0) ** m)
+    n, m = xp.asarray(n), xp.asarray(m)
     out[..., n, p - m] = sign * xp.conj(values)
+    out[..., n, p + m] = values  # after the line above, so that m = 0 keeps its own value
     return out

@@ -119,12 +119,11 @@ def gradient_regular(rvals, p: int, xp=np):
     full = full_order(rvals, p, xp)  # (n, p+1, 2p+1)
     deg, order = degree_order(p)
     lower = xp.zeros((rvals.shape[0], p + 2, 2 * p + 3), dtype=xp.complex128)
-    lower[:, 1:, 1:-1] = full  # lower[:, n + 1, p + 1 + m] = R_n^m
-    below, minus, plus = (lower[:, deg, p + 1 + order + s] for s in (0, -1, 1))
-    down = lower[:, deg, :]  # R_{n-1} sits at lower[:, n]
-    below = down[:, np.arange(len(deg)), p + 1 + order]
-    minus = down[:, np.arange(len(deg)), p + order]
-    plus = down[:, np.arange(len(deg)), p + 2 + order]
+    lower[:, 1:, 1:-1] = full  # lower[:, n + 1, p + 1 + m] = R_n^m, so R_{n-1}^m sits at [:, n, p + 1 + m]
+    deg_x, order_x = xp.asarray(deg), xp.asarray(order)
+    below = lower[:, deg_x, p + 1 + order_x]
+    minus = lower[:, deg_x, p + order_x]
+    plus = lower[:, deg_x, p + 2 + order_x]
     return xp.stack([0.5j * (minus + plus), -0.5 * (minus - plus), below], axis=1)
 
 
