@@ -154,9 +154,9 @@ def _cmd_bench(args) -> int:
     import json  # noqa: PLC0415
 
     from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe, hex as hex_bench  # noqa: PLC0415
+    from .bench import coloring, ebe, fmm as fmm_bench, hex as hex_bench  # noqa: PLC0415
 
-    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench}[args.name]
+    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench}[args.name]
     if args.render:
         try:
             data = json.loads(Path(args.render).read_text())
@@ -175,6 +175,15 @@ def _cmd_bench(args) -> int:
             if args.repeats:
                 config = replace(config, repeats=args.repeats)
             data = ebe.run_ebe_benchmark(config, command, log)
+        elif args.name == "fmm":
+            config = fmm_bench.FmmBenchConfig()
+            if args.sizes:
+                config = replace(config, sizes=tuple(args.sizes))
+            if args.orders:
+                config = replace(config, orders=tuple(args.orders))
+            if args.repeats:
+                config = replace(config, repeats=args.repeats)
+            data = fmm_bench.run_fmm_benchmark(config, command, log)
         elif args.name == "hex":
             config = hex_bench.HexBenchConfig()
             if args.orders:
@@ -246,11 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring", "hex"], help="which benchmark")
+    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm"], help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring) or the element count m (hex)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10)")
+                       help="transformer element counts (ebe, coloring), the element count m (hex) or point counts (fmm)")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10)")
     bench.add_argument("--merge", type=Path, help="hex: add the orders of this earlier JSON to the results")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")

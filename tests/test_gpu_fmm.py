@@ -34,3 +34,13 @@ def test_gpu_many_densities_and_self_interaction(cp):
     gpu, _ = LaplaceFMM(pts, pts, 6, 32, "standard", "cupy").apply(q, timings=timings)
     assert np.abs(gpu.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
     assert set(timings) == {"upward", "m2l", "downward", "p2p"}
+
+
+def test_fmm_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
+    from paraflux.engine.bench import fmm as fmm_bench  # noqa: PLC0415
+
+    config = fmm_bench.FmmBenchConfig(sizes=(3000,), orders=(4, 6), repeats=1, sample=100)
+    data = fmm_bench.run_fmm_benchmark(config, ["test"], lambda m: None)
+    assert all(r["error"] < 1e-2 for c in data["cases"] for r in c["runs"])
+    paths = fmm_bench.write_results(data, tmp_path)
+    assert "## Targets" in paths[1].read_text()

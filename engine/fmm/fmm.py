@@ -55,10 +55,11 @@ def _leaves(tree: Octree, kind: str) -> _Leaves:
 
 
 class LaplaceFMM:
-    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES."""
+    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES;
+    tree: an octree already built for these points (build_octree), reused instead of building one."""
 
     def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = "batched-gemm",
-                 backend: str = "numpy"):
+                 backend: str = "numpy", tree: Octree | None = None):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
         if m2l not in M2L_SCHEMES:
@@ -68,7 +69,7 @@ class LaplaceFMM:
         self.backend = get_backend(backend)
         xp = self.xp = self.backend.xp
         self.order, self.m2l = int(order), m2l
-        self.tree = tree = build_octree(sources, targets, leaf_size)
+        self.tree = tree = build_octree(sources, targets, leaf_size) if tree is None else tree
         self.sources, self.targets = sources[tree.src_order], targets[tree.tgt_order]
         self.n_coef = n_coefficients(self.order)
         self.box_offset = np.cumsum([0] + [lv.n_boxes for lv in tree.levels])

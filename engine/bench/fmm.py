@@ -1,0 +1,142 @@
+"""`paraflux bench fmm`: the Laplace FMM engine on the GPU, every M2L scheme, N = 1e4 .. 1e7 points
+uniform in a cube and on a sphere, against FMM3D (fmm3dpy, all host cores) and the direct sum on the
+GPU. Results: docs/benchmarks/fmm.json (raw) and fmm.md (rendered from the JSON)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..fmm.fmm import M2L_SCHEMES, LaplaceFMM, order_for_precision, translations_per_box
+from ..fmm.operators import direct
+from ..fmm.tree import build_octree
+from . import environment
+from .environment import gpu_facts, run_facts
+
+
+@dataclass(frozen=True)
+class FmmBenchConfig:
+    sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000, 10_000_000)
+    distributions: tuple[str, ...] = ("uniform", "sphere")
+    orders: tuple[int, ...] = (6, 8, 10)
+    all_schemes_up_to: int = 1_000_000  # above: standard and batched-gemm at the first order only
+    leaf_size: int = 32
+    repeats: int = 3
+    sample: int = 1000  # targets checked against the direct sum
+    precision: float = 1e-6  # for the FMM3D comparison ("6 digits")
+
+
+def points(name: str, n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if name == "uniform":
+        return rng.uniform(0, 1, (n, 3))
+    x = rng.standard_normal((n, 3))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _sample_error(cp, pts, q, phi, grad, sample):
+    ref, ref_grad = direct(cp.asarray(pts), cp.asarray(pts[sample]), cp.asarray(q[None]), None, True, cp)
+    e_phi = float(cp.linalg.norm(phi[sample] - ref[0]) / cp.linalg.norm(ref))
+    e_grad = float(cp.linalg.norm(grad[sample] - ref_grad[0]) / cp.linalg.norm(ref_grad))
+    return e_phi, e_grad
+
+
+def _direct_seconds(cp, pts, q, sample) -> float:
+    """The direct sum on the GPU for all targets, timed on the sample and scaled."""
+    src, tgt, qq = cp.asarray(pts), cp.asarray(pts[sample]), cp.asarray(q[None])
+    direct(src, tgt, qq, None, True, cp)
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    direct(src, tgt, qq, None, True, cp)
+    cp.cuda.Device().synchronize()
+    return (time.perf_counter() - t0) * len(pts) / len(sample)
+
+
+def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad):
+    try:
+        import fmm3dpy  # noqa: PLC0415
+    except ImportError:
+        return None
+    fmm3dpy.lfmm3d(eps=eps, sources=pts[:1000].T.copy(), charges=q[:1000], pg=2)  # warm-up
+    t0 = time.perf_counter()
+    out = fmm3dpy.lfmm3d(eps=eps, sources=pts.T.copy(), charges=q, pg=2)
+    seconds = time.perf_counter() - t0
+    phi, grad = 4 * np.pi * out.pot, 4 * np.pi * out.grad.T
+    return {"seconds": seconds, "threads": os.cpu_count(),
+            "error": float(np.linalg.norm(phi[sample] - ref_phi) / np.linalg.norm(ref_phi)),
+            "error_gradient": float(np.linalg.norm(grad[sample] - ref_grad) / np.linalg.norm(ref_grad))}
+
+
+def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
+    pts = points(dist, n)
+    q = np.random.default_rng(1).standard_normal(n)
+    sample = np.random.default_rng(2).choice(n, min(config.sample, n), replace=False)
+    t0 = time.perf_counter()
+    tree = build_octree(pts, pts, config.leaf_size)
+    row = {"distribution": dist, "n": n, "tree_seconds": time.perf_counter() - t0, "tree": tree.stats(), "runs": []}
+    log(f"{dist} N={n}: tree {row['tree_seconds']:.2f} s, {row['tree']}")
+    orders = config.orders if n <= config.all_schemes_up_to else config.orders[:1]
+    schemes = M2L_SCHEMES if n <= config.all_schemes_up_to else ("standard", "batched-gemm")
+    pool = cp.get_default_memory_pool()
+    for p in orders:
+        for scheme in schemes:
+            pool.free_all_blocks()
+            t0 = time.perf_counter()
+            fmm = LaplaceFMM(pts, pts, p, config.leaf_size, scheme, "cupy", tree=tree)
+            setup = time.perf_counter() - t0
+            fmm.apply(q, gradient=True)  # warm-up: kernel compilation, near-field lists
+            phases, totals = [], []
+            for _ in range(config.repeats):
+                timings: dict = {}
+                t0 = time.perf_counter()
+                phi, grad = fmm.apply(q, gradient=True, timings=timings)
+                cp.cuda.Device().synchronize()
+                totals.append(time.perf_counter() - t0)
+                phases.append(timings)
+            e_phi, e_grad = _sample_error(cp, pts, q, phi, grad, sample)
+            k = int(np.argsort(totals)[len(totals) // 2])
+            run = {"order": p, "scheme": scheme, "setup_seconds": setup, "apply_seconds": totals[k],
+                   "phases": phases[k], "error": e_phi, "error_gradient": e_grad,
+                   "translations_per_box": translations_per_box(tree, scheme),
+                   "device_memory_bytes": int(pool.total_bytes())}
+            row["runs"].append(run)
+            log(f"  p={p} {scheme}: {totals[k]:.3f} s, error {e_phi:.1e} / {e_grad:.1e}, "
+                f"{run['device_memory_bytes'] / 2**20:.0f} MiB")
+            del fmm
+    row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q, sample)
+    ref, ref_grad = direct(cp.asarray(pts), cp.asarray(pts[sample]), cp.asarray(q[None]), None, True, cp)
+    if n <= config.all_schemes_up_to:
+        p6 = order_for_precision(config.precision)
+        fmm = LaplaceFMM(pts, pts, p6, config.leaf_size, "batched-gemm", "cupy", tree=tree)
+        fmm.apply(q, gradient=True)
+        t0 = time.perf_counter()
+        phi, grad = fmm.apply(q, gradient=True)
+        cp.cuda.Device().synchronize()
+        ours = time.perf_counter() - t0
+        e = _sample_error(cp, pts, q, phi, grad, sample)
+        row["at_precision"] = {"precision": config.precision, "order": p6, "scheme": "batched-gemm",
+                               "apply_seconds": ours, "error": e[0], "error_gradient": e[1],
+                               "fmm3d": _fmm3d(pts, q, config.precision, sample, ref[0].get(), ref_grad[0].get())}
+        log(f"  at {config.precision:g}: ours p={p6} {ours:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
+    return row
+
+
+def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,
+                      log: Callable[[str], None] = print) -> dict:
+    import cupy as cp  # noqa: PLC0415
+
+    data = {"benchmark": "fmm", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(config),
+            "host_threads": os.cpu_count()}
+    data["cases"] = [bench_case(cp, dist, n, config, log) for n in config.sizes for dist in config.distributions]
+    return data
+
+
+def write_results(data: dict, out_dir: Path) -> list[Path]:
+    from .fmm_report import render_markdown  # noqa: PLC0415
+
+    return environment.write_results(data, out_dir, "fmm", render_markdown)
