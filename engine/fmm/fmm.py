@@ -80,7 +80,7 @@ class LaplaceFMM:
         self.m2m = xp.asarray(m2m * (2.0 ** -deg)[None, None, :])          # child scaled by its own side
         self.l2l = xp.asarray(l2l * (2.0 ** -(deg + 1))[None, :, None])    # child local scaled by its side
         self.m2l_table = xp.asarray(standard_m2l_table(p))
-        if self.backend.is_gpu and m2l == "standard":  # the kernel reads the table with rows and columns swapped
+        if self.backend.is_gpu and m2l != "batched-gemm":  # the kernel reads the table with rows and columns swapped
             self.m2l_table_t = xp.ascontiguousarray(self.m2l_table.transpose(0, 2, 1))
         self._near_pairs = self._leaf_pairs()
         self._cross_tables: dict = {}
@@ -137,11 +137,13 @@ class LaplaceFMM:
         mask = xp.asarray(sl.index >= 0)
         side = xp.asarray(tree.side / 2.0 ** sl.level)
         centre = xp.asarray(self._centres(sl))
-        pts = (src[idx] - centre[:, None, :]) / side[:, None, None]
-        qq = None if q is None else q[:, idx] * mask
-        dd = None if d is None else d[:, idx] * mask[None, :, :, None] / side[None, :, None, None]
-        m = p2m(pts, qq, dd, xp.zeros_like(centre), p, xp)
-        multipole[xp.asarray(self._gid(sl.level, sl.box))] = xp.concatenate([m.real, m.imag], axis=-1)
+        gids = xp.asarray(self._gid(sl.level, sl.box))
+        for c in self._chunks(idx.shape):  # bounded scratch memory
+            pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
+            qq = None if q is None else q[:, idx[c]] * mask[c]
+            dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
+            m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), p, xp)
+            multipole[gids[c]] = xp.concatenate([m.real, m.imag], axis=-1)
 
         # M2M, finest level first
         for lv_i in range(len(tree.levels) - 1, 0, -1):
@@ -164,9 +166,9 @@ class LaplaceFMM:
             if self.m2l in ("child-to-parent", "parent-to-child"):
                 cross, keep = cross_level_split(tree, lv_i, tgt_box, src_box, self.m2l)
                 tgt_box, src_box, off = tgt_box[keep], src_box[keep], off[keep]
-                self._cross(multipole, local, lv_i, cross)
-            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off, "batched-gemm"
-                            if self.m2l != "standard" else "standard")
+                self._cross(multipole, local, cross)
+            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off,
+                            "batched-gemm" if self.m2l == "batched-gemm" else "standard")
 
         clock.lap("m2l")
         # L2L, coarsest level first
@@ -186,13 +188,17 @@ class LaplaceFMM:
         tmask = xp.asarray(tl.index >= 0)
         tside = xp.asarray(tree.side / 2.0 ** tl.level)
         tcentre = xp.asarray(self._centres(tl))
-        tpts = (tgt[tidx] - tcentre[:, None, :]) / tside[:, None, None]
-        lv_local = local[xp.asarray(self._gid(tl.level, tl.box))]
-        lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
-        phi_pad, grad_pad = l2p(lc, tpts, xp.zeros_like(tcentre), p, gradient, xp)
-        phi_pad = phi_pad / tside[None, :, None]
-        if gradient:
-            grad_pad = grad_pad / (tside ** 2)[None, :, None, None]
+        tgids = xp.asarray(self._gid(tl.level, tl.box))
+        phi_pad = xp.zeros((n_dens,) + tidx.shape)
+        grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
+        for c in self._chunks(tidx.shape):
+            tpts = (tgt[tidx[c]] - tcentre[c, None, :]) / tside[c, None, None]
+            lv_local = local[tgids[c]]
+            lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
+            ph, gr = l2p(lc, tpts, xp.zeros_like(tcentre[c]), p, gradient, xp)
+            phi_pad[:, c] = ph / tside[None, c, None]
+            if gradient:
+                grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
 
         clock.lap("downward")
         if not self.backend.is_gpu:  # P2P on the host, into the padded leaves
@@ -219,19 +225,26 @@ class LaplaceFMM:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
 
-    def _cross(self, multipole, local, level, cross):
-        """Cross-level translations: (target level, target box, source level, source box, offset code)."""
+    def _cross(self, multipole, local, cross):
+        """Cross-level translations (target level, target boxes, source level, source boxes, offset
+        codes) through the same per-target list kernel as the standard scheme, with their own table."""
         xp = self.xp
         tgt_level, tgt_box, src_level, src_box, code = cross
         if not len(tgt_box):
             return
-        table = self._cross_tables.setdefault(self.m2l, {})
-        for c in np.unique(code):
-            if c not in table:
-                table[c] = xp.asarray(cross_m2l_table(self.order, int(c), self.m2l))
-            sel = code == c
-            local[xp.asarray(self._gid(tgt_level, tgt_box[sel]))] += (
-                multipole[xp.asarray(self._gid(src_level, src_box[sel]))] @ table[c].T)
+        codes, slot = np.unique(code, return_inverse=True)
+        key = (self.m2l, tuple(codes.tolist()))
+        if key not in self._cross_tables:
+            table = np.stack([cross_m2l_table(self.order, int(c), self.m2l) for c in codes])
+            self._cross_tables[key] = (xp.asarray(table), xp.ascontiguousarray(xp.asarray(table).transpose(0, 2, 1)))
+        table, table_t = self._cross_tables[key]
+        _m2l_standard(multipole, local, self._gid(tgt_level, tgt_box), self._gid(src_level, src_box),
+                      slot.reshape(-1), table_t if self.backend.is_gpu else table, xp)
+
+    def _chunks(self, shape):
+        """Slices over leaves so that one chunk's harmonics (points x coefficients) stay near 2^24 values."""
+        step = max(1, (1 << 24) // (shape[1] * self.n_coef))
+        return [slice(lo, lo + step) for lo in range(0, shape[0], step)]
 
     def _centres(self, leaves: _Leaves) -> np.ndarray:
         """(n, 3) centres of leaves at mixed levels."""

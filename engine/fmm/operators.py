@@ -113,18 +113,30 @@ def to_complex(values, xp=np):
     return values[..., :half] + 1j * values[..., half:]
 
 
-def gradient_regular(rvals, p: int, xp=np):
-    """Gradients (n, 3, P) of R_n^m from their values (n, P') of order p - 1 or more:
-    d/dz R_n^m = R_{n-1}^m, d/dx = (i/2)(R_{n-1}^{m-1} + R_{n-1}^{m+1}), d/dy = -(1/2)(R_{n-1}^{m-1} - R_{n-1}^{m+1})."""
-    full = full_order(rvals, p, xp)  # (n, p+1, 2p+1)
+@lru_cache(maxsize=None)
+def _gradient_index(p: int):
+    """For each stored (n, m): stored index of R_{n-1}^{m-1} (or of R_{n-1}^1 for m = 0, used through
+    R^{-1} = -conj(R^1)), of R_{n-1}^{m+1} and of R_{n-1}^m, with masks where they vanish."""
     deg, order = degree_order(p)
-    lower = xp.zeros((rvals.shape[0], p + 2, 2 * p + 3), dtype=xp.complex128)
-    lower[:, 1:, 1:-1] = full  # lower[:, n + 1, p + 1 + m] = R_n^m, so R_{n-1}^m sits at [:, n, p + 1 + m]
-    deg_x, order_x = xp.asarray(deg), xp.asarray(order)
-    below = lower[:, deg_x, p + 1 + order_x]
-    minus = lower[:, deg_x, p + order_x]
-    plus = lower[:, deg_x, p + 2 + order_x]
-    return xp.stack([0.5j * (minus + plus), -0.5 * (minus - plus), below], axis=1)
+    n1 = np.maximum(deg - 1, 0)
+    minus = np.where(order >= 1, index(n1, np.maximum(order - 1, 0)), index(n1, np.minimum(1, n1)))
+    minus_ok = (deg >= 1) & ((order >= 1) | (deg >= 2))
+    plus = index(n1, np.minimum(order + 1, n1))
+    plus_ok = (deg >= 1) & (order + 1 <= deg - 1)
+    same = index(n1, np.minimum(order, n1))
+    same_ok = (deg >= 1) & (order <= deg - 1)
+    return minus, minus_ok, order == 0, plus, plus_ok, same, same_ok
+
+
+def gradient_regular(rvals, p: int, xp=np):
+    """Gradients (n, 3, P) of R_n^m from their stored values (n, P):
+    d/dz R_n^m = R_{n-1}^m, d/dx = (i/2)(R_{n-1}^{m-1} + R_{n-1}^{m+1}), d/dy = -(1/2)(R_{n-1}^{m-1} - R_{n-1}^{m+1})."""
+    minus_i, minus_ok, mirror, plus_i, plus_ok, same_i, same_ok = (xp.asarray(a) for a in _gradient_index(p))
+    minus = rvals[:, minus_i]
+    minus = xp.where(mirror, -xp.conj(minus), minus) * minus_ok
+    plus = rvals[:, plus_i] * plus_ok
+    same = rvals[:, same_i] * same_ok
+    return xp.stack([0.5j * (minus + plus), -0.5 * (minus - plus), same], axis=1)
 
 
 def p2m(points, charges, dipoles, center, p: int, xp=np):
