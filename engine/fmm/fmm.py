@@ -83,7 +83,7 @@ class LaplaceFMM:
         if self.backend.is_gpu and m2l != "batched-gemm":  # the kernel reads the table with rows and columns swapped
             self.m2l_table_t = xp.ascontiguousarray(self.m2l_table.transpose(0, 2, 1))
         self._near_pairs = self._leaf_pairs()
-        self._cross_tables: dict = {}
+        self._m2l_work = self._prepare_m2l()
 
     # ----------------------------------------------------------------- set-up helpers
     def _gid(self, level, box):
@@ -158,17 +158,20 @@ class LaplaceFMM:
                     multipole[xp.asarray(parents[sel])] += contrib  # one child per octant and parent
 
         clock.lap("upward")
-        # M2L
-        for lv_i in range(2, len(tree.levels)):
-            tgt_box, src_box, off = tree.m2l[lv_i]
-            if not len(tgt_box):
-                continue
-            if self.m2l in ("child-to-parent", "parent-to-child"):
-                cross, keep = cross_level_split(tree, lv_i, tgt_box, src_box, self.m2l)
-                tgt_box, src_box, off = tgt_box[keep], src_box[keep], off[keep]
-                self._cross(multipole, local, cross)
-            self._m2l_level(multipole, local, self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off,
-                            "batched-gemm" if self.m2l == "batched-gemm" else "standard")
+        # M2L, from the work lists prepared once
+        for kind, *work in self._m2l_work:
+            if kind == "gemm":
+                table, groups = work
+                for off, tgt_ids, src_ids in groups:
+                    local[tgt_ids] += multipole[src_ids] @ table[off].T
+            elif xp is np:
+                from .standard_m2l import m2l_lists_numba  # noqa: PLC0415
+
+                m2l_lists_numba(multipole, local, *work)
+            else:
+                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
+
+                m2l_lists_gpu(multipole, local, *work)
 
         clock.lap("m2l")
         # L2L, coarsest level first
@@ -225,21 +228,46 @@ class LaplaceFMM:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
 
-    def _cross(self, multipole, local, cross):
-        """Cross-level translations (target level, target boxes, source level, source boxes, offset
-        codes) through the same per-target list kernel as the standard scheme, with their own table."""
+    def _prepare_m2l(self) -> list:
+        """The M2L work of every level, sorted and moved to the device once: ("gemm", table, [(offset,
+        targets, sources), ...]) per level for batched-gemm, else ("lists", targets, starts, sources,
+        offsets, table) for the per-target list kernel (cross-level translations get their own table)."""
+        xp, tree, work = self.xp, self.tree, []
+        gpu = self.backend.is_gpu
+        for lv_i in range(2, len(tree.levels)):
+            tgt_box, src_box, off = tree.m2l[lv_i]
+            if not len(tgt_box):
+                continue
+            if self.m2l == "batched-gemm":
+                order = np.argsort(off, kind="stable")
+                off, t, s = off[order], self._gid(lv_i, tgt_box[order]), self._gid(lv_i, src_box[order])
+                cut = np.r_[0, np.flatnonzero(np.diff(off)) + 1, len(off)]
+                work.append(("gemm", self.m2l_table, [(int(off[a]), xp.asarray(t[a:b]), xp.asarray(s[a:b]))
+                                                      for a, b in zip(cut[:-1], cut[1:])]))
+                continue
+            if self.m2l in ("child-to-parent", "parent-to-child"):
+                (tl, tb, sl, sb, code), keep = cross_level_split(tree, lv_i, tgt_box, src_box, self.m2l)
+                tgt_box, src_box, off = tgt_box[keep], src_box[keep], off[keep]
+                if len(tb):
+                    codes, slot = np.unique(code, return_inverse=True)
+                    table = np.stack([cross_m2l_table(self.order, int(c), self.m2l) for c in codes])
+                    work.append(self._lists(self._gid(tl, tb), self._gid(sl, sb), slot.reshape(-1), table))
+            work.append(self._lists(self._gid(lv_i, tgt_box), self._gid(lv_i, src_box), off,
+                                    None if gpu else standard_m2l_table(self.order)))
+        return work
+
+    def _lists(self, tgt, src, off, table):
+        """("lists", unique targets, starts, sources, offsets, table) sorted by target; table None means
+        the standard table (already on the device, transposed for the kernel)."""
         xp = self.xp
-        tgt_level, tgt_box, src_level, src_box, code = cross
-        if not len(tgt_box):
-            return
-        codes, slot = np.unique(code, return_inverse=True)
-        key = (self.m2l, tuple(codes.tolist()))
-        if key not in self._cross_tables:
-            table = np.stack([cross_m2l_table(self.order, int(c), self.m2l) for c in codes])
-            self._cross_tables[key] = (xp.asarray(table), xp.ascontiguousarray(xp.asarray(table).transpose(0, 2, 1)))
-        table, table_t = self._cross_tables[key]
-        _m2l_standard(multipole, local, self._gid(tgt_level, tgt_box), self._gid(src_level, src_box),
-                      slot.reshape(-1), table_t if self.backend.is_gpu else table, xp)
+        order = np.argsort(tgt, kind="stable")
+        tgt, src, off = tgt[order], src[order], off[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(tgt)) + 1, len(tgt)]
+        if xp is np:
+            return ("lists", tgt[starts[:-1]], starts, src, off, table)
+        table_t = self.m2l_table_t if table is None else xp.ascontiguousarray(xp.asarray(table).transpose(0, 2, 1))
+        return ("lists", xp.asarray(tgt[starts[:-1]], dtype=xp.int64), xp.asarray(starts, dtype=xp.int64),
+                xp.asarray(src, dtype=xp.int64), xp.asarray(off, dtype=xp.int32), table_t)
 
     def _chunks(self, shape):
         """Slices over leaves so that one chunk's harmonics (points x coefficients) stay near 2^24 values."""
@@ -265,18 +293,6 @@ class LaplaceFMM:
             self._near_csr = (leaf_of, starts, sl[order], self.src_leaves.start,
                               self.src_leaves.start + counts)
         return self._near_csr
-
-    def _m2l_level(self, multipole, local, tgt_box, src_box, off, scheme):
-        xp = self.xp
-        if scheme == "batched-gemm":
-            order = np.argsort(off, kind="stable")
-            off, tgt_box, src_box = off[order], tgt_box[order], src_box[order]
-            cut = np.flatnonzero(np.diff(off)) + 1
-            for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(off)]):
-                local[xp.asarray(tgt_box[lo:hi])] += multipole[xp.asarray(src_box[lo:hi])] @ self.m2l_table[off[lo]].T
-        else:
-            _m2l_standard(multipole, local, tgt_box, src_box, off,
-                          self.m2l_table_t if self.backend.is_gpu else self.m2l_table, xp)
 
     def _p2p(self, src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient):
         xp = self.xp
@@ -341,21 +357,6 @@ def _scatter_add(target, rows, values, xp):
         import cupyx  # noqa: PLC0415
 
         cupyx.scatter_add(target, (slice(None), rows), values)
-
-
-def _m2l_standard(multipole, local, tgt_box, src_box, off, table, xp):
-    """The paper's M2L: each target box sums the translations of its interaction list."""
-    order = np.argsort(tgt_box, kind="stable")
-    tgt_box, src_box, off = tgt_box[order], src_box[order], off[order]
-    if xp is np:
-        from .standard_m2l import m2l_lists_numba  # noqa: PLC0415
-
-        starts = np.r_[0, np.flatnonzero(np.diff(tgt_box)) + 1]
-        m2l_lists_numba(multipole, local, tgt_box[starts], np.r_[starts, len(tgt_box)], src_box, off, table)
-    else:
-        from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
-
-        m2l_lists_gpu(multipole, local, tgt_box, src_box, off, table)  # table: transposed on the device
 
 
 def translations_per_box(tree: Octree, scheme: str) -> int:

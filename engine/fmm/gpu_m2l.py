@@ -17,25 +17,24 @@ def _module():
     return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "fmm.cu").read_text())
 
 
-def m2l_lists_gpu(multipole, local, tgt_box, src_box, off, table_t) -> None:
-    """local[t] += sum over t's list of table[off] @ multipole[s]; pairs sorted by target box;
-    table_t: the (343, width, width) M2L table with its last two axes swapped, on the device."""
+def m2l_lists_gpu(multipole, local, targets, starts, sources, offsets, table_t) -> None:
+    """local[targets[i]] += sum over k in [starts[i], starts[i+1]) of table[offsets[k]] @ multipole[sources[k]],
+    all device arrays; table_t: the (n, width, width) table with its last two axes swapped."""
     import cupy as cp  # noqa: PLC0415
 
     n_dens, width = multipole.shape[1], multipole.shape[2]
-    starts = np.r_[0, np.flatnonzero(np.diff(tgt_box)) + 1, len(tgt_box)]
-    targets = cp.asarray(tgt_box[starts[:-1]], dtype=cp.int64)
     kernel = _module().get_function("m2l_lists")
     block = max(32, -(-width // 32) * 32)
     for d0 in range(0, n_dens, MAX_DENS):
-        m = cp.ascontiguousarray(multipole[:, d0:d0 + MAX_DENS])
-        loc = cp.ascontiguousarray(local[:, d0:d0 + MAX_DENS])
+        whole = d0 == 0 and n_dens <= MAX_DENS
+        m = multipole if whole else cp.ascontiguousarray(multipole[:, d0:d0 + MAX_DENS])
+        loc = local if whole else cp.ascontiguousarray(local[:, d0:d0 + MAX_DENS])
         nd = m.shape[1]
         kernel((len(targets),), (block,),
-               (m, loc, targets, cp.asarray(starts, dtype=cp.int64), cp.asarray(src_box, dtype=cp.int64),
-                cp.asarray(off, dtype=cp.int32), table_t, np.int32(nd), np.int32(width)),
+               (m, loc, targets, starts, sources, offsets, table_t, np.int32(nd), np.int32(width)),
                shared_mem=8 * nd * width)
-        local[:, d0:d0 + MAX_DENS] = loc
+        if not whole:
+            local[:, d0:d0 + MAX_DENS] = loc
 
 
 def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop,
