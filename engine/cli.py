@@ -184,6 +184,11 @@ def _cmd_bench(args) -> int:
             if args.repeats:
                 config = replace(config, repeats=args.repeats)
             data = fmm_bench.run_fmm_benchmark(config, command, log)
+            if args.merge:
+                try:
+                    data = fmm_bench.merge(data, json.loads(Path(args.merge).read_text()))
+                except (OSError, ValueError) as exc:
+                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
         elif args.name == "hex":
             config = hex_bench.HexBenchConfig()
             if args.orders:
@@ -260,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--sizes", type=int, nargs="+",
                        help="transformer element counts (ebe, coloring), the element count m (hex) or point counts (fmm)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10)")
-    bench.add_argument("--merge", type=Path, help="hex: add the orders of this earlier JSON to the results")
+    bench.add_argument("--merge", type=Path, help="hex, fmm: add the orders / cases of this earlier JSON to the results")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)

@@ -18,6 +18,8 @@ def render_markdown(data: dict) -> str:
         f"- Date: {data['date']}; command: `{data['command']}`; code: "
         f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *[f"- Cases also from an earlier run on the same device: {r['date']}, `{r['command']}`, commit {r['commit']}"
+          for r in data.get("merged_runs", [])],
         f"- Kernel 1/|x - y|, charges, potential and gradient at every point (sources = targets, self term "
         f"excluded), {cfg['leaf_size']} points per leaf (sources and targets counted together). Times: "
         f"`apply` (tree and operators reused, as GMRES does), median of {cfg['repeats']} after a warm-up, "
