@@ -124,5 +124,12 @@ INTEGRATION = VariantAxis("integration", "Element matrices", (
     Choice("sumfact", "sum factorisation over the tensor-product basis, O(p^7) instead of O(p^9) (GPU or CPU)"),
 ), "numpy")
 
+M2L = VariantAxis("m2l", "M2L scheme", (
+    Choice("standard", "same-level interaction lists, at most 189 translations per box (paper 001, M2L)"),
+    Choice("child-to-parent", "far sources translated once into the target's parent (M2L_N), 119 per box"),
+    Choice("parent-to-child", "far sources' parents translated straight to the target (M2L_NF), 119 per box"),
+    Choice("batched-gemm", "all translations of a level as stacked dense products (cuBLAS / BLAS)"),
+), "standard")
+
 # the reductions the solvers implement: every choice but "auto", which picks one of them
 SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")

@@ -13,11 +13,12 @@ import numpy as np
 
 from ..backend import get_backend
 from ..errors import ProblemError
+from ..variants import M2L
 from .harmonics import degree_order, n_coefficients
 from .operators import child_tables, cross_level_split, cross_m2l_table, l2p, p2m, standard_m2l_table
 from .tree import Octree, build_octree
 
-M2L_SCHEMES = ("standard", "child-to-parent", "parent-to-child", "batched-gemm")
+M2L_SCHEMES = M2L.names  # the one list of schemes (engine/variants.py)
 MIN_ORDER, MAX_ORDER = 2, 20
 
 
@@ -55,10 +56,11 @@ def _leaves(tree: Octree, kind: str) -> _Leaves:
 
 
 class LaplaceFMM:
-    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES;
+    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES
+    (default standard, the per-target list kernel; `paraflux bench fmm` compares all of them);
     tree: an octree already built for these points (build_octree), reused instead of building one."""
 
-    def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = "batched-gemm",
+    def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = M2L.default,
                  backend: str = "numpy", tree: Octree | None = None):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
