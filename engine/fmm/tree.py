@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..errors import ProblemError
@@ -157,12 +158,58 @@ def _interactions(levels: list[Level]):
         if lv_index + 1 == len(levels):
             break
         below = levels[lv_index + 1]
-        ca = np.repeat(lv.children[a], 8, axis=1).reshape(-1)
-        cc = np.tile(lv.children[c], (1, 8)).reshape(-1)
-        ok = (ca >= 0) & (cc >= 0)
-        ca, cc = ca[ok], cc[ok]
-        delta = below.coords[cc] - below.coords[ca]
-        adjacent = np.abs(delta).max(axis=1) <= 1
-        m2l.append((ca[~adjacent], cc[~adjacent], offset_index(delta[~adjacent])))
-        pairs = np.stack([ca[adjacent], cc[adjacent]], axis=1)
+        far_t, far_s, far_off, adj_t, adj_s = _children_pairs(lv.children[a], lv.children[c], below.coords)
+        m2l.append((far_t, far_s, far_off))
+        pairs = np.stack([adj_t, adj_s], axis=1)
     return m2l, near
+
+
+@numba.njit(parallel=True, cache=True)
+def _children_pairs(children_a, children_c, coords):  # pragma: no cover - compiled
+    """Children pairs of adjacent, split (target, source) box pairs: well separated ones (with their
+    offset index) and adjacent ones. Two passes: count per parent pair, then fill."""
+    k = children_a.shape[0]
+    n_far = np.zeros(k + 1, dtype=np.int64)
+    n_adj = np.zeros(k + 1, dtype=np.int64)
+    for i in numba.prange(k):
+        for u in range(8):
+            ca = children_a[i, u]
+            if ca < 0:
+                continue
+            for v in range(8):
+                cc = children_c[i, v]
+                if cc < 0:
+                    continue
+                d = max(abs(coords[cc, 0] - coords[ca, 0]), abs(coords[cc, 1] - coords[ca, 1]),
+                        abs(coords[cc, 2] - coords[ca, 2]))
+                if d <= 1:
+                    n_adj[i + 1] += 1
+                else:
+                    n_far[i + 1] += 1
+    far_start, adj_start = np.cumsum(n_far), np.cumsum(n_adj)
+    far_t = np.empty(far_start[-1], dtype=np.int64)
+    far_s = np.empty(far_start[-1], dtype=np.int64)
+    far_off = np.empty(far_start[-1], dtype=np.int64)
+    adj_t = np.empty(adj_start[-1], dtype=np.int64)
+    adj_s = np.empty(adj_start[-1], dtype=np.int64)
+    for i in numba.prange(k):
+        f, j = far_start[i], adj_start[i]
+        for u in range(8):
+            ca = children_a[i, u]
+            if ca < 0:
+                continue
+            for v in range(8):
+                cc = children_c[i, v]
+                if cc < 0:
+                    continue
+                dx = coords[cc, 0] - coords[ca, 0]
+                dy = coords[cc, 1] - coords[ca, 1]
+                dz = coords[cc, 2] - coords[ca, 2]
+                if max(abs(dx), abs(dy), abs(dz)) <= 1:
+                    adj_t[j], adj_s[j] = ca, cc
+                    j += 1
+                else:
+                    far_t[f], far_s[f] = ca, cc
+                    far_off[f] = (dx + 3) * 49 + (dy + 3) * 7 + dz + 3
+                    f += 1
+    return far_t, far_s, far_off, adj_t, adj_s
