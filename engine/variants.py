@@ -128,6 +128,7 @@ M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("standard", "same-level interaction lists, at most 189 translations per box (paper 001, M2L)"),
     Choice("child-to-parent", "far sources translated once into the target's parent (M2L_N), 119 per box"),
     Choice("parent-to-child", "far sources' parents translated straight to the target (M2L_NF), 119 per box"),
+    Choice("exponential", "plane waves: M2X, X2X, X2L over six directional lists (8, 17 or 26 nodes)"),
     Choice("batched-gemm", "all translations of a level as stacked dense products (cuBLAS / BLAS)"),
 ), "standard")
 

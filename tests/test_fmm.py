@@ -174,3 +174,35 @@ def test_against_fmm3d_at_the_same_requested_precision(name):
               "fmm3d": (rel(4 * np.pi * theirs.pot, ref[0]), rel(4 * np.pi * theirs.grad.T, ref_grad[0]))}
     print(f"{name}: relative errors (potential, gradient) at eps = {eps:g}: {errors}")
     assert max(errors["paraflux"]) < eps and max(errors["fmm3d"]) < eps, errors
+
+
+def test_exponential_quadratures_reach_their_digits_on_their_domain():
+    from scipy.special import j0  # noqa: PLC0415
+
+    from paraflux.engine.fmm.exponential import RHO_MAX, quadrature  # noqa: PLC0415
+
+    z, rho = np.meshgrid(np.linspace(1, 4, 31), np.linspace(0, RHO_MAX, 41), indexing="ij")
+    exact = 1 / np.hypot(z, rho)
+    for nodes, digits in ((8, 2.5e-3), (17, 1e-5), (26, 1e-6)):
+        q = quadrature(nodes)
+        approx = np.einsum("k,zrk->zr", q.weight * q.angles,
+                           np.exp(-z[..., None] * q.lam) * j0(rho[..., None] * q.lam))
+        assert np.abs(approx / exact - 1).max() < digits, nodes
+
+
+@pytest.mark.parametrize("nodes, level", [(8, 5e-3), (17, 3e-5), (26, 3e-6)])
+def test_exponential_scheme_levels_off_at_its_quadrature_accuracy(nodes, level):
+    rng = np.random.default_rng(6)
+    pts = rng.uniform(0, 1, (3000, 3))
+    q = rng.standard_normal(3000)
+    sample = rng.choice(3000, 300, replace=False)
+    ref, _ = direct(pts, pts[sample], q[None])
+    errors = []
+    for p in (10, 16):
+        phi, _ = LaplaceFMM(pts, pts, p, 32, "exponential", exponential_nodes=nodes).apply(q)
+        errors.append(np.linalg.norm(phi[sample] - ref[0]) / np.linalg.norm(ref))
+    standard, _ = LaplaceFMM(pts, pts, 16, 32, "standard").apply(q)
+    e_standard = np.linalg.norm(standard[sample] - ref[0]) / np.linalg.norm(ref)
+    assert errors[1] < level, errors
+    if nodes == 8:  # the quadrature, not the order, bounds it: more terms do not help
+        assert errors[1] > 0.3 * errors[0] and errors[1] > 10 * e_standard, (errors, e_standard)
