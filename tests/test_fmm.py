@@ -206,3 +206,15 @@ def test_exponential_scheme_levels_off_at_its_quadrature_accuracy(nodes, level):
     assert errors[1] < level, errors
     if nodes == 8:  # the quadrature, not the order, bounds it: more terms do not help
         assert errors[1] > 0.3 * errors[0] and errors[1] > 10 * e_standard, (errors, e_standard)
+
+
+def test_compiled_near_field_matches_its_numpy_specification():
+    rng = np.random.default_rng(8)
+    pts = rng.uniform(0, 1, (3000, 3)) ** 2
+    q, d = rng.standard_normal((2, 3000)), rng.standard_normal((2, 3000, 3))
+    fmm = LaplaceFMM(pts, pts, 5)
+    fast, fast_grad = fmm.apply(q, d, gradient=True)
+    fmm.p2p_reference = True
+    ref, ref_grad = fmm.apply(q, d, gradient=True)
+    assert np.abs(fast - ref).max() < 1e-13 * np.abs(ref).max()
+    assert np.abs(fast_grad - ref_grad).max() < 1e-13 * np.abs(ref_grad).max()

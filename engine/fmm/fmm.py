@@ -93,6 +93,7 @@ class LaplaceFMM:
             self.m2l_table_t = xp.ascontiguousarray(self.m2l_table.transpose(0, 2, 1))
         self._near_pairs = self._leaf_pairs()
         self._m2l_work = self._prepare_m2l()
+        self.p2p_reference = False  # True: the near field by the NumPy specification (tests compare the two)
 
     # ----------------------------------------------------------------- set-up helpers
     def _gid(self, level, box):
@@ -215,7 +216,7 @@ class LaplaceFMM:
                 grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
 
         clock.lap("downward")
-        if not self.backend.is_gpu:  # P2P on the host, into the padded leaves
+        if not self.backend.is_gpu and self.p2p_reference:  # the NumPy specification, into the padded leaves
             self._p2p(src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient)
         phi = xp.zeros((n_dens, len(self.targets)))
         flat = tidx[tmask]
@@ -227,7 +228,14 @@ class LaplaceFMM:
         if self.backend.is_gpu:  # P2P on the device, one thread per target
             from .gpu_m2l import p2p_gpu  # noqa: PLC0415
 
-            p2p_gpu(tgt, src, q, d, *self._device_near(), phi, grad)
+            p2p_gpu(tgt, src, q, d, *self._near_lists(), phi, grad)
+        elif not self.p2p_reference:  # the same loop compiled with Numba, parallel over targets
+            from .standard_m2l import p2p_numba  # noqa: PLC0415
+
+            empty = np.zeros((1, 1, 3))
+            p2p_numba(tgt, src, q if q is not None else empty[..., 0], d if d is not None else empty,
+                      q is not None, d is not None, gradient, *self._near_lists(), phi,
+                      grad if gradient else empty)
         clock.lap("p2p")
         out_phi = xp.empty_like(phi)
         out_phi[:, xp.asarray(tree.tgt_order)] = phi
@@ -332,8 +340,8 @@ class LaplaceFMM:
         coords = np.concatenate([lv.coords for lv in self.tree.levels])[self._gid(leaves.level, leaves.box)]
         return self.tree.corner + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
 
-    def _device_near(self):
-        """CSR of the near field for the P2P kernel: leaf of each sorted target, pair starts per
+    def _near_lists(self):
+        """CSR of the near field for the P2P kernels (CUDA, Numba): leaf of each sorted target, pair starts per
         target leaf, source leaf of each pair, and the sorted-source range of each source leaf."""
         if getattr(self, "_near_csr", None) is None:
             tl, sl = self._near_pairs

@@ -24,3 +24,45 @@ def m2l_lists_numba(multipole, local, targets, starts, sources, offsets, table):
                     for c in range(width):
                         acc += mat[r, c] * multipole[s, dd, c]
                     local[t, dd, r] += acc
+
+
+@numba.njit(parallel=True, cache=True)
+def p2p_numba(tgt, src, charges, dipoles, has_charges, has_dipoles, gradient, leaf_of_target, pair_start,
+              pair_leaf, leaf_first, leaf_stop, phi, grad):  # pragma: no cover - compiled
+    """Near field on the CPU, the twin of kernels/fmm.cu's p2p_leaves: each target (sorted order) sums
+    the sources of the leaves paired with its own, the coincident pair skipped; adds to phi (n_dens,
+    n_t) and grad (n_dens, n_t, 3)."""
+    n_dens = phi.shape[0]
+    for t in numba.prange(tgt.shape[0]):
+        x, y, z = tgt[t, 0], tgt[t, 1], tgt[t, 2]
+        leaf = leaf_of_target[t]
+        for d in range(n_dens):
+            p = gx = gy = gz = 0.0
+            for k in range(pair_start[leaf], pair_start[leaf + 1]):
+                s_leaf = pair_leaf[k]
+                for j in range(leaf_first[s_leaf], leaf_stop[s_leaf]):
+                    dx, dy, dz = x - src[j, 0], y - src[j, 1], z - src[j, 2]
+                    r2 = dx * dx + dy * dy + dz * dz
+                    if r2 == 0.0:
+                        continue
+                    inv = 1.0 / np.sqrt(r2)
+                    inv3 = inv * inv * inv
+                    if has_charges:
+                        q = charges[d, j]
+                        p += q * inv
+                        gx -= q * inv3 * dx
+                        gy -= q * inv3 * dy
+                        gz -= q * inv3 * dz
+                    if has_dipoles:
+                        vx, vy, vz = dipoles[d, j, 0], dipoles[d, j, 1], dipoles[d, j, 2]
+                        dot = vx * dx + vy * dy + vz * dz
+                        inv5 = inv3 * inv * inv
+                        p += dot * inv3
+                        gx += vx * inv3 - 3.0 * dot * inv5 * dx
+                        gy += vy * inv3 - 3.0 * dot * inv5 * dy
+                        gz += vz * inv3 - 3.0 * dot * inv5 * dz
+            phi[d, t] += p
+            if gradient:
+                grad[d, t, 0] += gx
+                grad[d, t, 1] += gy
+                grad[d, t, 2] += gz
