@@ -93,6 +93,7 @@ class LaplaceFMM:
             self.m2l_table_t = xp.ascontiguousarray(self.m2l_table.transpose(0, 2, 1))
         self._near_pairs = self._leaf_pairs()
         self._m2l_work = self._prepare_m2l()
+        self._octants = [self._octant_groups(lv_i) for lv_i in range(len(tree.levels))]
         self.p2p_reference = False  # True: the near field by the NumPy specification (tests compare the two)
 
     # ----------------------------------------------------------------- set-up helpers
@@ -157,15 +158,8 @@ class LaplaceFMM:
 
         # M2M, finest level first
         for lv_i in range(len(tree.levels) - 1, 0, -1):
-            lv = tree.levels[lv_i]
-            octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
-            parents = self._gid(lv_i - 1, lv.parent)
-            children = self._gid(lv_i, np.arange(lv.n_boxes))
-            for o in range(8):
-                sel = octant == o
-                if sel.any():
-                    contrib = multipole[xp.asarray(children[sel])] @ self.m2m[o].T
-                    multipole[xp.asarray(parents[sel])] += contrib  # one child per octant and parent
+            for o, parents, children in self._octants[lv_i]:  # one child per octant and parent: no collisions
+                multipole[parents] += multipole[children] @ self.m2m[o].T
 
         clock.lap("upward")
         # M2L, from the work lists prepared once
@@ -188,14 +182,8 @@ class LaplaceFMM:
         clock.lap("m2l")
         # L2L, coarsest level first
         for lv_i in range(1, len(tree.levels)):
-            lv = tree.levels[lv_i]
-            octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
-            parents = self._gid(lv_i - 1, lv.parent)
-            children = self._gid(lv_i, np.arange(lv.n_boxes))
-            for o in range(8):
-                sel = octant == o
-                if sel.any():
-                    local[xp.asarray(children[sel])] += local[xp.asarray(parents[sel])] @ self.l2l[o].T
+            for o, parents, children in self._octants[lv_i]:
+                local[children] += local[parents] @ self.l2l[o].T
 
         # L2P at the target leaves
         tl = self.tgt_leaves
@@ -246,6 +234,16 @@ class LaplaceFMM:
         if squeeze:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
+
+    def _octant_groups(self, level: int) -> list:
+        """(octant, parent ids, child ids) of the boxes of a level, on the device: the M2M / L2L batches."""
+        if level == 0:
+            return []
+        lv, xp = self.tree.levels[level], self.xp
+        octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
+        parents, children = self._gid(level - 1, lv.parent), self._gid(level, np.arange(lv.n_boxes))
+        return [(o, xp.asarray(parents[octant == o]), xp.asarray(children[octant == o]))
+                for o in range(8) if (octant == o).any()]
 
     def _prepare_m2l(self) -> list:
         """The M2L work of every level, sorted and moved to the device once: ("gemm", table, [(offset,

@@ -33,14 +33,15 @@ def gmsh_session(name: str):
             gmsh.finalize()
 
 
-def trimesh_from_gmsh(gmsh) -> TriMesh:
-    """Read the current gmsh model's 2D mesh: 2D physical groups as regions, 1D as boundaries."""
+def gmsh_nodes_and_groups(gmsh):
+    """(points (n, 3), cells_of) of the current gmsh model, where cells_of(dim, gmsh_type, nodes_per_cell)
+    returns the cells of every physical group of that dimension (node indices into points), the group
+    index of each cell and the group names; any other element type raises MeshError."""
     node_tags, coords, _ = gmsh.model.mesh.getNodes()
     if len(node_tags) == 0:
         raise MeshError("gmsh produced no nodes")
     index = np.full(int(node_tags.max()) + 1, -1, dtype=np.int64)
     index[node_tags.astype(np.int64)] = np.arange(len(node_tags))
-    points = coords.reshape(-1, 3)[:, :2]
 
     def cells_of(dim: int, gmsh_type: int, nodes_per_cell: int):
         blocks, owners, names = [], [], []
@@ -50,16 +51,22 @@ def trimesh_from_gmsh(gmsh) -> TriMesh:
                 types, _, nodes = gmsh.model.mesh.getElements(dim, entity)
                 for t, n in zip(types, nodes):
                     if t != gmsh_type:
-                        raise MeshError(f"gmsh produced element type {t} in {name}")
+                        raise MeshError(f"gmsh produced element type {t} in {name}; expected only type {gmsh_type}")
                     cells = index[np.asarray(n, dtype=np.int64).reshape(-1, nodes_per_cell)]
                     blocks.append(cells)
-                    owners.append(np.full(len(cells), len(names), dtype=np.int64))
+                    owners.append(np.full(len(cells), len(names), dtype=np.int32))
             names.append(name)
         if not blocks:
-            return np.zeros((0, nodes_per_cell), np.int64), np.zeros(0, np.int64), tuple(names)
+            return np.zeros((0, nodes_per_cell), np.int64), np.zeros(0, np.int32), tuple(names)
         return np.concatenate(blocks), np.concatenate(owners), tuple(names)
 
+    return coords.reshape(-1, 3), cells_of
+
+
+def trimesh_from_gmsh(gmsh) -> TriMesh:
+    """Read the current gmsh model's 2D mesh: 2D physical groups as regions, 1D as boundaries."""
+    points, cells_of = gmsh_nodes_and_groups(gmsh)
     triangles, region_index, region_names = cells_of(2, 2, 3)
     edges, edge_boundary, boundary_names = cells_of(1, 1, 2)
-    return make_trimesh(points, triangles, region_index, region_names, edges, edge_boundary,
+    return make_trimesh(points[:, :2], triangles, region_index, region_names, edges, edge_boundary,
                         boundary_names)

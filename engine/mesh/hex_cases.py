@@ -8,8 +8,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import MeshError, ProblemError
-from .gmsh_build import gmsh_session
+from ..errors import ProblemError
+from .gmsh_build import gmsh_nodes_and_groups, gmsh_session
 from .hexmesh import HexMesh, make_hexmesh
 
 MAX_HEX_ELEMENTS = 2_000_000
@@ -93,31 +93,7 @@ def mesh_hex_case(name: str, elements: int | None = None) -> HexMesh:
 
 def hexmesh_from_gmsh(gmsh) -> HexMesh:
     """Read the current gmsh model's 3D mesh: 3D physical groups as regions, 2D ones as boundaries."""
-    node_tags, coords, _ = gmsh.model.mesh.getNodes()
-    if len(node_tags) == 0:
-        raise MeshError("gmsh produced no nodes")
-    index = np.full(int(node_tags.max()) + 1, -1, dtype=np.int64)
-    index[node_tags.astype(np.int64)] = np.arange(len(node_tags))
-    points = coords.reshape(-1, 3)
-
-    def cells_of(dim: int, gmsh_type: int, nodes_per_cell: int):
-        blocks, owners, names = [], [], []
-        for _, tag in gmsh.model.getPhysicalGroups(dim):
-            name = gmsh.model.getPhysicalName(dim, tag)
-            for entity in gmsh.model.getEntitiesForPhysicalGroup(dim, tag):
-                types, _, nodes = gmsh.model.mesh.getElements(dim, entity)
-                for t, n in zip(types, nodes):
-                    if t != gmsh_type:
-                        raise MeshError(f"gmsh produced element type {t} in {name}; expected only "
-                                        f"type {gmsh_type} (structured hexahedra and their faces)")
-                    cells = index[np.asarray(n, dtype=np.int64).reshape(-1, nodes_per_cell)]
-                    blocks.append(cells)
-                    owners.append(np.full(len(cells), len(names), dtype=np.int32))
-            names.append(name)
-        if not blocks:
-            return np.zeros((0, nodes_per_cell), np.int64), np.zeros(0, np.int32), tuple(names)
-        return np.concatenate(blocks), np.concatenate(owners), tuple(names)
-
+    points, cells_of = gmsh_nodes_and_groups(gmsh)
     hexes, region_index, region_names = cells_of(3, _GMSH_HEXAHEDRON, 8)
     faces, face_boundary, boundary_names = cells_of(2, _GMSH_QUADRANGLE, 4)
     return make_hexmesh(points, hexes, region_index, region_names, faces, face_boundary, boundary_names)
