@@ -1,0 +1,119 @@
+"""FE-IIIEE truncation operator: exact dipole fields, the operator against them (quadrature orders),
+the extinction of a source-free field, and every CPU loop strategy against the NumPy specification."""
+
+from math import factorial
+
+import numpy as np
+import pytest
+
+from paraflux.engine.quadrature import dunavant
+from paraflux.engine.truncation.fields import dipole_fields, wavenumber
+from paraflux.engine.truncation.loops import CPU_LOOPS, apply_cpu
+from paraflux.engine.truncation.operator import Currents, apply_reference, currents
+
+POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}
+
+
+def uv_sphere(n_theta: int, radius: float):
+    """A closed triangulated sphere (points (n, 3), triangles (m, 3)), n_theta bands, 2 n_theta sectors."""
+    n_phi = 2 * n_theta
+    theta = np.linspace(0, np.pi, n_theta + 1)[1:-1]
+    phi = np.linspace(0, 2 * np.pi, n_phi + 1)[:-1]
+    ring = np.stack(np.meshgrid(theta, phi, indexing="ij"), -1).reshape(-1, 2)
+    pts = np.vstack([[0, 0, radius], radius * np.column_stack([np.sin(ring[:, 0]) * np.cos(ring[:, 1]),
+                                                               np.sin(ring[:, 0]) * np.sin(ring[:, 1]),
+                                                               np.cos(ring[:, 0])]), [0, 0, -radius]])
+    j = np.arange(n_phi)
+    tri = [np.column_stack([np.zeros(n_phi, int), 1 + j, 1 + (j + 1) % n_phi])]
+    for i in range(n_theta - 2):
+        a, b = 1 + i * n_phi, 1 + (i + 1) * n_phi
+        tri += [np.column_stack([a + j, b + j, b + (j + 1) % n_phi]),
+                np.column_stack([a + j, b + (j + 1) % n_phi, a + (j + 1) % n_phi])]
+    a = 1 + (n_theta - 2) * n_phi
+    tri.append(np.column_stack([a + j, np.full(n_phi, len(pts) - 1), a + (j + 1) % n_phi]))
+    return pts, np.vstack(tri)
+
+
+def surface_quadrature(pts, tri, n_points: int):
+    """Quadrature points (n, 3), outward unit normals (n, 3) and weights times area (n,)."""
+    rule = dunavant(POINTS_TO_DEGREE[n_points])
+    corners = pts[tri]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    area = 0.5 * np.linalg.norm(normal, axis=1)
+    normal /= 2 * area[:, None]
+    normal *= np.sign((normal * corners.mean(axis=1)).sum(axis=1))[:, None]
+    points = np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3)
+    return points, np.repeat(normal, len(rule.weights), axis=0), (area[:, None] * rule.weights).reshape(-1)
+
+
+def test_degree_six_rule_has_12_points_and_is_exact():
+    rule = dunavant(6)
+    assert len(rule.weights) == 12
+    for i in range(7):
+        for j in range(7 - i):
+            exact = 2 * factorial(i) * factorial(j) / factorial(i + j + 2)
+            assert (rule.weights * rule.points[:, 0] ** i * rule.points[:, 1] ** j).sum() == pytest.approx(exact,
+                                                                                                          abs=1e-14)
+
+
+def test_dipole_curl_matches_finite_differences():
+    k = wavenumber(600e6)
+    x = np.array([[0.4, -0.2, 0.3]])
+    moment = np.array([0.3, -0.5, 1.0]) + 0.2j
+    _, curl = dipole_fields(x, [0.01, 0.02, -0.01], moment, k)
+    h = 1e-6
+    de = [(dipole_fields(x + h * np.eye(3)[i], [0.01, 0.02, -0.01], moment, k)[0]
+           - dipole_fields(x - h * np.eye(3)[i], [0.01, 0.02, -0.01], moment, k)[0])[0] / (2 * h) for i in range(3)]
+    fd = np.array([de[1][2] - de[2][1], de[2][0] - de[0][2], de[0][1] - de[1][0]])
+    assert np.abs(fd - curl[0]).max() < 1e-6 * np.abs(curl).max()
+
+
+def truncation_error(n_points: int, n_theta: int = 10, frequency=300e6):
+    k = wavenumber(frequency)
+    pts, tri = uv_sphere(n_theta, 0.3)
+    q, n, w = surface_quadrature(pts, tri, n_points)
+    sources = [([0.02, 0.01, -0.03], [0, 0, 1]), ([-0.05, 0.04, 0.02], [1, 0.5j, 0])]
+    fields = [dipole_fields(q, pos, mom, k) for pos, mom in sources]
+    cur = currents(n, w, np.stack([e for e, _ in fields]), np.stack([f for _, f in fields]))
+    outer = np.random.default_rng(0).standard_normal((80, 3))
+    outer = 0.6 * outer / np.linalg.norm(outer, axis=1, keepdims=True)
+    e, f = apply_reference(outer, q, cur, k)
+    exact = [dipole_fields(outer, pos, mom, k) for pos, mom in sources]
+    ee, fe = np.stack([a for a, _ in exact]), np.stack([b for _, b in exact])
+    return np.linalg.norm(e - ee) / np.linalg.norm(ee), np.linalg.norm(f - fe) / np.linalg.norm(fe)
+
+
+def test_dipole_field_on_S_converges_with_the_quadrature_order():
+    """S' a sphere of 0.3 m with edges about a tenth of the wavelength (1 m at 300 MHz), S at 0.6 m."""
+    errors = [truncation_error(n) for n in (1, 3, 6, 12)]
+    assert errors[0][0] < 3e-2 and errors[1][0] < 3e-4 and errors[2][0] < 3e-6 and errors[3][0] < 1e-7, errors
+    for (a, b), (c, d) in zip(errors, errors[1:]):
+        assert c < a / 10 and d < b / 10
+
+
+def test_a_plane_wave_through_S_prime_vanishes_on_S():
+    k = wavenumber(300e6)
+    pts, tri = uv_sphere(12, 0.3)
+    q, n, w = surface_quadrature(pts, tri, 6)
+    phase = np.exp(-1j * k * q[:, 2])
+    e = np.zeros((1, len(q), 3), complex)
+    f = np.zeros_like(e)
+    e[0, :, 0] = phase
+    f[0, :, 1] = -1j * k * phase  # curl of x exp(-jkz)
+    outer = np.random.default_rng(1).standard_normal((50, 3))
+    outer = 0.7 * outer / np.linalg.norm(outer, axis=1, keepdims=True)
+    es, fs = apply_reference(outer, q, currents(n, w, e, f), k)
+    assert np.abs(es).max() < 1e-5 and np.abs(fs).max() < 1e-5 * k
+
+
+@pytest.mark.parametrize("loop", list(CPU_LOOPS))
+def test_every_cpu_loop_matches_the_specification(loop):
+    rng = np.random.default_rng(2)
+    n_s, n_t, n_rhs = 300, 200, 3
+    cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
+    cur = Currents(cplx(n_rhs, n_s, 3), cplx(n_rhs, n_s, 3), cplx(n_rhs, n_s), cplx(n_rhs, n_s))
+    sources, targets = 0.3 * rng.standard_normal((n_s, 3)), rng.standard_normal((n_t, 3)) + 2.0
+    e_ref, f_ref = apply_reference(targets, sources, cur, 6.0)
+    e, f = apply_cpu(loop, targets, sources, cur, 6.0)
+    assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+    assert np.abs(f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
