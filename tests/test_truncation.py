@@ -117,3 +117,28 @@ def test_every_cpu_loop_matches_the_specification(loop):
     e, f = apply_cpu(loop, targets, sources, cur, 6.0)
     assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
     assert np.abs(f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
+
+
+def test_surface_checks_orient_and_refuse_bad_surfaces():
+    from paraflux.engine.errors import MeshError, ProblemError  # noqa: PLC0415
+    from paraflux.engine.truncation.surfaces import (TriSurface, check_closed_outward, check_inside,  # noqa: PLC0415
+                                                     quadrature, winding_number)
+
+    pts, tri = uv_sphere(8, 0.3)
+    inward = check_closed_outward(TriSurface("inner", pts, tri[:, ::-1]))
+    q = quadrature(inward, 3)
+    assert ((q.normals * q.points).sum(axis=1) > 0).all()  # outward after the check
+    assert q.weights.sum() == pytest.approx(4 * np.pi * 0.3 ** 2, rel=0.05)  # the inscribed polyhedron
+    assert winding_number(inward, np.array([[0.0, 0, 0], [1.0, 0, 0]])) == pytest.approx([1, 0], abs=1e-9)
+    with pytest.raises(MeshError, match="not closed"):
+        check_closed_outward(TriSurface("open", pts, tri[:-5]))
+    flipped = tri.copy()
+    flipped[0] = flipped[0, ::-1]
+    with pytest.raises(MeshError, match="inconsistently oriented"):
+        check_closed_outward(TriSurface("mixed", pts, flipped))
+    outer = check_closed_outward(TriSurface("outer", *uv_sphere(8, 0.6)))
+    check_inside(inward, outer)
+    with pytest.raises(ProblemError, match="not inside"):
+        check_inside(outer, inward)
+    with pytest.raises(ProblemError, match="quadrature must be one of"):
+        quadrature(outer, 4)
