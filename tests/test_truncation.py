@@ -142,3 +142,25 @@ def test_surface_checks_orient_and_refuse_bad_surfaces():
         check_inside(outer, inward)
     with pytest.raises(ProblemError, match="quadrature must be one of"):
         quadrature(outer, 4)
+
+
+def test_pipeline_on_the_built_in_case_and_its_refusals():
+    from paraflux.engine.errors import ProblemError  # noqa: PLC0415
+    from paraflux.engine.truncation.cases import mesh_surface_case  # noqa: PLC0415
+    from paraflux.engine.truncation.run import Dipole, TruncationSetup, run_truncation  # noqa: PLC0415
+
+    inner, outer = mesh_surface_case("sphere-in-box", 600, 400)
+    setup = TruncationSetup(inner, outer, 300e6, 6, (Dipole((0.02, 0.01, -0.03), (0, 0, 1)),
+                                                     Dipole((-0.05, 0.04, 0.02), (1, 0.5j, 0))), "cpu-s")
+    result = run_truncation(setup)
+    assert result.e.shape == (2, 6 * outer.n_elements, 3)
+    assert result.relative_error < 1e-5 and result.relative_error_curl < 1e-5
+    assert result.flops > 0 and result.gflops > 0
+    from dataclasses import replace  # noqa: PLC0415
+
+    for bad, message in ((replace(setup, frequency=0.0), "frequency must be positive"),
+                         (replace(setup, sources=(Dipole((0.4, 0, 0), (0, 0, 1)),)), "outside the inner surface"),
+                         (replace(setup, inner=outer, outer=inner), "not inside"),
+                         (replace(setup, loop="gpu-magic"), "unknown loop")):
+        with pytest.raises(ProblemError, match=message):
+            run_truncation(bad)

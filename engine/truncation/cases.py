@@ -1,0 +1,66 @@
+"""Built-in truncation geometries meshed by gmsh: S' and S as closed triangulated surfaces with a size knob."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import ProblemError
+from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
+from .surfaces import TriSurface, check_closed_outward
+
+MAX_SURFACE_ELEMENTS = 200_000
+
+
+@dataclass(frozen=True)
+class SurfaceCase:
+    name: str
+    title: str
+    inner_radius: float  # m, the sphere S'
+    outer_half_side: float  # m, the cube S
+    default_inner: int  # triangles
+    default_outer: int
+    description: str
+
+
+CASES = {"sphere-in-box": SurfaceCase(
+    "sphere-in-box", "Sphere S' inside a cube S", 0.25, 0.5, 1272, 1572,
+    "S' a sphere of radius 0.25 m, S the surface of a cube of side 1 m around it; the dipoles sit inside S'.")}
+
+
+def _mesh_surface(kind: str, size: float, target: int) -> TriSurface:
+    with gmsh_session(kind) as gmsh:
+        occ = gmsh.model.occ
+        if kind == "sphere":
+            occ.addSphere(0, 0, 0, size)
+            area = 4 * math.pi * size ** 2
+        else:
+            occ.addBox(-size, -size, -size, 2 * size, 2 * size, 2 * size)
+            area = 24 * size ** 2
+        occ.synchronize()
+        surfaces = [tag for _, tag in gmsh.model.getEntities(2)]
+        gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), kind)
+        h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))  # equilateral triangles; 1.04 calibrated on gmsh
+        gmsh.option.setNumber("Mesh.MeshSizeMin", h)
+        gmsh.option.setNumber("Mesh.MeshSizeMax", h)
+        gmsh.model.mesh.generate(2)
+        points, cells_of = gmsh_nodes_and_groups(gmsh)
+        triangles, _, _ = cells_of(2, 2, 3)
+    used = sorted(set(triangles.reshape(-1).tolist()))
+    remap = {old: new for new, old in enumerate(used)}
+    import numpy as np  # noqa: PLC0415
+
+    tri = np.vectorize(remap.get)(triangles)
+    return check_closed_outward(TriSurface(kind, points[used], tri))
+
+
+def mesh_surface_case(name: str, inner_elements: int | None = None, outer_elements: int | None = None):
+    """(S', S) of a built-in case, about the requested triangle counts (m)."""
+    if name not in CASES:
+        raise ProblemError(f"unknown case '{name}'; built-in truncation cases: {', '.join(CASES)}")
+    case = CASES[name]
+    counts = (inner_elements or case.default_inner, outer_elements or case.default_outer)
+    for label, n in zip(("inner", "outer"), counts):
+        if not 20 <= n <= MAX_SURFACE_ELEMENTS:
+            raise ProblemError(f"{label} surface elements must be from 20 to {MAX_SURFACE_ELEMENTS:,}, got {n}")
+    return _mesh_surface("sphere", case.inner_radius, counts[0]), _mesh_surface("box", case.outer_half_side, counts[1])
