@@ -64,6 +64,9 @@ def _cmd_studies(args) -> int:
         for axis in study.axes:
             names = ", ".join(c.name + (" [GPU]" if c.needs_gpu else "") for c in axis.choices)
             print(f"  {axis.option} {{{names}}} default {axis.default}")
+        for parameter in study.parameters:
+            print(f"  --{parameter.name} {parameter.minimum:g}..{parameter.maximum:g} default {parameter.default:g}: "
+                  f"{parameter.description}")
     return 0
 
 
