@@ -102,6 +102,8 @@ COLORING = VariantAxis("coloring", "Colouring", (
     Choice("parallel", "Jones-Plassmann rounds on the GPU (CuPy) or vectorised NumPy"),
 ), "ofcm")
 
+ELASTIC_RTOL = Parameter("rtol", "Tolerance", 1e-10, 0.0, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
+
 ORDER = Parameter("order", "Order", 3, 1, 10, "polynomial order p of the hierarchical hexahedra", integer=True)
 
 ELASTIC_METHOD = VariantAxis("method", "Solver", (

@@ -7,7 +7,7 @@ from typing import Mapping
 from ..hexfem.run import run_elasticity
 from ..output import write_elasticity
 from ..problems.elasticity import ElasticityProblem
-from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
+from ..variants import BACKEND, ELASTIC_METHOD, ELASTIC_RTOL, INTEGRATION, ORDER, PRECONDITIONER
 from .registry import Study, register
 
 VARIANT_KEYS = ("method", "integration", "preconditioner", "backend")
@@ -16,7 +16,7 @@ VARIANT_KEYS = ("method", "integration", "preconditioner", "backend")
 def _apply(problem: ElasticityProblem, variants: Mapping) -> ElasticityProblem:
     changes = {k: v for k, v in variants.items() if k in VARIANT_KEYS}
     if "rtol" in variants:
-        changes["rtol"] = RTOL.check(float(variants["rtol"]))
+        changes["rtol"] = ELASTIC_RTOL.check(float(variants["rtol"]))
     problem = problem.with_solver(**changes)
     if "order" in variants:
         problem = problem.with_order(ORDER.check(variants["order"]))
@@ -45,7 +45,7 @@ ELASTICITY = register(Study(
     field_dtype="real",
     max_devices=1,
     axes=(ELASTIC_METHOD, INTEGRATION, PRECONDITIONER, BACKEND),
-    parameters=(ORDER, RTOL),
+    parameters=(ORDER, ELASTIC_RTOL),
     apply_variants=_apply,
     run=run_elasticity,
     write=write_elasticity,
