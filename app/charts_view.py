@@ -16,6 +16,7 @@ class ChartsView(QtInteractor):
         self.timing_bars = None
         self.residual_line = None
         self.comparison_bars = None
+        self.scaling_lines = None
         self.shown: list = []
 
     def _replace(self, *charts) -> None:
@@ -33,14 +34,44 @@ class ChartsView(QtInteractor):
         timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
         self.comparison_bars = timing.bar(x, [np.array([row.timings.get(p, 0.0) for row in rows]) for p in phases],
                                           label=phases)
-        iterations = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
-        iterations.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
+        second = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
+        if any(row.iterations for row in rows):
+            second.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
+            second_title, second_unit = "Iterations by variant", "iterations"
+        else:  # nothing iterated (e.g. the truncation operator): speed relative to the first variant
+            total = np.array([sum(row.timings.values()) for row in rows])
+            second.bar(x, total[0] / total, color="gray")
+            second_title, second_unit = f"Acceleration over {labels[0]} (total time)", "x"
         for chart, title, unit in ((timing, "Time per phase by variant", "seconds"),
-                                   (iterations, "Iterations by variant", "iterations")):
+                                   (second, second_title, second_unit)):
             chart.x_axis.tick_locations = list(range(len(rows)))
             chart.x_axis.tick_labels = labels
             chart.x_label, chart.y_label, chart.title = "", unit, title
-        self._replace(timing, iterations)
+        self._replace(timing, second)
+
+    def show_scaling(self, rows) -> None:
+        """Truncation scaling runs: acceleration over serial (or operator time, without serial) against
+        the S triangles, one line per loop and right-hand-side count; operator time against the
+        right-hand sides at the largest S."""
+        left = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
+        with_serial = not np.isnan(rows[0].acceleration)
+        self.scaling_lines = []
+        colors = ["steelblue", "darkred", "seagreen", "darkorange", "purple", "gray", "black", "olive", "teal"]
+        for i, (loop, n_rhs) in enumerate(dict.fromkeys((r.loop, r.n_rhs) for r in rows)):
+            pick = [r for r in rows if r.loop == loop and r.n_rhs == n_rhs]
+            y = [r.acceleration if with_serial else r.seconds for r in pick]
+            self.scaling_lines.append(left.line(np.array([r.n_outer for r in pick], dtype=float), np.array(y),
+                                                color=colors[i % len(colors)], label=f"{loop}, {n_rhs} rhs"))
+        left.title = "Acceleration over serial" if with_serial else "Operator time"
+        left.x_label, left.y_label = "S triangles", "x" if with_serial else "seconds"
+        right = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
+        largest = max(r.n_outer for r in rows)
+        for i, loop in enumerate(dict.fromkeys(r.loop for r in rows)):
+            pick = [r for r in rows if r.loop == loop and r.n_outer == largest]
+            right.line(np.array([r.n_rhs for r in pick], dtype=float), np.array([r.seconds for r in pick]),
+                       color=colors[i % len(colors)], label=loop)
+        right.title, right.x_label, right.y_label = f"Operator time, S = {largest:,} triangles", "right-hand sides", "seconds"
+        self._replace(left, right)
 
     def show_result(self, result) -> None:
         phases = list(result.timings)
@@ -58,6 +89,6 @@ class ChartsView(QtInteractor):
             residual.title = "Residual history"
         else:
             self.residual_line = None
-            residual.title = "Residual history: none (direct solve)"
+            residual.title = "Residual history: none (nothing solved iteratively)"
         residual.x_label, residual.y_label = "iteration", "log10 relative residual"
         self._replace(timing, residual)

@@ -17,6 +17,7 @@ from paraflux.engine.problems import load_case_problem, load_problem, parse_prob
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
+from paraflux.engine.truncation.scaling import scaling_sweep
 
 from .charts_view import ChartsView
 from .result_view import ResultView
@@ -66,6 +67,7 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         self.setWindowTitle("ParaFlux")
         self.panels = make_panels()
+        self.panels["truncation"].scaling_button.clicked.connect(self.run_scaling)
         self.panel: StudyPanel = self.panels["magnetostatic"]
         self.problem_path: Path | None = None
         self.thread: QtCore.QThread | None = None
@@ -417,10 +419,12 @@ class MainWindow(QtWidgets.QMainWindow):
             problem = load_problem(self.problem_path)
         else:
             data = self.panel.edited(self.problem_data)
-            if "case" in data["problem"]:
-                data.pop("case", None)
+            if "case" in data["problem"]:  # the size box sets the panel's size key, other sizes stay
+                case = {k: v for k, v in data.pop("case", {}).items() if k != self.panel.size_key}
                 if self.size_box.value():
-                    data["case"] = {"elements": self.size_box.value()}
+                    case[self.panel.size_key] = self.size_box.value()
+                if case:
+                    data["case"] = case
             problem = parse_problem(data, Path.cwd())
         if problem.kind != self.study.problem_kind:
             raise ProblemError(f"the problem is of kind '{problem.kind}', not one of the study '{self.study.title}'")
@@ -468,6 +472,30 @@ class MainWindow(QtWidgets.QMainWindow):
         sets = [{axis: choice} for choice in choices]
         study = self.study
         self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared)
+
+    def run_scaling(self) -> None:
+        """Truncation: time the checked loop strategies as S and the right-hand sides grow."""
+        try:
+            loops, sizes, rhs = self.panel.scaling_request()
+            problem = self.current_problem()
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        self._start(lambda control: scaling_sweep(problem, loops, sizes, rhs, control), self.on_scaled)
+
+    def on_scaled(self, rows) -> None:
+        self._idle()
+        headers = ["loop", "S triangles", "right-hand sides", "operator (s)", "acceleration over serial"]
+        self.compare_table.setColumnCount(len(headers))
+        self.compare_table.setHorizontalHeaderLabels(headers)
+        self.compare_table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            cells = [row.loop, f"{row.n_outer:,}", str(row.n_rhs), f"{row.seconds:.4g}", f"{row.acceleration:.3g}"]
+            for c, text in enumerate(cells):
+                self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.charts.show_scaling(rows)
+        self.status.setText(f"scaling: {len(rows)} runs")
+        self._log(f"scaling: {len(rows)} runs")
 
     def _start(self, job, on_finished) -> None:
         self.thread = QtCore.QThread(self)

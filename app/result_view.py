@@ -13,6 +13,7 @@ from pyvistaqt import QtInteractor
 from paraflux.engine.magnetostatics.post import evaluate_at
 
 from .solid_view import CAMERA_DIRECTION, CAMERA_UP, default_warp_scale, hex_mesh_grid, solid_grid, solid_probe_text
+from .surface_view import FIELDS, surface_poly, truncation_poly, truncation_probe_text
 
 N_FLUX_LINES = 20
 
@@ -117,6 +118,34 @@ class ResultView(QtInteractor):
         self._enable_probing()
         self.render()
 
+    def show_surfaces(self, inner, outer) -> None:
+        """Preview the truncation surfaces: S' solid, S translucent with its edges."""
+        self.clear()
+        self.result, self.solid = None, None
+        self.grid = surface_poly(outer)
+        self.add_mesh(surface_poly(inner), color="orange", show_edges=True, edge_color="gray", name="inner")
+        self.add_mesh(self.grid, color="lightsteelblue", opacity=0.25, show_edges=True, edge_color="gray",
+                      name="outer")
+        self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
+        self.reset_camera()
+        self.render()
+
+    def show_truncation(self, result, field: str = "E_magnitude") -> None:
+        """A truncation result: S coloured per triangle by |E| or its error, S' translucent inside."""
+        self.clear()
+        self.result, self.solid, self.flux_lines = result, None, None
+        self.grid = truncation_poly(result)
+        log = field == "E_error"
+        values = self.grid.cell_data[field]
+        clim = (max(values.min(), 1e-16), max(values.max(), 1e-15)) if log else (0.0, float(values.max()) or 1.0)
+        self.add_mesh(self.grid, scalars=field, cmap="viridis", log_scale=log, clim=clim, name="field",
+                      scalar_bar_args={"title": FIELDS[field], "color": "black"})
+        self.add_mesh(surface_poly(result.setup.inner), color="orange", opacity=0.35, name="inner")
+        self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
+        self.reset_camera()
+        self._enable_probing()
+        self.render()
+
     def set_warp_scale(self, scale: float) -> None:
         """Redraw the solid with its displacement multiplied by scale (0 draws it undeformed)."""
         self.warp_scale = scale
@@ -155,6 +184,8 @@ class ResultView(QtInteractor):
             return
         if self.solid is not None:
             self.probed.emit(solid_probe_text(self.grid, self.solid, point))
+        elif "E_magnitude" in self.grid.cell_data:
+            self.probed.emit(truncation_probe_text(self.grid, point))
         else:
             self.probed.emit(probe_text(self.result, point[:2]))
 

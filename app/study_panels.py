@@ -17,12 +17,17 @@ from paraflux.engine.mesh.cases import CASES
 from paraflux.engine.mesh.hex_cases import HEX_CASES
 from paraflux.engine.mesh.hex_io import read_hexmesh
 from paraflux.engine.mesh.io import read_trimesh
-from paraflux.engine.output import elasticity_summary, magnetostatic_summary
+from paraflux.engine.output import elasticity_summary, magnetostatic_summary, truncation_summary
 from paraflux.engine.problems.elasticity import LENGTH_UNITS as ELASTIC_LENGTH_UNITS
 from paraflux.engine.problems.magnetostatic import FORMULATIONS, LENGTH_UNITS, POTENTIALS
+from paraflux.engine.problems.truncation import LENGTH_UNITS as SURFACE_LENGTH_UNITS
 from paraflux.engine.studies import STUDIES, Study
+from paraflux.engine.truncation.cases import CASES as SURFACE_CASES
+from paraflux.engine.truncation.run import load_surfaces
 
 from .materials_table import ElasticMaterialsTable, MaterialsTable
+from .sources_table import SourcesTable
+from .surface_view import FIELDS
 
 
 def axis_box(axis, gpu_reason: str | None) -> QtWidgets.QComboBox:
@@ -55,6 +60,7 @@ class StudyPanel:
 
     cases: tuple[str, ...] = ()
     size_step = 1000  # step of the window's element-count box
+    size_key = "elements"  # the [case] key the element-count box sets
     mesh_filter = "All files (*)"
     done_message = "done"
 
@@ -257,7 +263,150 @@ class ElasticityPanel(StudyPanel):
                 f"{result.iterations} iterations, strain energy {result.strain_energy:.6g} J")
 
 
-PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel}
+class TruncationPanel(StudyPanel):
+    """Frequency, length unit and dipole sources (a table plus a count of random ones); S coloured by |E|
+    or its error; scaling runs of the loop strategies (the window connects scaling_button)."""
+
+    cases = tuple(SURFACE_CASES)
+    size_step = 500
+    size_key = "outer_elements"  # the box sizes S; S' keeps the case's (or the file's) inner_elements
+    mesh_filter = "Surface meshes (*.msh *.vtu *.vtk *.obj *.stl *.ply);;All files (*)"
+    done_message = "done: click S to probe |E| and its error"
+
+    def __init__(self, study: Study):
+        super().__init__(study)
+        self.shown: tuple | None = None  # (view, result) last drawn, redrawn when the colouring changes
+        scaling = QtWidgets.QGroupBox("Scaling (paper 003, Figs. 2-5)")
+        layout = QtWidgets.QFormLayout(scaling)
+        self.scaling_loops = QtWidgets.QListWidget()
+        self.scaling_loops.setMaximumHeight(90)
+        reason = gpu_unavailable_reason()
+        for choice in study.axis("loop").choices:
+            item = QtWidgets.QListWidgetItem(choice.name)
+            item.setToolTip(choice.description)
+            if choice.needs_gpu and reason:
+                item.setFlags(item.flags() & ~QtCore.Qt.ItemIsEnabled)
+            else:
+                item.setFlags(item.flags() | QtCore.Qt.ItemIsUserCheckable)
+            item.setCheckState(QtCore.Qt.Checked if choice.name in ("serial", "cpu-s") else QtCore.Qt.Unchecked)
+            self.scaling_loops.addItem(item)
+        self.scaling_sizes = QtWidgets.QLineEdit("400, 800, 1600")
+        self.scaling_sizes.setToolTip("S triangle counts (numS), comma-separated")
+        self.scaling_rhs = QtWidgets.QLineEdit("1, 10")
+        self.scaling_rhs.setToolTip("right-hand-side counts, comma-separated (random dipoles inside S')")
+        self.scaling_button = QtWidgets.QPushButton("Run scaling")
+        layout.addRow("Loops", self.scaling_loops)
+        layout.addRow("S triangles", self.scaling_sizes)
+        layout.addRow("Right-hand sides", self.scaling_rhs)
+        layout.addRow(self.scaling_button)
+        self.form.addRow(scaling)
+
+    def _materials_table(self) -> SourcesTable:
+        return SourcesTable()
+
+    def _add_problem_controls(self) -> None:
+        self.unit_box.addItems(list(SURFACE_LENGTH_UNITS))
+        self.frequency_edit = QtWidgets.QLineEdit("600e6")
+        self.frequency_edit.setToolTip("frequency in Hz")
+        self.random_box = QtWidgets.QSpinBox()
+        self.random_box.setRange(0, 100_000)
+        self.random_box.setToolTip("extra dipoles at random points inside S', one right-hand side each")
+        self.field_box = QtWidgets.QComboBox()
+        for name, title in FIELDS.items():
+            self.field_box.addItem(title, name)
+        self.field_box.currentIndexChanged.connect(self._redraw)
+        add, remove = QtWidgets.QPushButton("Add dipole"), QtWidgets.QPushButton("Remove selected")
+        add.clicked.connect(lambda: self.materials.add_row())
+        remove.clicked.connect(self.materials.remove_selected)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        self.form.addRow("Length unit", self.unit_box)
+        self.form.addRow("Frequency (Hz)", self.frequency_edit)
+        self.form.addRow("Random dipoles", self.random_box)
+        self.form.addRow("Colour S by", self.field_box)
+        self.form.addRow(buttons)
+
+    def _redraw(self) -> None:
+        if self.shown is not None:
+            self.show_result(*self.shown)
+
+    def scaling_request(self) -> tuple[list[str], list[int], list[int]]:
+        """The checked loops, S triangle counts and right-hand-side counts (ProblemError names a bad entry)."""
+        loops = [self.scaling_loops.item(i).text() for i in range(self.scaling_loops.count())
+                 if self.scaling_loops.item(i).checkState() == QtCore.Qt.Checked]
+        try:
+            sizes = [int(v) for v in self.scaling_sizes.text().replace(",", " ").split()]
+            rhs = [int(v) for v in self.scaling_rhs.text().replace(",", " ").split()]
+        except ValueError:
+            raise ProblemError("S triangles and right-hand sides must be whole numbers separated by commas") from None
+        return loops, sizes, rhs
+
+    def use_problem_settings(self, problem) -> None:
+        self.axis_boxes["loop"].setCurrentText(problem.solver.loop)
+        self.axis_boxes["quadrature"].setCurrentText(str(problem.quadrature))
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        head = data["problem"]
+        self.frequency_edit.setText(f"{head['frequency']:g}")
+        self.random_box.setValue(data.get("random_sources", {}).get("count", 0))
+        super().show_problem(data, boundary_names)
+
+    def edited(self, data: dict) -> dict:
+        data = super().edited(data)
+        text = self.frequency_edit.text().strip()
+        try:
+            data["problem"]["frequency"] = float(text)
+        except ValueError:
+            raise ProblemError(f"frequency must be a number in Hz, got '{text}'") from None
+        data["problem"]["quadrature"] = int(self.axis_boxes["quadrature"].currentText())
+        data.setdefault("solver", {})["loop"] = self.axis_boxes["loop"].currentText()
+        seed = data.get("random_sources", {}).get("seed", 0)
+        data.pop("random_sources", None)
+        if self.random_box.value():
+            data["random_sources"] = {"count": self.random_box.value(), "seed": seed}
+        return data
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        """The file is S'; a second dialog asks for S. One dipole along z at S''s node centroid."""
+        outer, _ = QtWidgets.QFileDialog.getOpenFileName(None, "Open the outer surface S", str(path.parent),
+                                                         self.mesh_filter)
+        if not outer:
+            raise ProblemError("the truncation study needs two surfaces: no outer surface S was chosen")
+        from paraflux.engine.truncation.surfaces import read_surface  # noqa: PLC0415
+
+        inner = read_surface(path, 1.0, "inner_surface")
+        centre = [float(c) for c in inner.points.mean(axis=0)]
+        data = {"problem": {"kind": "truncation", "inner_surface": str(path), "outer_surface": outer,
+                            "length_unit": self.unit_box.currentText(),
+                            "frequency": float(self.frequency_edit.text() or 600e6),
+                            "quadrature": int(self.axis_boxes["quadrature"].currentText())},
+                "sources": [{"position": centre, "moment": [0.0, 0.0, 1.0], "moment_imag": [0.0, 0.0, 0.0]}]}
+        return data, ()
+
+    def load_mesh(self, problem):
+        return load_surfaces(problem)
+
+    def show_mesh(self, view, mesh) -> None:
+        self.shown = None
+        view.show_surfaces(mesh.inner, mesh.outer)
+
+    def show_result(self, view, result) -> None:
+        self.shown = (view, result)
+        view.show_truncation(result, self.field_box.currentData())
+
+    def summary_lines(self, result) -> list[str]:
+        s = truncation_summary(result)
+        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("timings", "memory")]
+        lines += [f"memory {k}: {v / 2**20:.1f} MiB" for k, v in s["memory"].items()]
+        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+
+    def log_line(self, result) -> str:
+        return (f"applied: {result.setup.loop}, {result.n_rhs} right-hand sides, relative error "
+                f"{result.relative_error:.2e}, {result.gflops:.3g} GFLOP/s")
+
+
+PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel, "truncation": TruncationPanel}
 
 
 def make_panels() -> dict[str, StudyPanel]:

@@ -46,12 +46,16 @@ class ProgressBar:
 def _cmd_cases(args) -> int:
     from .mesh.cases import CASES  # noqa: PLC0415
     from .mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+    from .truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
 
     for case in CASES.values():
         print(f"{case.name:12s} {case.formulation:13s} {case.title}")
         print(f"{'':12s} {case.description}")
     for case in HEX_CASES.values():
         print(f"{case.name:12s} {'3D elasticity':13s} {case.title}")
+        print(f"{'':12s} {case.description}")
+    for case in SURFACE_CASES.values():
+        print(f"{case.name:12s} {'truncation':13s} {case.title}")
         print(f"{'':12s} {case.description}")
     return 0
 
@@ -79,7 +83,7 @@ def _load(args):
     if args.size is not None:
         if problem.case is None:
             raise ProblemError("--size applies to built-in cases only; this problem reads a mesh file")
-        minimum = 1 if problem.kind == "elasticity" else 50
+        minimum = {"elasticity": 1, "truncation": 20}.get(problem.kind, 50)
         if args.size < minimum:
             raise ProblemError(f"--size must be at least {minimum} elements, got {args.size}")
         problem = replace(problem, case_elements=args.size)
@@ -113,6 +117,10 @@ def _cmd_solve(args) -> int:
         raise ProblemError(f"--out {args.out} exists and is not a folder")
     problem = problem.with_solver(rtol=args.rtol, max_iterations=args.max_iterations,
                                   check_every=args.check_every)
+    if args.devices is not None:
+        if problem.kind != "truncation":
+            raise ProblemError("--devices applies to the truncation study's multi-gpu loop")
+        problem = problem.with_solver(devices=args.devices)
     result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
     written = study.write(result, args.out)
     for line in study.describe(result):
@@ -236,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
                        help="GPU EBE-J-PCG: iterations between convergence checks (even)")
+    solve.add_argument("--devices", type=int, help="truncation, loop multi-gpu: how many GPUs (0: all)")
     solve.add_argument("--quiet", action="store_true", help="no progress output")
     for study in STUDIES.values():  # integer settings of studies, e.g. the element order
         for parameter in study.parameters:

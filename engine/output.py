@@ -117,3 +117,54 @@ def write_elasticity(result, out_dir) -> list[Path]:
         tmp.unlink(missing_ok=True)
     write_json(summary, elasticity_summary(result))
     return [vtu, summary]
+
+
+def truncation_summary(result) -> dict:
+    """The summary.json content of a truncation result (SI units)."""
+    s = result.setup
+    return {
+        "study": "truncation",
+        "n_inner_elements": s.inner.n_elements,
+        "n_outer_elements": s.outer.n_elements,
+        "n_rhs": result.n_rhs,
+        "quadrature": s.quadrature,
+        "frequency": s.frequency,
+        "loop": s.loop,
+        "relative_error": result.relative_error,
+        "relative_error_curl": result.relative_error_curl,
+        "flops": result.flops,
+        "flops_count": "41 per S'-S point pair (G, grad'G) + 158 per pair and right-hand side",
+        "gflops": result.gflops,
+        "paper_flops": result.paper_flops,
+        "timings": result.timings,
+        "memory": result.memory,
+        "backend": result.backend,
+        "device": result.device,
+        "devices": result.devices,
+        "length_unit_of_points": "m",
+    }
+
+
+def write_truncation(result, out_dir) -> list[Path]:
+    """Write DIR/fields_S.npz (points (N_S, 3) m, E (n_rhs, N_S, 3) V/m and curlE V/m^2 complex128),
+    DIR/solution.vtu (S with cell data E_magnitude, E_error of the first right-hand side) and
+    DIR/summary.json."""
+    import meshio  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    npz, vtu, summary = out_dir / "fields_S.npz", out_dir / "solution.vtu", out_dir / "summary.json"
+    tmp_npz, tmp_vtu = out_dir / ".fields_S.partial.npz", out_dir / ".solution.partial.vtu"
+    surface = result.setup.outer
+    try:
+        np.savez(tmp_npz, points=result.points, E=result.e, curlE=result.curl_e)
+        meshio.write(tmp_vtu, meshio.Mesh(surface.points, [("triangle", surface.triangles)],
+                                          cell_data={"E_magnitude": [result.element_magnitude],
+                                                     "E_error": [result.element_error]}))
+        os.replace(tmp_npz, npz)
+        os.replace(tmp_vtu, vtu)
+    finally:
+        tmp_npz.unlink(missing_ok=True)
+        tmp_vtu.unlink(missing_ok=True)
+    write_json(summary, truncation_summary(result))
+    return [npz, vtu, summary]

@@ -136,3 +136,28 @@ M2L = VariantAxis("m2l", "M2L scheme", (
 
 # the reductions the solvers implement: every choice but "auto", which picks one of them
 SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")
+
+LOOP = VariantAxis("loop", "Loop strategy", (
+    Choice("serial", "one core, Numba, the paper's loop order S', S, right-hand sides (Table 1's baseline)"),
+    Choice("cpu-sprime", "Numba threads over S' points, a private output per thread, then a parallel sum (omp_S')"),
+    Choice("cpu-s", "Numba threads over S points, each owning its rows of the output (omp_S)"),
+    Choice("cpu-rhs", "Numba threads over right-hand sides (omp_rhs)"),
+    Choice("zgemm", "coupling tiles (G, grad'G) times the currents as complex GEMMs, tiles cached across "
+                    "applications (cuBLAS on the GPU when one is usable, BLAS otherwise)"),
+    Choice("cuda-s", "CUDA, one thread per S element, S' currents staged through shared memory (cuda_S)",
+           needs_gpu=True),
+    Choice("cuda-rhs", "CUDA, one thread per right-hand side, one block per S point, the block's coupling "
+                       "shared (cuda_rhs)", needs_gpu=True),
+    Choice("cuda-tiled", "CUDA, N-body tiling: one thread per S point, S' tiles in shared memory, G and "
+                         "grad'G fused and reused for every right-hand side", needs_gpu=True),
+    Choice("multi-gpu", "S split across every visible GPU, one host thread per device, each running cuda-s",
+           needs_gpu=True),
+), "cpu-s")
+
+QUADRATURE = VariantAxis("quadrature", "Quadrature", (
+    Choice("1", "1 point per triangle (degree 1)"),
+    Choice("3", "3 points per triangle (degree 2)"),
+    Choice("6", "6 points per triangle (degree 4)"),
+    Choice("7", "7 points per triangle (degree 5)"),
+    Choice("12", "12 points per triangle (degree 6)"),
+), "6")

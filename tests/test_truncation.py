@@ -10,28 +10,9 @@ from paraflux.engine.quadrature import dunavant
 from paraflux.engine.truncation.fields import dipole_fields, wavenumber
 from paraflux.engine.truncation.loops import CPU_LOOPS, apply_cpu
 from paraflux.engine.truncation.operator import Currents, apply_reference, currents
+from paraflux.engine.truncation.surfaces import uv_sphere
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}
-
-
-def uv_sphere(n_theta: int, radius: float):
-    """A closed triangulated sphere (points (n, 3), triangles (m, 3)), n_theta bands, 2 n_theta sectors."""
-    n_phi = 2 * n_theta
-    theta = np.linspace(0, np.pi, n_theta + 1)[1:-1]
-    phi = np.linspace(0, 2 * np.pi, n_phi + 1)[:-1]
-    ring = np.stack(np.meshgrid(theta, phi, indexing="ij"), -1).reshape(-1, 2)
-    pts = np.vstack([[0, 0, radius], radius * np.column_stack([np.sin(ring[:, 0]) * np.cos(ring[:, 1]),
-                                                               np.sin(ring[:, 0]) * np.sin(ring[:, 1]),
-                                                               np.cos(ring[:, 0])]), [0, 0, -radius]])
-    j = np.arange(n_phi)
-    tri = [np.column_stack([np.zeros(n_phi, int), 1 + j, 1 + (j + 1) % n_phi])]
-    for i in range(n_theta - 2):
-        a, b = 1 + i * n_phi, 1 + (i + 1) * n_phi
-        tri += [np.column_stack([a + j, b + j, b + (j + 1) % n_phi]),
-                np.column_stack([a + j, b + (j + 1) % n_phi, a + (j + 1) % n_phi])]
-    a = 1 + (n_theta - 2) * n_phi
-    tri.append(np.column_stack([a + j, np.full(n_phi, len(pts) - 1), a + (j + 1) % n_phi]))
-    return pts, np.vstack(tri)
 
 
 def surface_quadrature(pts, tri, n_points: int):

@@ -9,9 +9,10 @@ from ..errors import ProblemError
 from .elasticity import ElasticityProblem, elasticity_to_dict, parse_elasticity
 from .magnetostatic import MagnetostaticProblem, parse_magnetostatic, problem_to_dict
 from .toml_input import read_toml
+from .truncation import TruncationProblem, parse_truncation, truncation_to_dict
 
-PARSERS = {"magnetostatic": parse_magnetostatic, "elasticity": parse_elasticity}
-TO_DICT = {"magnetostatic": problem_to_dict, "elasticity": elasticity_to_dict}
+PARSERS = {"magnetostatic": parse_magnetostatic, "elasticity": parse_elasticity, "truncation": parse_truncation}
+TO_DICT = {"magnetostatic": problem_to_dict, "elasticity": elasticity_to_dict, "truncation": truncation_to_dict}
 
 
 def problem_kind(data: dict) -> str:
@@ -24,29 +25,31 @@ def problem_kind(data: dict) -> str:
     return kind
 
 
-def parse_problem(data: dict, base_dir: Path) -> MagnetostaticProblem | ElasticityProblem:
+def parse_problem(data: dict, base_dir: Path) -> MagnetostaticProblem | ElasticityProblem | TruncationProblem:
     """Validate a problem-file dictionary of any kind; paths are relative to base_dir."""
     return PARSERS[problem_kind(data)](data, Path(base_dir))
 
 
-def problem_as_dict(problem: MagnetostaticProblem | ElasticityProblem) -> dict:
+def problem_as_dict(problem: MagnetostaticProblem | ElasticityProblem | TruncationProblem) -> dict:
     """The problem in its problem-file schema: parse_problem(result, any folder) gives it back."""
     return TO_DICT[problem.kind](problem)
 
 
-def load_problem(path: str | Path) -> MagnetostaticProblem | ElasticityProblem:
+def load_problem(path: str | Path) -> MagnetostaticProblem | ElasticityProblem | TruncationProblem:
     """Read and validate a problem file."""
     path = Path(path)
     return parse_problem(read_toml(path), path.parent)
 
 
 def case_problem_path(case: str) -> Path:
-    """The shipped example problem file of a built-in case (2D or 3D)."""
+    """The shipped example problem file of a built-in case (2D, 3D or surfaces)."""
     from ..mesh.cases import CASES  # noqa: PLC0415
     from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+    from ..truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
 
-    if case not in CASES and case not in HEX_CASES:
-        raise ProblemError(f"unknown case '{case}'; built-in cases: {', '.join([*CASES, *HEX_CASES])}")
+    known = [*CASES, *HEX_CASES, *SURFACE_CASES]
+    if case not in known:
+        raise ProblemError(f"unknown case '{case}'; built-in cases: {', '.join(known)}")
     return Path(str(resources.files("paraflux.resources") / "problems" / f"{case}.toml"))
 
 

@@ -18,7 +18,7 @@ class Study:
     """A study: load a problem, apply variants, run with progress and cancel, write the result.
 
     mesh_kind: "triangles-2d", "surface-triangles" or "hexahedra"; field_dtype: "real" or "complex";
-    max_devices: how many GPUs one run can use.
+    max_devices: how many GPUs one run can use (0: every visible one).
     """
 
     name: str

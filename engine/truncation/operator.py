@@ -32,10 +32,23 @@ def currents(normals, weights, e, f) -> Currents:
                     weights * np.einsum("pk,rpk->rp", normals, f))
 
 
-def flops_per_pair_rhs() -> int:
-    """Real flops counted per (S point, S' point, right-hand side): 2 complex 3-vector cross products,
-    3 complex scalar-vector products and the sums (E and F), plus the coupling G, grad'G amortised."""
-    return 2 * (2 * 6 * 6 + 3 * 6 + 3 * 2 * 6)
+FLOPS_PER_PAIR = 41  # G and grad'G: R, |R|^2, rsqrt (4), k d, cos and sin of k d (8 each), scalings
+FLOPS_PER_PAIR_RHS = 158  # the two complex 3-vectors C (ce x R + de R), C (cf x R + df R) and the six sums
+
+
+def operator_flops(n_sources: int, n_targets: int, n_rhs: int) -> int:
+    """Real flops of one application as the kernels compute it: the coupling once per point pair, the
+    currents' terms once per pair and right-hand side (the count GFLOP/s are stated with; strategies
+    that recompute the coupling per right-hand side are credited the same useful work)."""
+    pairs = n_sources * n_targets
+    return pairs * (FLOPS_PER_PAIR + FLOPS_PER_PAIR_RHS * n_rhs)
+
+
+def paper_flops(inner_elements: int, outer_elements: int, n_rhs: int) -> float:
+    """Paper 003's count (its Table 2, millions of flops per S' element, times numSp): (1) 711 per S
+    element and right-hand side, (2) 2787 per S element, (3) 0.0284e6 per right-hand side + 0.05e6."""
+    per_inner = 711.0 * outer_elements * n_rhs + 2787.0 * outer_elements + 0.0284e6 * n_rhs + 0.05e6
+    return inner_elements * per_inner
 
 
 def apply_reference(targets, sources, cur: Currents, k: float, chunk: int = 256):

@@ -1,5 +1,5 @@
-"""The truncation study's pipeline as data: surfaces, dipole excitations on S', the operator by a loop
-strategy, errors against the exact field on S."""
+"""The truncation study's pipeline: surfaces, dipole excitations on S', the operator by a loop strategy,
+errors against the exact field on S."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import numpy as np
 from ..errors import ProblemError
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
-from .loops import CPU_LOOPS, apply_cpu, private_copy_bytes
-from .operator import currents, flops_per_pair_rhs
-from .surfaces import TriSurface, check_inside, quadrature, winding_number
+from .loops import private_copy_bytes
+from .operator import currents, operator_flops, paper_flops
+from .strategies import apply_operator
+from .surfaces import TriSurface, check_inside, quadrature, read_surface, winding_number
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,16 @@ class Dipole:
 
 @dataclass(frozen=True, eq=False)
 class TruncationSetup:
+    """Everything in SI units: surfaces (m), frequency (Hz), points per triangle, one dipole per
+    right-hand side, the loop strategy and (multi-gpu) how many GPUs, 0 for all."""
+
     inner: TriSurface  # S', outward
     outer: TriSurface  # S, outward
-    frequency: float  # Hz
-    quadrature: int  # points per triangle on S' and S
+    frequency: float
+    quadrature: int
     sources: tuple[Dipole, ...]
     loop: str = "cpu-s"
+    devices: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,30 +47,68 @@ class TruncationResult:
     curl_exact: np.ndarray
     relative_error: float
     relative_error_curl: float
-    flops: int
+    flops: int  # operator_flops: the stated count
+    paper_flops: float  # paper 003's Table 2 count for the same element counts
+    backend: str
+    device: str
+    devices: int
+    memory: dict
     timings: dict = field(default_factory=dict)
+    problem: object = None  # the TruncationProblem it came from, if any
 
     @property
     def gflops(self) -> float:
         return self.flops / self.timings["operator"] / 1e9
 
+    @property
+    def mesh(self) -> TriSurface:
+        """S, the surface the result lives on (the window's element counts)."""
+        return self.setup.outer
+
+    @property
+    def n_rhs(self) -> int:
+        return len(self.setup.sources)
+
+    iterations = 0  # the operator is applied once, nothing is iterated
+    residual_history = np.zeros(0)
+
+    @property
+    def solution(self) -> np.ndarray:
+        """E and curl E of every right-hand side, flattened (what Compare differences)."""
+        return np.concatenate([self.e.ravel(), self.curl_e.ravel()])
+
+    @property
+    def element_error(self) -> np.ndarray:
+        """Per S triangle, first right-hand side: |E - E_exact| / max |E_exact| (the quadrature points'
+        largest value)."""
+        q = self.setup.quadrature
+        err = np.linalg.norm(self.e[0] - self.e_exact[0], axis=1).reshape(-1, q).max(axis=1)
+        return err / np.linalg.norm(self.e_exact[0], axis=1).max()
+
+    @property
+    def element_magnitude(self) -> np.ndarray:
+        """Per S triangle, first right-hand side: |E| (V/m) averaged over its quadrature points."""
+        return np.linalg.norm(self.e[0], axis=1).reshape(-1, self.setup.quadrature).mean(axis=1)
+
 
 def check_setup(setup: TruncationSetup) -> None:
+    from ..variants import LOOP  # noqa: PLC0415
+
     if not setup.frequency > 0:
         raise ProblemError(f"frequency must be positive, got {setup.frequency:g} Hz")
     if not setup.sources:
         raise ProblemError("give at least one dipole source")
-    if setup.loop not in CPU_LOOPS:
-        raise ProblemError(f"unknown loop '{setup.loop}'; choose one of: {', '.join(CPU_LOOPS)}")
+    if setup.loop not in LOOP.names:
+        raise ProblemError(f"unknown loop '{setup.loop}'; choose one of: {', '.join(LOOP.names)}")
     check_inside(setup.inner, setup.outer)
     inside = winding_number(setup.inner, np.array([s.position for s in setup.sources], dtype=float))
     for i, (src, w) in enumerate(zip(setup.sources, inside)):
         if w < 0.5:
-            raise ProblemError(f"source {i + 1} at {list(src.position)} m lies outside the inner surface "
+            raise ProblemError(f"source {i + 1} at ({', '.join(f'{c:g}' for c in src.position)}) m lies outside the inner surface "
                                f"'{setup.inner.name}'")
 
 
-def run_truncation(setup: TruncationSetup, control: RunControl | None = None) -> TruncationResult:
+def run_truncation(setup: TruncationSetup, control: RunControl | None = None, problem=None) -> TruncationResult:
     """E and curl E on S's quadrature points from the exact dipole fields on S', by setup.loop."""
     control = control or RunControl()
     check_setup(setup)
@@ -77,24 +120,85 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None) ->
     cur = currents(qi.normals, qi.weights, np.stack([e for e, _ in inner_fields]),
                    np.stack([f for _, f in inner_fields]))
     timings["currents"] = time.perf_counter() - t0
+    n_rhs = len(setup.sources)
+    output = 2 * n_rhs * len(qo.points) * 3 * 16
+    memory = {"output_bytes": output, "extra_bytes": 0}
     if setup.loop == "cpu-sprime":
         import numba  # noqa: PLC0415
 
-        need = private_copy_bytes(len(setup.sources), len(qo.points), numba.get_num_threads())
-        _check_memory(need)
-    control.report(0.1, f"operator ({setup.loop}): {len(qi.points)} S' points x {len(qo.points)} S points x "
-                        f"{len(setup.sources)} right-hand sides")
+        memory["extra_bytes"] = private_copy_bytes(n_rhs, len(qo.points), numba.get_num_threads())
+        _check_memory(memory["extra_bytes"] + output)
+    control.check()
+    control.report(0.1, f"operator ({setup.loop}): {len(qi.points):,} S' points x {len(qo.points):,} S points x "
+                        f"{n_rhs} right-hand sides")
     t0 = time.perf_counter()
-    e, f = apply_cpu(setup.loop, qo.points, qi.points, cur, k)
+    applied = apply_operator(setup.loop, qo.points, qi.points, cur, k, setup.quadrature, setup.devices)
     timings["operator"] = time.perf_counter() - t0
+    control.check()
+    control.report(0.9, "exact field on S")
     t0 = time.perf_counter()
     exact = [dipole_fields(qo.points, s.position, s.moment, k) for s in setup.sources]
     ee, fe = np.stack([a for a, _ in exact]), np.stack([b for _, b in exact])
     timings["reference"] = time.perf_counter() - t0
     control.report(1.0, "done")
-    flops = flops_per_pair_rhs() * len(qi.points) * len(qo.points) * len(setup.sources)
-    return TruncationResult(setup, qo.points, e, f, ee, fe, float(np.linalg.norm(e - ee) / np.linalg.norm(ee)),
-                            float(np.linalg.norm(f - fe) / np.linalg.norm(fe)), flops, timings)
+    return TruncationResult(
+        setup, qo.points, applied.e, applied.f, ee, fe,
+        float(np.linalg.norm(applied.e - ee) / np.linalg.norm(ee)),
+        float(np.linalg.norm(applied.f - fe) / np.linalg.norm(fe)),
+        operator_flops(len(qi.points), len(qo.points), n_rhs),
+        paper_flops(setup.inner.n_elements, setup.outer.n_elements, n_rhs),
+        applied.backend, applied.device, applied.devices, memory, timings, problem)
+
+
+def setup_from_problem(problem) -> TruncationSetup:
+    """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run."""
+    from .cases import mesh_surface_case  # noqa: PLC0415
+
+    scale = problem.length_scale
+    if problem.case is not None:
+        inner, outer = mesh_surface_case(problem.case, problem.inner_elements, problem.case_elements)
+    else:
+        inner = read_surface(problem.inner_path, scale, "inner_surface")
+        outer = read_surface(problem.outer_path, scale, "outer_surface")
+    sources = [Dipole(tuple(scale * np.asarray(s.position)), s.moment) for s in problem.sources]
+    if problem.random_sources is not None:
+        sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed)
+    return TruncationSetup(inner, outer, problem.frequency, problem.quadrature, tuple(sources), problem.solver.loop,
+                           problem.solver.devices)
+
+
+def random_dipoles(inner: TriSurface, count: int, seed: int) -> list[Dipole]:
+    """count dipoles inside S' (points of its bounding box pulled half-way to its centroid and kept when
+    inside), unit moments in random directions with random phases."""
+    rng = np.random.default_rng(seed)
+    centre = inner.points.mean(axis=0)
+    lo, hi = inner.points.min(axis=0), inner.points.max(axis=0)
+    found = np.zeros((0, 3))
+    for _ in range(50):
+        trial = centre + 0.5 * (rng.uniform(lo, hi, (max(64, 2 * count), 3)) - centre)
+        found = np.vstack([found, trial[winding_number(inner, trial) > 0.5]])
+        if len(found) >= count:
+            break
+    if len(found) < count:
+        raise ProblemError(f"could not place {count} random dipoles inside the inner surface '{inner.name}'")
+    direction = rng.standard_normal((count, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    phase = np.exp(2j * np.pi * rng.uniform(size=(count, 1)))
+    return [Dipole(tuple(p), tuple(m)) for p, m in zip(found[:count], direction * phase)]
+
+
+def run_problem(problem, control: RunControl | None = None) -> TruncationResult:
+    """The study's run: a TruncationProblem to a TruncationResult."""
+    control = control or RunControl()
+    control.report(0.0, "surfaces")
+    t0 = time.perf_counter()
+    setup = setup_from_problem(problem)
+    seconds = time.perf_counter() - t0
+    result = run_truncation(setup, control, problem)
+    later = dict(result.timings)
+    result.timings.clear()
+    result.timings.update(surfaces=seconds, **later)
+    return result
 
 
 def _check_memory(need: int) -> None:
@@ -107,3 +211,26 @@ def _check_memory(need: int) -> None:
     if need > 0.8 * free:
         raise ProblemError(f"cpu-sprime needs {need / 2**30:.1f} GiB for its per-thread copies of the output, "
                            f"more than the {free / 2**30:.1f} GiB free; use cpu-s")
+
+
+@dataclass(frozen=True, eq=False)
+class SurfacePair:
+    """S' and S of a problem, for a preview."""
+
+    inner: TriSurface
+    outer: TriSurface
+
+    @property
+    def n_elements(self) -> int:
+        return self.inner.n_elements + self.outer.n_elements
+
+    @property
+    def n_nodes(self) -> int:
+        return self.inner.n_nodes + self.outer.n_nodes
+
+
+def load_surfaces(problem) -> SurfacePair:
+    """The problem's surfaces, checked (closed, outward, S' inside S)."""
+    setup = setup_from_problem(problem)
+    check_inside(setup.inner, setup.outer)
+    return SurfacePair(setup.inner, setup.outer)

@@ -4,6 +4,7 @@ and the checks the operator needs (closed, outward, S' inside S)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +25,10 @@ class TriSurface:
     @property
     def n_elements(self) -> int:
         return len(self.triangles)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.points)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,9 +65,62 @@ def check_closed_outward(surface: TriSurface) -> TriSurface:
     return surface if volume > 0 else TriSurface(surface.name, surface.points, tri[:, ::-1].copy())
 
 
+def uv_sphere(n_theta: int, radius: float):
+    """A closed latitude-longitude triangulated sphere: points (n, 3), outward triangles (m, 3); n_theta bands,
+    2 n_theta sectors (poles as fans)."""
+    n_phi = 2 * n_theta
+    theta = np.linspace(0, np.pi, n_theta + 1)[1:-1]
+    phi = np.linspace(0, 2 * np.pi, n_phi + 1)[:-1]
+    ring = np.stack(np.meshgrid(theta, phi, indexing="ij"), -1).reshape(-1, 2)
+    pts = np.vstack([[0, 0, radius], radius * np.column_stack([np.sin(ring[:, 0]) * np.cos(ring[:, 1]),
+                                                               np.sin(ring[:, 0]) * np.sin(ring[:, 1]),
+                                                               np.cos(ring[:, 0])]), [0, 0, -radius]])
+    j = np.arange(n_phi)
+    tri = [np.column_stack([np.zeros(n_phi, int), 1 + j, 1 + (j + 1) % n_phi])]
+    for i in range(n_theta - 2):
+        a, b = 1 + i * n_phi, 1 + (i + 1) * n_phi
+        tri += [np.column_stack([a + j, b + j, b + (j + 1) % n_phi]),
+                np.column_stack([a + j, b + (j + 1) % n_phi, a + (j + 1) % n_phi])]
+    a = 1 + (n_theta - 2) * n_phi
+    tri.append(np.column_stack([a + j, np.full(n_phi, len(pts) - 1), a + (j + 1) % n_phi]))
+    return pts, np.vstack(tri)
+
+
+def read_surface(path, scale: float, what: str) -> TriSurface:
+    """All triangles of a meshio-readable file as a closed surface oriented outward, coordinates times
+    scale (m per file unit); what names the surface in messages."""
+    import meshio  # noqa: PLC0415
+
+    path = Path(path)
+    if not path.is_file():
+        raise MeshError(f"{what}: mesh file not found: {path}")
+    try:
+        mesh = meshio.read(path)
+    except (Exception, SystemExit) as exc:  # meshio raises many types on garbage
+        raise MeshError(f"{what}: cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
+    blocks = [c.data for c in mesh.cells if c.type == "triangle"]
+    if not blocks:
+        raise MeshError(f"{what}: {path} has no triangles (a 2D physical group of first-order triangles is needed)")
+    points = np.asarray(mesh.points, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 3 or not np.isfinite(points).all():
+        raise MeshError(f"{what}: {path} needs finite 3D node coordinates")
+    tri = np.concatenate(blocks).astype(np.int64)
+    used, tri = np.unique(tri, return_inverse=True)
+    return check_closed_outward(TriSurface(path.name, scale * points[used], tri.reshape(-1, 3)))
+
+
 def winding_number(surface: TriSurface, x: np.ndarray) -> np.ndarray:
-    """Generalized winding number (n,) of the closed outward surface at points x (n, 3): 1 inside, 0 outside."""
-    a = surface.points[surface.triangles][None] - x[:, None, None, :]  # (n, m, 3, 3)
+    """Generalized winding number (n,) of the closed outward surface at points x (n, 3): 1 inside, 0 outside.
+    Evaluated in chunks of points (about 64 MB of scratch)."""
+    x = np.asarray(x, dtype=float)
+    corners = surface.points[surface.triangles]
+    step = max(1, (1 << 23) // (9 * len(corners)))
+    return np.concatenate([_winding(corners, x[i:i + step]) for i in range(0, len(x), step)]) if len(x) else \
+        np.zeros(0)
+
+
+def _winding(corners, x):
+    a = corners[None] - x[:, None, None, :]  # (n, m, 3, 3)
     la, lb, lc = (np.linalg.norm(a[:, :, i], axis=-1) for i in range(3))
     va, vb, vc = a[:, :, 0], a[:, :, 1], a[:, :, 2]
     num = np.einsum("nmk,nmk->nm", va, np.cross(vb, vc))

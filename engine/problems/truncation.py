@@ -1,0 +1,201 @@
+"""Truncation-operator problem definition (FE-IIIEE): the TOML schema as frozen dataclasses.
+
+Surfaces come from two mesh files (all their triangles) or a built-in case; sources are electric
+Hertzian dipoles, listed one by one ([[sources]]) and/or generated at random inside S' ([random_sources]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..variants import LOOP, QUADRATURE
+from .toml_input import Table
+
+LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
+MAX_RANDOM_SOURCES = 100_000
+MAX_SURFACE_ELEMENTS = 200_000
+
+
+@dataclass(frozen=True)
+class DipoleSource:
+    """An electric Hertzian dipole: position in the problem's length unit, current moment I l in A m."""
+
+    position: tuple[float, float, float]
+    moment: tuple[complex, complex, complex]
+
+
+@dataclass(frozen=True)
+class RandomSources:
+    """count dipoles at random points inside S' (half-way to its centroid), unit moments in random
+    directions, reproducible from seed."""
+
+    count: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TruncationSolverSettings:
+    loop: str = LOOP.default
+    devices: int = 0  # multi-gpu: how many GPUs (0: every visible one)
+
+
+@dataclass(frozen=True)
+class TruncationProblem:
+    length_unit: str
+    frequency: float  # Hz
+    quadrature: int  # points per triangle, on S' and S
+    sources: tuple[DipoleSource, ...] = ()
+    random_sources: RandomSources | None = None
+    solver: TruncationSolverSettings = TruncationSolverSettings()
+    inner_path: Path | None = None  # S' and S from mesh files, or
+    outer_path: Path | None = None
+    case: str | None = None  # a built-in case
+    inner_elements: int | None = None  # the case's triangle counts (None: its nominal mesh)
+    case_elements: int | None = None  # triangles on S (the command line's --size)
+
+    kind = "truncation"
+
+    @property
+    def length_scale(self) -> float:
+        """Metres per length unit."""
+        return LENGTH_UNITS[self.length_unit]
+
+    @property
+    def n_rhs(self) -> int:
+        return len(self.sources) + (self.random_sources.count if self.random_sources else 0)
+
+    def with_solver(self, **changes: Any) -> "TruncationProblem":
+        """A copy with solver settings replaced; None values are ignored, and a setting of another
+        study (e.g. rtol: nothing is solved iteratively here) is an error."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        known = {f.name for f in fields(TruncationSolverSettings)}
+        for key in changes:
+            if key not in known:
+                raise ProblemError(f"--{key.replace('_', '-')} does not apply to truncation problems "
+                                   "(the operator is applied, not solved iteratively)")
+        if "loop" in changes:
+            LOOP.choice(changes["loop"])
+        if "devices" in changes and changes["devices"] < 0:
+            raise ProblemError(f"devices must be 0 (every GPU) or more, got {changes['devices']}")
+        return replace(self, solver=replace(self.solver, **changes))
+
+    def with_quadrature(self, points: int | str) -> "TruncationProblem":
+        return replace(self, quadrature=int(QUADRATURE.choice(str(points)).name))
+
+
+def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
+    """Build a TruncationProblem from parsed TOML; paths are relative to base_dir."""
+    from ..truncation.cases import CASES  # noqa: PLC0415
+
+    top = Table(data, "problem file")
+    head = Table(top.subtable("problem"), "problem")
+    kind = head.take("kind", str)
+    if kind != "truncation":
+        raise ProblemError(f"[problem] kind = {kind!r} is not a truncation problem")
+    inner = head.take("inner_surface", str, None)
+    outer = head.take("outer_surface", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
+    frequency = head.take("frequency", float)
+    if not frequency > 0:
+        raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
+    quadrature = head.take("quadrature", int, int(QUADRATURE.default))
+    if str(quadrature) not in QUADRATURE.names:
+        raise ProblemError(f"[problem] quadrature must be one of {', '.join(QUADRATURE.names)} points per "
+                           f"triangle, got {quadrature}")
+    head.done()
+    files = (inner is not None, outer is not None)
+    if case is not None and any(files):
+        raise ProblemError("[problem] give either case = \"...\" or inner_surface and outer_surface, not both")
+    if case is None and not all(files):
+        raise ProblemError("[problem] needs inner_surface and outer_surface (mesh files), or case = \"...\"")
+    case_table = Table(top.subtable("case"), "case")
+    inner_elements = outer_elements = None
+    if case is not None:
+        if case not in CASES:
+            raise ProblemError(f"[problem] case = {case!r} is not a built-in truncation case; choose one of: "
+                               f"{', '.join(CASES)}")
+        inner_elements = case_table.take("inner_elements", int, None)
+        outer_elements = case_table.take("outer_elements", int, None)
+        for key, n in (("inner_elements", inner_elements), ("outer_elements", outer_elements)):
+            if n is not None and not 20 <= n <= MAX_SURFACE_ELEMENTS:
+                raise ProblemError(f"[case] {key} must be from 20 to {MAX_SURFACE_ELEMENTS:,}, got {n}")
+    case_table.done()
+
+    sources = []
+    raw = top.data.pop("sources", [])
+    if not isinstance(raw, list):
+        raise ProblemError("[[sources]] must be an array of tables")
+    for i, item in enumerate(raw):
+        t = Table(item, f"sources #{i + 1}")
+        position = _vector(t, "position")
+        real = _vector(t, "moment")
+        imag = _vector(t, "moment_imag", (0.0, 0.0, 0.0))
+        t.done()
+        moment = tuple(complex(a, b) for a, b in zip(real, imag))
+        if not any(moment):
+            raise ProblemError(f"[[sources]] #{i + 1}: the moment is zero")
+        sources.append(DipoleSource(position, moment))
+    random_sources = None
+    if "random_sources" in top.data:
+        t = Table(top.subtable("random_sources"), "random_sources")
+        count = t.take("count", int)
+        seed = t.take("seed", int, 0)
+        t.done()
+        if not 1 <= count <= MAX_RANDOM_SOURCES:
+            raise ProblemError(f"[random_sources] count must be from 1 to {MAX_RANDOM_SOURCES:,}, got {count}")
+        random_sources = RandomSources(count, seed)
+    if not sources and random_sources is None:
+        raise ProblemError("the problem has no sources: add [[sources]] tables or [random_sources] count = N")
+
+    s = Table(top.subtable("solver"), "solver")
+    loop = s.take("loop", str, LOOP.default, LOOP.names)
+    devices = s.take("devices", int, 0)
+    if devices < 0:
+        raise ProblemError(f"[solver] devices must be 0 (every GPU) or more, got {devices}")
+    s.done()
+    top.done()
+    return TruncationProblem(length_unit, frequency, quadrature, tuple(sources), random_sources,
+                             TruncationSolverSettings(loop, devices),
+                             (base_dir / inner).resolve() if inner else None,
+                             (base_dir / outer).resolve() if outer else None,
+                             case, inner_elements, outer_elements)
+
+
+def _vector(t: Table, key: str, default: Any = ...) -> tuple[float, float, float]:
+    if key not in t.data:
+        if default is ...:
+            raise ProblemError(f"[{t.where}] is missing the key '{key}'")
+        return default
+    raw = t.data.pop(key)
+    ok = isinstance(raw, list) and len(raw) == 3 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in raw)
+    if not ok:
+        raise ProblemError(f"[{t.where}] {key} must be a list of 3 finite numbers")
+    return tuple(float(v) for v in raw)
+
+
+def truncation_to_dict(problem: TruncationProblem) -> dict[str, Any]:
+    """The problem in the problem-file schema (paths absolute): parse_truncation(result, any folder)
+    gives the problem back."""
+    head: dict[str, Any] = {"kind": "truncation", "length_unit": problem.length_unit,
+                            "frequency": problem.frequency, "quadrature": problem.quadrature}
+    data: dict[str, Any] = {"problem": head}
+    if problem.case is not None:
+        head["case"] = problem.case
+        case = {k: v for k, v in (("inner_elements", problem.inner_elements),
+                                  ("outer_elements", problem.case_elements)) if v is not None}
+        if case:
+            data["case"] = case
+    else:
+        head["inner_surface"], head["outer_surface"] = str(problem.inner_path), str(problem.outer_path)
+    data["sources"] = [{"position": list(s.position), "moment": [m.real for m in s.moment],
+                        "moment_imag": [m.imag for m in s.moment]} for s in problem.sources]
+    if problem.random_sources is not None:
+        data["random_sources"] = {"count": problem.random_sources.count, "seed": problem.random_sources.seed}
+    data["solver"] = {"loop": problem.solver.loop, "devices": problem.solver.devices}
+    return data

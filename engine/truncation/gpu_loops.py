@@ -1,0 +1,100 @@
+"""Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled) and the multi-GPU split of S.
+
+Each takes host arrays and returns host arrays E, F (n_rhs, n_S, 3) complex128, like loops.apply_cpu;
+operator.apply_reference is the specification they are tested against."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+BLOCK = 128
+_modules: dict[int, object] = {}
+_lock = threading.Lock()
+
+
+def _module(cp):
+    """The compiled module of the current device (one per device, for multi-gpu)."""
+    device = cp.cuda.Device().id
+    with _lock:
+        if device not in _modules:
+            _modules[device] = cp.RawModule(code=(Path(__file__).with_name("kernels") / "truncation.cu").read_text(),
+                                            options=("-std=c++17",))
+        return _modules[device]
+
+
+def _device_inputs(cp, targets, sources, cur):
+    return (cp.asarray(targets, dtype=cp.float64), cp.asarray(sources, dtype=cp.float64),
+            cp.asarray(cur.cross_e, dtype=cp.complex128), cp.asarray(cur.cross_f, dtype=cp.complex128),
+            cp.asarray(cur.dot_e, dtype=cp.complex128), cp.asarray(cur.dot_f, dtype=cp.complex128))
+
+
+def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
+    """E, F as device arrays by one kernel; tgt (n_t, 3) ... on the current device. q: S points per
+    element (cuda-s's thread granularity)."""
+    n_t, n_s, n_rhs = len(tgt), len(src), de.shape[0]
+    e = cp.zeros((n_rhs, n_t, 3), dtype=cp.complex128)
+    f = cp.zeros_like(e)
+    module = _module(cp)
+    if loop == "cuda-s":
+        n_elem = n_t // q
+        module.get_function("cuda_s")((-(-n_elem // BLOCK),), (BLOCK,),
+                                      (tgt, np.int32(n_elem), np.int32(q), src, np.int32(n_s), ce, cf, de, df,
+                                       np.int32(n_rhs), np.float64(k), e, f))
+    elif loop == "cuda-tiled":
+        kernel = module.get_function("cuda_tiled_4" if n_rhs >= 4 else "cuda_tiled_1")
+        kernel((-(-n_t // BLOCK),), (BLOCK,),
+               (tgt, np.int32(n_t), src, np.int32(n_s), ce, cf, de, df, np.int32(n_rhs), np.float64(k), e, f))
+    elif loop == "cuda-rhs":
+        cur_t = cp.ascontiguousarray(cp.concatenate([ce.transpose(1, 2, 0), cf.transpose(1, 2, 0),
+                                                     de.T[:, None, :], df.T[:, None, :]], axis=1))  # (n_s, 8, n_rhs)
+        threads = min(BLOCK, -(-n_rhs // 32) * 32)
+        module.get_function("cuda_rhs")((n_t, -(-n_rhs // threads)), (threads,),
+                                        (tgt, src, np.int32(n_s), cur_t, np.int32(n_rhs), np.int64(n_t),
+                                         np.float64(k), e, f))
+    else:
+        raise ValueError(f"no CUDA kernel for loop '{loop}'")
+    return e, f
+
+
+def apply_gpu(loop: str, targets, sources, cur, k: float, q: int):
+    """E, F (n_rhs, n_S, 3) complex on the host, by cuda-s, cuda-rhs or cuda-tiled on the current GPU."""
+    import cupy as cp  # noqa: PLC0415
+
+    e, f = launch(cp, loop, *_device_inputs(cp, targets, sources, cur), k, q)
+    return e.get(), f.get()
+
+
+def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
+    """Consecutive element ranges [lo, hi) of nearly equal size, one per device."""
+    bounds = np.linspace(0, n_elem, parts + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(bounds, bounds[1:])]
+
+
+def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0):
+    """multi-gpu: the S elements split across the first `devices` GPUs (0: all), one host thread per
+    device copying the S' currents to it and running cuda-s on its part; no cross-device reduction.
+    Returns E, F on the host and the device count used."""
+    import cupy as cp  # noqa: PLC0415
+
+    available = cp.cuda.runtime.getDeviceCount()
+    count = available if devices == 0 else min(devices, available)
+    n_rhs, n_t = cur.dot_e.shape[0], len(targets)
+    e = np.zeros((n_rhs, n_t, 3), dtype=complex)
+    f = np.zeros_like(e)
+    ranges = split_elements(n_t // q, count)
+
+    def work(device: int):
+        lo, hi = ranges[device]
+        if hi == lo:
+            return
+        with cp.cuda.Device(device):
+            ed, fd = launch(cp, "cuda-s", *_device_inputs(cp, targets[lo * q:hi * q], sources, cur), k, q)
+            e[:, lo * q:hi * q], f[:, lo * q:hi * q] = ed.get(), fd.get()
+
+    with ThreadPoolExecutor(count) as pool:
+        list(pool.map(work, range(count)))  # re-raises a device's error here
+    return e, f, count

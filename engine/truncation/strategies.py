@@ -1,0 +1,92 @@
+"""One entry point for every loop strategy of the truncation operator (variants.LOOP): where it runs,
+what it needs, and the call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backend import get_backend, gpu_unavailable_reason
+from ..errors import BackendError, SolverError
+from ..variants import LOOP
+from .loops import apply_cpu
+from .operator import Currents
+
+GPU_LOOPS = ("cuda-s", "cuda-rhs", "cuda-tiled")
+ZGEMM_CACHE_FRACTION = 0.4  # of the free device (or host) memory kept as coupling tiles
+
+
+@dataclass(frozen=True)
+class Applied:
+    """E, F (n_rhs, n_S, 3) complex128 on the host, where they were computed and on how many GPUs."""
+
+    e: np.ndarray
+    f: np.ndarray
+    backend: str  # "numpy" or "cupy"
+    device: str
+    devices: int  # GPUs used (0 on the CPU)
+
+
+def needs_gpu(loop: str) -> bool:
+    return LOOP.choice(loop).needs_gpu
+
+
+def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
+                   zgemm=None) -> Applied:
+    """Apply the operator by `loop`; targets (n_S, 3) are S's quadrature points element by element, q per
+    element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here. A GPU out of
+    memory is a SolverError naming the sizes."""
+    LOOP.choice(loop)
+    try:
+        return _apply(loop, targets, sources, cur, k, q, devices, zgemm)
+    except Exception as exc:
+        if type(exc).__name__ != "OutOfMemoryError":
+            raise
+        raise SolverError(f"the GPU ran out of memory applying '{loop}' to {len(sources):,} S' points x "
+                          f"{len(targets):,} S points x {cur.dot_e.shape[0]} right-hand sides ({exc}); use fewer "
+                          "right-hand sides or points, or multi-gpu") from None
+
+
+def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
+    if needs_gpu(loop):
+        reason = gpu_unavailable_reason()
+        if reason:
+            raise BackendError(f"loop '{loop}' runs on a CUDA GPU: {reason}; pick serial, cpu-s, cpu-sprime, "
+                               "cpu-rhs or zgemm")
+        backend = get_backend("cupy")
+        if loop == "multi-gpu":
+            from .gpu_loops import apply_multi_gpu  # noqa: PLC0415
+
+            e, f, used = apply_multi_gpu(targets, sources, cur, k, q, devices)
+            return Applied(e, f, "cupy", f"{used} x {backend.device}", used)
+        from .gpu_loops import apply_gpu  # noqa: PLC0415
+
+        e, f = apply_gpu(loop, targets, sources, cur, k, q)
+        return Applied(e, f, "cupy", backend.device, 1)
+    if loop == "zgemm":
+        backend = get_backend("auto")
+        op = zgemm or make_zgemm(targets, sources, k, backend)
+        e, f = op.apply(cur)
+        return Applied(*(np.asarray(a) if backend.name == "numpy" else a.get() for a in (e, f)), backend.name,
+                       backend.device, int(backend.is_gpu))
+    backend = get_backend("numpy")
+    e, f = apply_cpu(loop, targets, sources, cur, k)
+    return Applied(e, f, "numpy", backend.device, 0)
+
+
+def make_zgemm(targets, sources, k: float, backend):
+    """A ZgemmOperator on the backend's device, its coupling cache sized to a share of free memory."""
+    from .zgemm import ZgemmOperator  # noqa: PLC0415
+
+    if backend.is_gpu:
+        free = backend.xp.cuda.runtime.memGetInfo()[0]
+    else:
+        import os  # noqa: PLC0415
+
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            free = 0
+    return ZgemmOperator(targets, sources, k, backend.xp, int(ZGEMM_CACHE_FRACTION * free))
+
