@@ -165,9 +165,10 @@ def _cmd_bench(args) -> int:
     import json  # noqa: PLC0415
 
     from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe, fmm as fmm_bench, hex as hex_bench  # noqa: PLC0415
+    from .bench import coloring, ebe, fmm as fmm_bench, hex as hex_bench, truncation as truncation_bench  # noqa: PLC0415
 
-    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench}[args.name]
+    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench,
+              "truncation": truncation_bench}[args.name]
     if args.render:
         try:
             data = json.loads(Path(args.render).read_text())
@@ -200,6 +201,33 @@ def _cmd_bench(args) -> int:
                     data = fmm_bench.merge(data, json.loads(Path(args.merge).read_text()))
                 except (OSError, ValueError) as exc:
                     raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
+        elif args.name == "truncation":
+            config = truncation_bench.TruncationBenchConfig(multi_gpu_only=args.multi_gpu_only)
+            if args.sizes:
+                config = replace(config, outer_elements=tuple(args.sizes))
+            if args.rhs:
+                config = replace(config, rhs=tuple(args.rhs))
+            if args.repeats:
+                config = replace(config, repeats=args.repeats)
+            from .output import write_json  # noqa: PLC0415
+
+            name = "truncation-multi-gpu" if args.multi_gpu_only else "truncation"
+            args.out.mkdir(parents=True, exist_ok=True)
+
+            def checkpoint(partial: dict) -> None:  # finished sizes survive a run cut short
+                write_json(args.out / f"{name}.partial.json", partial)
+
+            data = truncation_bench.run_truncation_benchmark(config, command, log, checkpoint)
+            (args.out / f"{name}.partial.json").unlink(missing_ok=True)
+            if args.merge:
+                try:
+                    data = truncation_bench.merge(data, json.loads(Path(args.merge).read_text()))
+                except (OSError, ValueError, KeyError) as exc:
+                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
+            elif args.multi_gpu_only:  # rendered once joined with the single-GPU run (--merge)
+                write_json(args.out / "truncation-multi-gpu.json", data)
+                print(f"wrote {args.out / 'truncation-multi-gpu.json'}")
+                return 0
         elif args.name == "hex":
             config = hex_bench.HexBenchConfig()
             if args.orders:
@@ -272,12 +300,15 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm"], help="which benchmark")
+    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation"], help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring), the element count m (hex) or point counts (fmm)")
+                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm) or S triangle counts (truncation)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10)")
     bench.add_argument("--merge", type=Path, help="hex, fmm: add the orders / cases of this earlier JSON to the results")
+    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000)")
+    bench.add_argument("--multi-gpu-only", action="store_true",
+                       help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)

@@ -1,0 +1,73 @@
+"""The truncation operator's CUDA strategies (cuda-s, cuda-rhs, cuda-tiled, zgemm on cuBLAS, multi-gpu)
+against the NumPy specification, and the study on the GPU against the CPU."""
+
+import numpy as np
+import pytest
+
+from paraflux.engine.truncation.operator import Currents, apply_reference
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+def random_case(n_rhs, n_s=300, n_elem=70, q=3, seed=0):
+    rng = np.random.default_rng(seed)
+    cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
+    cur = Currents(cplx(n_rhs, n_s, 3), cplx(n_rhs, n_s, 3), cplx(n_rhs, n_s), cplx(n_rhs, n_s))
+    return cur, 0.3 * rng.standard_normal((n_s, 3)), rng.standard_normal((n_elem * q, 3)) + 2.0
+
+
+@pytest.mark.parametrize("loop", ["cuda-s", "cuda-rhs", "cuda-tiled", "zgemm", "multi-gpu"])
+@pytest.mark.parametrize("n_rhs", [1, 5, 40])
+def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
+    from paraflux.engine.truncation.strategies import apply_operator  # noqa: PLC0415
+
+    cur, sources, targets = random_case(n_rhs)  # 300 S' points: two shared-memory tiles and a remainder
+    e_ref, f_ref = apply_reference(targets, sources, cur, 6.0)
+    applied = apply_operator(loop, targets, sources, cur, 6.0, 3)
+    assert applied.backend == "cupy" and applied.devices >= 1
+    assert np.abs(applied.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+    assert np.abs(applied.f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
+
+
+def test_multi_gpu_splits_S_over_every_device(cp):
+    from paraflux.engine.truncation.gpu_loops import apply_multi_gpu, split_elements  # noqa: PLC0415
+
+    cur, sources, targets = random_case(3, n_elem=101)
+    e_ref, _ = apply_reference(targets, sources, cur, 6.0)
+    e, _, used = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0)
+    assert used == cp.cuda.runtime.getDeviceCount()
+    assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+    assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
+
+
+def test_study_on_the_gpu_matches_the_cpu(cp):
+    from dataclasses import replace  # noqa: PLC0415
+
+    from paraflux.engine.problems import load_case_problem  # noqa: PLC0415
+    from paraflux.engine.studies import STUDIES  # noqa: PLC0415
+
+    study = STUDIES["truncation"]
+    problem = replace(load_case_problem("sphere-in-box"), case_elements=400)
+    cpu = study.run(study.with_variants(problem, {"loop": "cpu-s"}))
+    for loop in ("cuda-tiled", "zgemm"):
+        gpu = study.run(study.with_variants(problem, {"loop": loop}))
+        assert gpu.backend == "cupy"
+        assert np.linalg.norm(gpu.solution - cpu.solution) < 1e-12 * np.linalg.norm(cpu.solution)
+    assert cpu.relative_error < 1e-6
+
+
+def test_truncation_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
+    from paraflux.engine.bench import truncation as bench  # noqa: PLC0415
+
+    config = bench.TruncationBenchConfig(inner_elements=200, outer_elements=(150, 300), rhs=(1, 4), repeats=1,
+                                         cpu_pair_budget=200_000)
+    data = bench.run_truncation_benchmark(config, ["test"], lambda m: None)
+    assert all(r["check"] < 1e-12 for c in data["cases"] for r in c["gpu"])
+    assert all(r["check"] < 1e-12 for r in data["cpu"]["rows"])
+    paths = bench.write_results(data, tmp_path)
+    assert "## Targets" in paths[1].read_text()
