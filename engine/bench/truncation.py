@@ -106,7 +106,7 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
     scaled to the whole of S (time is linear in the number of S points)."""
     import numba  # noqa: PLC0415
 
-    rows, q = [], config.quadrature
+    rows, q, compiled = [], config.quadrature, set()
     for n_rhs in config.rhs:
         cur = _currents(inner, qi, k, n_rhs)
         for loop in (*CPU_STRATEGIES, "zgemm-blas"):
@@ -120,7 +120,11 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
                 fn = lambda: op.apply(cur)  # noqa: E731
             else:
                 fn = lambda: apply_cpu(loop, targets, qi.points, cur, k)  # noqa: E731, B023
-            seconds, (e, f) = _wall_seconds(None, fn, 1)  # the warm-up call compiles
+            if loop not in compiled:  # compile (or load from Numba's cache) on one S element
+                compiled.add(loop)
+                if loop != "zgemm-blas":
+                    apply_cpu(loop, targets[:q], qi.points, cur, k)
+            seconds, (e, f) = _wall_seconds(None, fn, 1, warm_up=False)
             scale = n_outer_actual / elements
             rows.append({"loop": loop, "n_rhs": n_rhs, "measured_elements": elements, "seconds_measured": seconds,
                          "seconds_per_element": seconds / elements, "threads": numba.get_num_threads(),
