@@ -36,6 +36,18 @@ def test_committed_hex_report_is_the_rendering_of_the_committed_json():
     assert data["config"]["elements"] == 10_000
 
 
+
+def test_committed_fmm_report_is_the_rendering_of_the_committed_json():
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    data = json.loads((DOCS / "fmm.json").read_text())
+    assert (DOCS / "fmm.md").read_text() == render_fmm(data)
+    assert data["benchmark"] == "fmm"
+    assert {c["n"] for c in data["cases"]} >= {1_000_000, 10_000_000}
+    for line in render_fmm(data).split("## Targets")[1].splitlines():  # every missed target says why
+        if "MISSED" in line or "NOT reproduced" in line:
+            assert "- Reason:" in render_fmm(data).split(line, 1)[1].split("\n- ", 1)[0]
+
 def test_cpu_baselines_full_and_capped():
     system = case_system("transformer", 3000)[2]
     full = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), True, 10)
