@@ -128,7 +128,7 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
             scale = n_outer_actual / elements
             rows.append({"loop": loop, "n_rhs": n_rhs, "measured_elements": elements, "seconds_measured": seconds,
                          "seconds_per_element": seconds / elements, "threads": numba.get_num_threads(),
-                         "check": _check(e, f, targets, qi.points, cur, k, min(32, len(targets))),
+                         "check": _check(e, f, targets, qi.points, cur, k),
                          "scaled": scale > 1})
             log(f"  {loop} rhs={n_rhs}: {seconds:.3f} s on {elements} S elements (x{scale:.0f} to S)")
     return rows
