@@ -21,7 +21,7 @@ def random_case(n_rhs, n_s=300, n_elem=70, q=3, seed=0):
     return cur, 0.3 * rng.standard_normal((n_s, 3)), rng.standard_normal((n_elem * q, 3)) + 2.0
 
 
-@pytest.mark.parametrize("loop", ["cuda-s", "cuda-rhs", "cuda-tiled", "zgemm", "multi-gpu"])
+@pytest.mark.parametrize("loop", ["cuda-s", "cuda-rhs", "cuda-tiled", "zgemm", "multi-gpu", "multi-gpu-tiled"])
 @pytest.mark.parametrize("n_rhs", [1, 5, 40])
 def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
     from paraflux.engine.truncation.strategies import apply_operator  # noqa: PLC0415
@@ -34,15 +34,30 @@ def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
     assert np.abs(applied.f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
 
 
-def test_multi_gpu_splits_S_over_every_device(cp):
+@pytest.mark.parametrize("kernel", ["cuda-s", "cuda-tiled"])
+def test_multi_gpu_splits_S_over_every_device(cp, kernel):
     from paraflux.engine.truncation.gpu_loops import apply_multi_gpu, split_elements  # noqa: PLC0415
 
     cur, sources, targets = random_case(3, n_elem=101)
     e_ref, _ = apply_reference(targets, sources, cur, 6.0)
-    e, _, used = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0)
+    e, _, used = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0, kernel)
     assert used == cp.cuda.runtime.getDeviceCount()
     assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
     assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
+
+
+@pytest.mark.parametrize("n_s", [100, 3000])
+def test_cuda_tiled_with_one_and_many_S_prime_chunks(cp, n_s):
+    from paraflux.engine.truncation.gpu_loops import BLOCK, launch, s_chunks  # noqa: PLC0415
+
+    cur, sources, targets = random_case(2, n_s=n_s)
+    chunks = s_chunks(cp, -(-len(targets) // BLOCK), n_s, 2 * len(targets))
+    assert (chunks == 1) == (n_s < 256)
+    dev = [cp.asarray(a) for a in (targets, sources, cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
+    e, f = (a.get() for a in launch(cp, "cuda-tiled", *dev, 6.0, 3))
+    e_ref, f_ref = apply_reference(targets, sources, cur, 6.0)
+    assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+    assert np.abs(f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
 
 
 def test_study_on_the_gpu_matches_the_cpu(cp):

@@ -155,3 +155,22 @@ def test_zgemm_on_blas_matches_the_specification_and_reuses_its_tiles(n_rhs):
         assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
         assert np.abs(f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
     assert len(op.cache) == 3
+
+
+def test_cuda_tiled_chunks_fill_the_gpu_within_the_memory_cap():
+    from types import SimpleNamespace
+
+    from paraflux.engine.truncation.gpu_loops import PARTIAL_BYTES, s_chunks
+
+    fake = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(attributes={"MultiProcessorCount": 132})))
+    assert s_chunks(fake, 2000, 4000, 1000) == 1  # enough blocks already
+    assert s_chunks(fake, 88, 3816, 11_000) == 12  # 8 x 132 / 88 blocks
+    assert s_chunks(fake, 1, 300, 100) == 2  # no chunk below one 128-point tile
+    assert s_chunks(fake, 88, 3816, PARTIAL_BYTES // 96 // 3) == 3  # partial sums capped
+
+
+def test_case_meshes_come_close_to_the_paper_sizes():
+    from paraflux.engine.truncation.cases import mesh_surface_case
+
+    inner, outer = mesh_surface_case("sphere-in-box", 1272, 32576)
+    assert abs(inner.n_elements - 1272) < 0.02 * 1272 and abs(outer.n_elements - 32576) < 0.02 * 32576

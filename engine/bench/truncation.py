@@ -19,6 +19,7 @@ from ..truncation.loops import apply_cpu
 from ..truncation.operator import Currents, apply_reference, currents, operator_flops, paper_flops
 from ..truncation.run import random_dipoles
 from ..truncation.surfaces import quadrature
+from ..truncation.strategies import MULTI_GPU_KERNEL
 from ..truncation.zgemm import ZgemmOperator
 from . import environment
 from .environment import gpu_facts, run_facts
@@ -190,13 +191,14 @@ def bench_size(cp, config, n_outer: int, log) -> dict:
             del op, e, f
             cp.get_default_memory_pool().free_all_blocks()
         if cp.cuda.runtime.getDeviceCount() > 1 and n_rhs <= 10:
-            for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
-                seconds, (e, f, used) = _wall_seconds(
-                    cp, lambda c=count: apply_multi_gpu(qo.points, qi.points, cur, k, q, c), config.repeats)
-                case["multi_gpu"].append({"devices": used, "n_rhs": n_rhs, "seconds": seconds,
-                                          "gflops": flops / seconds / 1e9,
-                                          "check": _check(e, f, qo.points, qi.points, cur, k)})
-                log(f"  multi-gpu on {used}: rhs={n_rhs}: {seconds * 1e3:.1f} ms")
+            for loop, kernel in MULTI_GPU_KERNEL.items():
+                for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
+                    seconds, (e, f, used) = _wall_seconds(cp, lambda c=count, kernel=kernel: apply_multi_gpu(
+                        qo.points, qi.points, cur, k, q, c, kernel), config.repeats)
+                    case["multi_gpu"].append({"loop": loop, "devices": used, "n_rhs": n_rhs, "seconds": seconds,
+                                              "gflops": flops / seconds / 1e9,
+                                              "check": _check(e, f, qo.points, qi.points, cur, k)})
+                    log(f"  {loop} on {used}: rhs={n_rhs}: {seconds * 1e3:.1f} ms")
     return case
 
 

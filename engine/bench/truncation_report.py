@@ -100,20 +100,27 @@ def render_markdown(data: dict) -> str:
             ours = paper_flops(last["n_inner"], last["n_outer"], 1) / whole / 1e9
             lines.append(f"| {row['loop']} ({row['threads']} threads) | {ours:,.1f} | "
                          f"{PAPER_TABLE3.get(paper_of.get(row['loop']), '')} |")
-    for m in [r for c in data["cases"] for r in c.get("multi_gpu", []) if c is last and r["n_rhs"] == 1]:
-        lines.append(f"| multi-gpu on {m['devices']} GPUs (wall, with transfers) | "
+    for m in [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]:
+        lines.append(f"| {m['loop']} on {m['devices']} GPUs (wall, with transfers) | "
                      f"{m['gflops'] * _paper_ratio(last, 1):,.0f} | {PAPER_TABLE3['multi-GPU (4 P100)'] if m['devices'] == 4 else ''} |")
     multi = [(c, r) for c in data["cases"] for r in c.get("multi_gpu", [])]
     if multi:
-        lines += ["", "## Several GPUs: multi-gpu (S split, cuda-s on each, wall clock with transfers)", "",
-                  "| numS | rhs | GPUs | s | speed-up over 1 GPU | efficiency | check |", "|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each, wall "
+                  "clock with transfers", "",
+                  "| numS | rhs | loop | GPUs | s | speed-up over 1 GPU | efficiency | check |",
+                  "|---:|---:|---|---:|---:|---:|---:|---:|"]
         for c, r in multi:
-            one = next(x for x in c["multi_gpu"] if x["n_rhs"] == r["n_rhs"] and x["devices"] == 1)
-            speed = one["seconds"] / r["seconds"]
-            lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['devices']} | {r['seconds']:.4g} | {speed:.2f} | "
-                         f"{speed / r['devices']:.0%} | {r['check']:.1e} |")
+            speed = _speed_up(c, r)
+            lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['loop']} | {r['devices']} | {r['seconds']:.4g} | "
+                         f"{speed:.2f} | {speed / r['devices']:.0%} | {r['check']:.1e} |")
     lines += ["", "## Targets", ""] + _targets(data) + [""]
     return "\n".join(lines)
+
+
+def _speed_up(case: dict, row: dict) -> float:
+    """Time of the same multi-GPU loop and right-hand sides on one GPU over this row's time."""
+    one = next(x for x in case["multi_gpu"] if (x["loop"], x["n_rhs"], x["devices"]) == (row["loop"], row["n_rhs"], 1))
+    return one["seconds"] / row["seconds"]
 
 
 def _paper_ratio(case: dict, n_rhs: int) -> float:
@@ -134,18 +141,15 @@ def _targets(data: dict) -> list[str]:
         out.append(f"- numS = {last['n_outer']:,}, 1 right-hand side, one GPU: {best['loop']} takes {seconds * 1e3:.1f} ms "
                    f"with transfers ({best['seconds'] * 1e3:.1f} ms on the device), {ratio:.0f}x faster than the "
                    f"paper's P100 ({PAPER_P100_SECONDS} s; 30x asked): {'met' if ratio >= 30 else 'MISSED'}.")
-    four = [r for r in last.get("multi_gpu", []) if r["devices"] == 4 and r["n_rhs"] == 1]
-    two = [r for r in last.get("multi_gpu", []) if r["devices"] == 2 and r["n_rhs"] == 1]
+    rows = [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]
+    four = max((r for r in rows if r["devices"] == 4), key=lambda r: _speed_up(last, r), default=None)
+    two = max((r for r in rows if r["devices"] == 2), key=lambda r: _speed_up(last, r), default=None)
     if four:
-        base = next(r for r in last["multi_gpu"] if r["devices"] == 1 and r["n_rhs"] == 1)
-        speed = base["seconds"] / four[0]["seconds"]
-        out.append(f"- 4 GPUs over one at numS = {last['n_outer']:,}: {speed:.2f}x (3.5x asked): "
-                   f"{'met' if speed >= 3.5 else 'MISSED'}.")
+        speed = _speed_up(last, four)
+        out.append(f"- 4 GPUs over one at numS = {last['n_outer']:,}, 1 right-hand side: {four['loop']} {speed:.2f}x "
+                   f"(3.5x asked): {'met' if speed >= 3.5 else 'MISSED'}.")
     else:
-        measured = ""
-        if two:
-            base = next(r for r in last["multi_gpu"] if r["devices"] == 1 and r["n_rhs"] == 1)
-            measured = f" On 2 GPUs: {base['seconds'] / two[0]['seconds']:.2f}x over one."
+        measured = f" On 2 GPUs: {two['loop']} {_speed_up(last, two):.2f}x over one." if two else ""
         out.append("- 4 GPUs over one (3.5x asked): NOT MEASURED: no machine with 4 GPUs was lent for this run "
                    f"(the device tool withheld nvidia-h200-x4).{measured}")
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]

@@ -10,6 +10,8 @@ from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
 from .surfaces import TriSurface, check_closed_outward
 
 MAX_SURFACE_ELEMENTS = 200_000
+COUNT_TOLERANCE = 0.02  # relative deviation of a case's triangle count from the one asked
+REMESH_TRIES = 4
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,20 @@ def _mesh_surface(kind: str, size: float, target: int) -> TriSurface:
         surfaces = [tag for _, tag in gmsh.model.getEntities(2)]
         gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), kind)
         h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))  # equilateral triangles; 1.04 calibrated on gmsh
-        gmsh.option.setNumber("Mesh.MeshSizeMin", h)
-        gmsh.option.setNumber("Mesh.MeshSizeMax", h)
-        gmsh.model.mesh.generate(2)
-        points, cells_of = gmsh_nodes_and_groups(gmsh)
-        triangles, _, _ = cells_of(2, 2, 3)
+        best = None
+        for _ in range(REMESH_TRIES):  # the count jumps with the edge subdivisions: rescale h, keep the closest
+            gmsh.model.mesh.clear()
+            gmsh.option.setNumber("Mesh.MeshSizeMin", h)
+            gmsh.option.setNumber("Mesh.MeshSizeMax", h)
+            gmsh.model.mesh.generate(2)
+            points, cells_of = gmsh_nodes_and_groups(gmsh)
+            triangles, _, _ = cells_of(2, 2, 3)
+            if best is None or abs(len(triangles) - target) < abs(len(best[1]) - target):
+                best = points, triangles
+            if abs(len(triangles) - target) <= COUNT_TOLERANCE * target:
+                break
+            h *= math.sqrt(len(triangles) / target)
+        points, triangles = best
     used = sorted(set(triangles.reshape(-1).tolist()))
     remap = {old: new for new, old in enumerate(used)}
     import numpy as np  # noqa: PLC0415

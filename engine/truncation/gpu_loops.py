@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 BLOCK = 128
+BLOCKS_PER_SM = 8  # cuda-tiled: resident blocks of 128 threads per SM at its register use (4), two waves
+PARTIAL_BYTES = 1 << 30  # cuda-tiled: most device memory for the S' chunks' partial sums
 _modules: dict[int, object] = {}
 _lock = threading.Lock()
 
@@ -45,9 +47,15 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
                                       (tgt, np.int32(n_elem), np.int32(q), src, np.int32(n_s), ce, cf, de, df,
                                        np.int32(n_rhs), np.float64(k), e, f))
     elif loop == "cuda-tiled":
+        blocks = -(-n_t // BLOCK)
+        chunks = s_chunks(cp, blocks, n_s, n_rhs * n_t)
+        chunk_len = -(-n_s // chunks)
+        pe, pf = (e, f) if chunks == 1 else (cp.zeros((chunks, *e.shape), dtype=e.dtype) for _ in range(2))
         kernel = module.get_function("cuda_tiled_4" if n_rhs >= 4 else "cuda_tiled_1")
-        kernel((-(-n_t // BLOCK),), (BLOCK,),
-               (tgt, np.int32(n_t), src, np.int32(n_s), ce, cf, de, df, np.int32(n_rhs), np.float64(k), e, f))
+        kernel((blocks, chunks), (BLOCK,), (tgt, np.int32(n_t), src, np.int32(n_s), np.int32(chunk_len), ce, cf,
+                                            de, df, np.int32(n_rhs), np.float64(k), pe, pf))
+        if chunks > 1:
+            e, f = pe.sum(axis=0), pf.sum(axis=0)
     elif loop == "cuda-rhs":
         cur_t = cp.ascontiguousarray(cp.concatenate([ce.transpose(1, 2, 0), cf.transpose(1, 2, 0),
                                                      de.T[:, None, :], df.T[:, None, :]], axis=1))  # (n_s, 8, n_rhs)
@@ -58,6 +66,15 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
     else:
         raise ValueError(f"no CUDA kernel for loop '{loop}'")
     return e, f
+
+
+def s_chunks(cp, blocks: int, n_s: int, outputs: int) -> int:
+    """How many S' chunks cuda-tiled splits into so that its blocks x chunks fill the GPU about
+    BLOCKS_PER_SM times over, at least one shared-memory tile per chunk, and the partial sums (outputs =
+    n_rhs n_S vectors, 96 bytes each for E and F) within PARTIAL_BYTES."""
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    chunks = max(1, round(BLOCKS_PER_SM * sms / blocks))
+    return int(max(1, min(chunks, n_s // 128, PARTIAL_BYTES // (96 * outputs))))
 
 
 def apply_gpu(loop: str, targets, sources, cur, k: float, q: int):
@@ -74,10 +91,10 @@ def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(bounds, bounds[1:])]
 
 
-def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0):
+def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0, kernel: str = "cuda-s"):
     """multi-gpu: the S elements split across the first `devices` GPUs (0: all), one host thread per
-    device copying the S' currents to it and running cuda-s on its part; no cross-device reduction.
-    Returns E, F on the host and the device count used."""
+    device copying the S' currents to it and running `kernel` (cuda-s, or cuda-tiled for multi-gpu-tiled)
+    on its part; no cross-device reduction. Returns E, F on the host and the device count used."""
     import cupy as cp  # noqa: PLC0415
 
     available = cp.cuda.runtime.getDeviceCount()
@@ -92,7 +109,7 @@ def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0):
         if hi == lo:
             return
         with cp.cuda.Device(device):
-            ed, fd = launch(cp, "cuda-s", *_device_inputs(cp, targets[lo * q:hi * q], sources, cur), k, q)
+            ed, fd = launch(cp, kernel, *_device_inputs(cp, targets[lo * q:hi * q], sources, cur), k, q)
             e[:, lo * q:hi * q], f[:, lo * q:hi * q] = ed.get(), fd.get()
 
     with ThreadPoolExecutor(count) as pool:

@@ -14,6 +14,7 @@ from .loops import apply_cpu
 from .operator import Currents
 
 GPU_LOOPS = ("cuda-s", "cuda-rhs", "cuda-tiled")
+MULTI_GPU_KERNEL = {"multi-gpu": "cuda-s", "multi-gpu-tiled": "cuda-tiled"}  # loop: the kernel on each GPU
 ZGEMM_CACHE_FRACTION = 0.4  # of the free device (or host) memory kept as coupling tiles
 
 
@@ -55,10 +56,10 @@ def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
             raise BackendError(f"loop '{loop}' runs on a CUDA GPU: {reason}; pick serial, cpu-s, cpu-sprime, "
                                "cpu-rhs or zgemm")
         backend = get_backend("cupy")
-        if loop == "multi-gpu":
+        if loop in MULTI_GPU_KERNEL:
             from .gpu_loops import apply_multi_gpu  # noqa: PLC0415
 
-            e, f, used = apply_multi_gpu(targets, sources, cur, k, q, devices)
+            e, f, used = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
             return Applied(e, f, "cupy", f"{used} x {backend.device}", used)
         from .gpu_loops import apply_gpu  # noqa: PLC0415
 

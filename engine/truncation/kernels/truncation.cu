@@ -60,20 +60,21 @@ __device__ __forceinline__ void store(const double* acc, double2* e, double2* f,
     }
 }
 
-// Stage T source points and the currents of right-hand sides r0 .. r0 + nr - 1 in shared memory.
+// Stage T source points from s0 (below s_end) and the currents of right-hand sides r0 .. r0 + nr - 1 in
+// shared memory; n_s is the currents' row length.
 template <int T>
 __device__ __forceinline__ void stage(const double* src, const double2* ce, const double2* cf, const double2* de,
-                                      const double2* df, int n_s, int s0, int r0, int nr, double* sp,
+                                      const double2* df, int n_s, int s_end, int s0, int r0, int nr, double* sp,
                                       double2 (*cur)[8]) {
     for (int i = threadIdx.x; i < T; i += blockDim.x) {
         int s = s0 + i;
-        if (s < n_s) {
+        if (s < s_end) {
             sp[3 * i] = src[3 * s]; sp[3 * i + 1] = src[3 * s + 1]; sp[3 * i + 2] = src[3 * s + 2];
         }
     }
     for (int i = threadIdx.x; i < T * nr; i += blockDim.x) {
         int j = i % T, r = i / T, s = s0 + j;
-        if (s < n_s) {
+        if (s < s_end) {
             long long p = (long long)(r0 + r) * n_s + s;
             double2* u = cur[r * T + j];
             u[0] = ce[3 * p]; u[1] = ce[3 * p + 1]; u[2] = ce[3 * p + 2];
@@ -103,7 +104,7 @@ extern "C" __global__ void cuda_s(const double* tgt, int n_elem, int q, const do
             double acc[12] = {0};
             for (int s0 = 0; s0 < n_s; s0 += TILE) {
                 __syncthreads();
-                stage<TILE>(src, ce, cf, de, df, n_s, s0, r, 1, sp, cur);
+                stage<TILE>(src, ce, cf, de, df, n_s, n_s, s0, r, 1, sp, cur);
                 __syncthreads();
                 if (elem < n_elem) {
                     int m = min(TILE, n_s - s0);
@@ -120,14 +121,20 @@ extern "C" __global__ void cuda_s(const double* tgt, int n_elem, int q, const do
 
 // cuda_tiled: N-body tiling, one thread per S point, NR right-hand sides per sweep held in registers;
 // G and grad'G of a pair are computed once per sweep and reused for its NR right-hand sides. T source
-// points per shared-memory tile (NR * T * 128 bytes of currents).
+// points per shared-memory tile (NR * T * 128 bytes of currents). To fill the GPU when S is small, the
+// S' points are split into gridDim.y chunks of chunk_len: chunk c sums its part into e, f + c n_rhs n_t 3
+// (the launcher adds the chunks in a fixed order, so the result stays deterministic).
 template <int NR, int T>
-__device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, const double2* ce,
+__device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, int chunk_len, const double2* ce,
                       const double2* cf, const double2* de, const double2* df, int n_rhs, double k, double2* e,
                       double2* f) {
     __shared__ double sp[3 * T];
     __shared__ double2 cur[NR * T][8];
     int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int s_begin = blockIdx.y * chunk_len, s_end = min(n_s, s_begin + chunk_len);
+    long long offset = (long long)blockIdx.y * n_rhs * n_t * 3;
+    e += offset;
+    f += offset;
     double tx = 0, ty = 0, tz = 0;
     if (t < n_t) { tx = tgt[3 * t]; ty = tgt[3 * t + 1]; tz = tgt[3 * t + 2]; }
     double k2 = k * k;
@@ -138,11 +145,11 @@ __device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, co
         for (int r = 0; r < NR; ++r)
 #pragma unroll
             for (int i = 0; i < 12; ++i) acc[r][i] = 0;
-        for (int s0 = 0; s0 < n_s; s0 += T) {
+        for (int s0 = s_begin; s0 < s_end; s0 += T) {
             __syncthreads();
-            stage<T>(src, ce, cf, de, df, n_s, s0, r0, nr, sp, cur);
+            stage<T>(src, ce, cf, de, df, n_s, s_end, s0, r0, nr, sp, cur);
             __syncthreads();
-            int m = min(T, n_s - s0);
+            int m = min(T, s_end - s0);
             for (int i = 0; i < m; ++i) {
                 Coupling c = coupling(tx, ty, tz, sp[3 * i], sp[3 * i + 1], sp[3 * i + 2], k);
 #pragma unroll
@@ -156,16 +163,16 @@ __device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, co
     }
 }
 
-extern "C" __global__ void cuda_tiled_1(const double* tgt, int n_t, const double* src, int n_s, const double2* ce,
-                                        const double2* cf, const double2* de, const double2* df, int n_rhs,
-                                        double k, double2* e, double2* f) {
-    tiled<1, 128>(tgt, n_t, src, n_s, ce, cf, de, df, n_rhs, k, e, f);
+extern "C" __global__ void cuda_tiled_1(const double* tgt, int n_t, const double* src, int n_s, int chunk_len,
+                                        const double2* ce, const double2* cf, const double2* de,
+                                        const double2* df, int n_rhs, double k, double2* e, double2* f) {
+    tiled<1, 128>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);
 }
 
-extern "C" __global__ void cuda_tiled_4(const double* tgt, int n_t, const double* src, int n_s, const double2* ce,
-                                        const double2* cf, const double2* de, const double2* df, int n_rhs,
-                                        double k, double2* e, double2* f) {
-    tiled<4, 32>(tgt, n_t, src, n_s, ce, cf, de, df, n_rhs, k, e, f);
+extern "C" __global__ void cuda_tiled_4(const double* tgt, int n_t, const double* src, int n_s, int chunk_len,
+                                        const double2* ce, const double2* cf, const double2* de,
+                                        const double2* df, int n_rhs, double k, double2* e, double2* f) {
+    tiled<4, 32>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);
 }
 
 // cuda_rhs (the paper's cuda_rhs): one block per S point, one thread per right-hand side (grid.y covers
