@@ -40,9 +40,10 @@ def test_multi_gpu_splits_S_over_every_device(cp, kernel):
 
     cur, sources, targets = random_case(3, n_elem=101)
     e_ref, _ = apply_reference(targets, sources, cur, 6.0)
-    e, _, used = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0, kernel)
-    assert used == cp.cuda.runtime.getDeviceCount()
-    assert np.abs(e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+    run = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0, kernel)
+    assert run.devices == len(run.kernel_seconds) == cp.cuda.runtime.getDeviceCount()
+    assert all(t > 0 for t in run.kernel_seconds)
+    assert np.abs(run.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
     assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
 
 

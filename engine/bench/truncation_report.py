@@ -107,20 +107,24 @@ def render_markdown(data: dict) -> str:
     if multi:
         lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each, wall "
                   "clock with transfers", "",
-                  "| numS | rhs | loop | GPUs | s | speed-up over 1 GPU | efficiency | check |",
-                  "|---:|---:|---|---:|---:|---:|---:|---:|"]
+                  "Wall: the call from host arrays to host arrays. Kernels: the slowest GPU's kernel time (CUDA "
+                  "events), the part that splitting S divides.", "",
+                  "| numS | rhs | loop | GPUs | s wall | speed-up (wall) | s kernels | speed-up (kernels) | "
+                  "efficiency (kernels) | check |",
+                  "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
         for c, r in multi:
-            speed = _speed_up(c, r)
+            wall, kern = _speed_up(c, r, "seconds"), _speed_up(c, r)
             lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['loop']} | {r['devices']} | {r['seconds']:.4g} | "
-                         f"{speed:.2f} | {speed / r['devices']:.0%} | {r['check']:.1e} |")
+                         f"{wall:.2f} | {r['kernel_seconds']:.4g} | {kern:.2f} | {kern / r['devices']:.0%} | "
+                         f"{r['check']:.1e} |")
     lines += ["", "## Targets", ""] + _targets(data) + [""]
     return "\n".join(lines)
 
 
-def _speed_up(case: dict, row: dict) -> float:
-    """Time of the same multi-GPU loop and right-hand sides on one GPU over this row's time."""
+def _speed_up(case: dict, row: dict, key: str = "kernel_seconds") -> float:
+    """Time (key) of the same multi-GPU loop and right-hand sides on one GPU over this row's."""
     one = next(x for x in case["multi_gpu"] if (x["loop"], x["n_rhs"], x["devices"]) == (row["loop"], row["n_rhs"], 1))
-    return one["seconds"] / row["seconds"]
+    return one[key] / row[key]
 
 
 def _paper_ratio(case: dict, n_rhs: int) -> float:
@@ -147,9 +151,11 @@ def _targets(data: dict) -> list[str]:
     if four:
         speed = _speed_up(last, four)
         out.append(f"- 4 GPUs over one at numS = {last['n_outer']:,}, 1 right-hand side: {four['loop']} {speed:.2f}x "
-                   f"(3.5x asked): {'met' if speed >= 3.5 else 'MISSED'}.")
+                   f"in kernel time, {_speed_up(last, four, 'seconds'):.2f}x in wall time (3.5x asked): "
+                   f"{'met' if speed >= 3.5 else 'MISSED'}.")
     else:
-        measured = f" On 2 GPUs: {two['loop']} {_speed_up(last, two):.2f}x over one." if two else ""
+        measured = (f" On 2 GPUs: {two['loop']} {_speed_up(last, two):.2f}x over one in kernel time, "
+                    f"{_speed_up(last, two, 'seconds'):.2f}x in wall time." if two else "")
         out.append("- 4 GPUs over one (3.5x asked): NOT MEASURED: no machine with 4 GPUs was lent for this run "
                    f"(the device tool withheld nvidia-h200-x4).{measured}")
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]

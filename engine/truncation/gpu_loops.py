@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,27 +92,44 @@ def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(bounds, bounds[1:])]
 
 
-def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0, kernel: str = "cuda-s"):
+@dataclass(frozen=True)
+class MultiGpuRun:
+    """E, F (n_rhs, n_S, 3) complex on the host; the GPUs used and each one's kernel seconds (CUDA events,
+    without the transfers)."""
+
+    e: np.ndarray
+    f: np.ndarray
+    devices: int
+    kernel_seconds: tuple[float, ...]
+
+
+def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0,
+                    kernel: str = "cuda-s") -> MultiGpuRun:
     """multi-gpu: the S elements split across the first `devices` GPUs (0: all), one host thread per
     device copying the S' currents to it and running `kernel` (cuda-s, or cuda-tiled for multi-gpu-tiled)
-    on its part; no cross-device reduction. Returns E, F on the host and the device count used."""
+    on its part; no cross-device reduction."""
     import cupy as cp  # noqa: PLC0415
 
     available = cp.cuda.runtime.getDeviceCount()
     count = available if devices == 0 else min(devices, available)
     n_rhs, n_t = cur.dot_e.shape[0], len(targets)
-    e = np.zeros((n_rhs, n_t, 3), dtype=complex)
-    f = np.zeros_like(e)
+    e = np.empty((n_rhs, n_t, 3), dtype=complex)
+    f = np.empty_like(e)
     ranges = split_elements(n_t // q, count)
 
-    def work(device: int):
+    def work(device: int) -> float:
         lo, hi = ranges[device]
         if hi == lo:
-            return
+            return 0.0
         with cp.cuda.Device(device):
-            ed, fd = launch(cp, kernel, *_device_inputs(cp, targets[lo * q:hi * q], sources, cur), k, q)
+            inputs = _device_inputs(cp, targets[lo * q:hi * q], sources, cur)
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            ed, fd = launch(cp, kernel, *inputs, k, q)
+            end.record()
             e[:, lo * q:hi * q], f[:, lo * q:hi * q] = ed.get(), fd.get()
+            return cp.cuda.get_elapsed_time(start, end) / 1e3
 
     with ThreadPoolExecutor(count) as pool:
-        list(pool.map(work, range(count)))  # re-raises a device's error here
-    return e, f, count
+        seconds = tuple(pool.map(work, range(count)))  # re-raises a device's error here
+    return MultiGpuRun(e, f, count, seconds)

@@ -59,8 +59,8 @@ def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
         if loop in MULTI_GPU_KERNEL:
             from .gpu_loops import apply_multi_gpu  # noqa: PLC0415
 
-            e, f, used = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
-            return Applied(e, f, "cupy", f"{used} x {backend.device}", used)
+            run = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
+            return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)
         from .gpu_loops import apply_gpu  # noqa: PLC0415
 
         e, f = apply_gpu(loop, targets, sources, cur, k, q)
