@@ -56,3 +56,14 @@ def test_cpu_baselines_full_and_capped():
     assert capped["capped"] and capped["iterations"] == 20 and capped["seconds_per_iteration"] > 0
     scipy_full = _cpu_run(lambda m: _scipy_cg(system, 1e-8, m), True, 10)
     assert abs(scipy_full["iterations"] - full["iterations"]) <= 3  # the same Jacobi-PCG in exact arithmetic
+
+
+def test_committed_truncation_report_is_the_rendering_of_the_committed_json():
+    from paraflux.engine.bench.truncation_report import render_markdown as render_truncation
+
+    data = json.loads((DOCS / "truncation.json").read_text())
+    assert (DOCS / "truncation.md").read_text() == render_truncation(data)
+    assert data["benchmark"] == "truncation"
+    assert [c["n_outer"] for c in data["cases"]][-1] > 0.98 * 32576
+    assert {r["devices"] for c in data["cases"] for r in c["multi_gpu"]} >= {1, 2}
+    assert all(r["check"] < 1e-12 for c in data["cases"] for r in c["gpu"] + c["multi_gpu"])

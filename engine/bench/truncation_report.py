@@ -158,6 +158,14 @@ def _targets(data: dict) -> list[str]:
                     f"{_speed_up(last, two, 'seconds'):.2f}x in wall time." if two else "")
         out.append("- 4 GPUs over one (3.5x asked): NOT MEASURED: no machine with 4 GPUs was lent for this run "
                    f"(the device tool withheld nvidia-h200-x4).{measured}")
+    if rows:
+        out.append("  - Why the loops scale differently: multi-gpu runs cuda-s, one thread per S element; S's "
+                   f"{last['n_outer']:,} elements fit in one wave of one GPU, so splitting S shortens no thread's "
+                   "loop and the kernel time stays. multi-gpu-tiled splits S' into chunks until each GPU is full, "
+                   "so its kernel time falls with the GPU count. The wall time also holds the per-call copies of S's "
+                   "points and the currents to each GPU and of the fields back to pageable host memory, which do "
+                   "not shrink; keeping S's points on the GPUs across FE-IIIEE iterations and returning the fields "
+                   "into pinned memory would bring the wall speed-up to the kernel one.")
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]
     if z:
         frac = z[0]["gemm_gflops"] * 1e9 / data["zgemm_flops"]
