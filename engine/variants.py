@@ -152,6 +152,8 @@ LOOP = VariantAxis("loop", "Loop strategy", (
                          "grad'G fused and reused for every right-hand side", needs_gpu=True),
     Choice("multi-gpu", "S split across every visible GPU, one host thread per device, each running cuda-s",
            needs_gpu=True),
+    Choice("fmm", "FMM3D's vector Helmholtz FMM (fmm3dpy), O(N) on the CPU cores, to the requested precision "
+                  "([solver] precision)"),
     Choice("multi-gpu-tiled", "S split across every visible GPU, each running cuda-tiled with S' chunked to "
                               "fill it (the fast path for few right-hand sides)", needs_gpu=True),
 ), "cpu-s")

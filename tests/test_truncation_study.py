@@ -78,6 +78,7 @@ def test_solve_writes_fields_vtu_and_summary(spheres, capsys):
     (dict(frequency="-1e6"), "frequency must be positive"),
     (dict(extra='[solver]\nloop = "warp-drive"'), "loop = 'warp-drive' is not one of"),
     (dict(inner="missing.vtu"), "not found"),
+    (dict(extra='[solver]\nloop = "fmm"\nprecision = 0.5'), "precision must be from"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_output(spheres, capsys, case, message):
     write_sphere(spheres / "open.vtu", 0.3, 8, drop=3)
@@ -108,8 +109,10 @@ def test_options_of_other_studies_are_refused(spheres, capsys):
 def test_problem_round_trip_random_sources_and_variants(spheres):
     problem = parse_problem({"problem": {"kind": "truncation", "case": "sphere-in-box", "frequency": 600e6},
                              "case": {"inner_elements": 300, "outer_elements": 200},
-                             "random_sources": {"count": 5, "seed": 3}, "solver": {"loop": "zgemm"}}, spheres)
+                             "random_sources": {"count": 5, "seed": 3},
+                             "solver": {"loop": "zgemm", "precision": 1e-7}}, spheres)
     assert problem.n_rhs == 5 and problem.quadrature == 6 and problem.case_elements == 200
+    assert problem.solver.precision == 1e-7
     assert parse_problem(problem_as_dict(problem), spheres) == problem
     study = STUDIES["truncation"]
     problem = study.with_variants(problem, {"loop": "cpu-rhs", "quadrature": "3"})
@@ -174,3 +177,35 @@ def test_case_meshes_come_close_to_the_paper_sizes():
 
     inner, outer = mesh_surface_case("sphere-in-box", 1272, 32576)
     assert abs(inner.n_elements - 1272) < 0.02 * 1272 and abs(outer.n_elements - 32576) < 0.02 * 32576
+
+
+@pytest.mark.parametrize("precision", [1e-4, 1e-8, 1e-11])
+def test_fmm_loop_reaches_its_requested_precision(precision):
+    pytest.importorskip("fmm3dpy")
+    from paraflux.engine.truncation.strategies import apply_operator
+
+    rng = np.random.default_rng(2)
+    cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
+    sources = rng.standard_normal((3000, 3))
+    sources *= 0.3 / np.linalg.norm(sources, axis=1, keepdims=True)  # on a sphere, as S' is
+    targets = rng.uniform(-1.0, 1.0, (4000, 3))
+    targets[:, 0] = np.where(rng.random(4000) < 0.5, -1.0, 1.0)  # on two faces of a cube
+    cur = Currents(cplx(2, 3000, 3), cplx(2, 3000, 3), cplx(2, 3000), cplx(2, 3000))
+    e_ref, f_ref = apply_reference(targets, sources, cur, 12.0)
+    applied = apply_operator("fmm", targets, sources, cur, 12.0, 1, precision=precision)
+    err_e = np.linalg.norm(applied.e - e_ref) / np.linalg.norm(e_ref)
+    err_f = np.linalg.norm(applied.f - f_ref) / np.linalg.norm(f_ref)
+    assert applied.backend == "numpy" and max(err_e, err_f) < 10 * precision
+    if precision < 1e-10:
+        assert max(err_e, err_f) > 1e-16  # it is an FMM, not a direct sum
+
+
+def test_study_runs_the_fmm_loop_from_the_problem_file(spheres):
+    pytest.importorskip("fmm3dpy")
+    study = STUDIES["truncation"]
+    problem = parse_problem({"problem": {"kind": "truncation", "case": "sphere-in-box", "frequency": 600e6,
+                                         "quadrature": 3}, "case": {"inner_elements": 300, "outer_elements": 300},
+                             "random_sources": {"count": 2}, "solver": {"loop": "fmm", "precision": 1e-9}}, spheres)
+    fmm = study.run(problem)
+    direct = study.run(study.with_variants(problem, {"loop": "cpu-s"}))
+    assert np.linalg.norm(fmm.solution - direct.solution) < 1e-8 * np.linalg.norm(direct.solution)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..truncation.cases import mesh_surface_case
 from ..truncation.fields import dipole_fields, wavenumber
+from ..truncation.fmm_loop import apply_fmm
 from ..truncation.loops import apply_cpu
 from ..truncation.operator import Currents, apply_reference, currents, operator_flops, paper_flops
 from ..truncation.run import random_dipoles
@@ -31,6 +32,7 @@ PAPER_TABLE1 = {  # numS -> sequential seconds for n_rhs = 1, 10, 100, 1000 (pap
 PAPER_TABLE3 = {"omp_S'": 27.94, "omp_S": 22.28, "cuda_S": 99.35, "multi-GPU (4 P100)": 254.30}
 GPU_KERNELS = ("cuda-s", "cuda-rhs", "cuda-tiled")
 CPU_STRATEGIES = ("serial", "cpu-sprime", "cpu-s", "cpu-rhs")
+FMM_MAX_RHS = 10  # FMM3D's time grows with the densities: at 100 it would take minutes on the bench host
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class TruncationBenchConfig:
     frequency: float = 600e6
     repeats: int = 3
     cpu_pair_budget: int = 20_000_000  # serial: point pairs x right-hand sides per measurement (x16 parallel)
+    fmm_precision: float = 1e-10  # the fmm loop's requested relative precision
     multi_gpu_only: bool = False  # the run on a several-GPU machine: cuda-s on one GPU and multi-gpu
 
 
@@ -117,26 +120,33 @@ def _check(e, f, targets, sources, cur, k) -> float:
 
 def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
     """Every CPU strategy per right-hand-side count, on a subset of S elements sized to the pair budget,
-    scaled to the whole of S (time is linear in the number of S points)."""
+    scaled to the whole of S (time is linear in the number of S points); fmm (not linear) on the whole
+    of S, up to FMM_MAX_RHS right-hand sides."""
     import numba  # noqa: PLC0415
 
     rows, q, compiled = [], config.quadrature, set()
     for n_rhs in config.rhs:
         cur = _currents(inner, qi, k, n_rhs)
-        for loop in (*CPU_STRATEGIES, "zgemm-blas"):
+        for loop in (*CPU_STRATEGIES, "zgemm-blas", "fmm"):
+            if loop == "fmm" and n_rhs > FMM_MAX_RHS:
+                continue
             budget = config.cpu_pair_budget * (1 if loop == "serial" else numba.get_num_threads())
             elements = int(min(n_outer_actual, max(1, budget // (q * len(qi.points) * n_rhs))))
             if loop == "cpu-s":
                 elements = max(elements, min(n_outer_actual, 4 * numba.get_num_threads()))
+            if loop == "fmm":
+                elements = n_outer_actual
             targets = qo.points[:elements * q]
             if loop == "zgemm-blas":
                 op = ZgemmOperator(targets, qi.points, k)
                 fn = lambda: op.apply(cur)  # noqa: E731
+            elif loop == "fmm":
+                fn = lambda: apply_fmm(targets, qi.points, cur, k, config.fmm_precision)  # noqa: E731, B023
             else:
                 fn = lambda: apply_cpu(loop, targets, qi.points, cur, k)  # noqa: E731, B023
             if loop not in compiled:  # compile (or load from Numba's cache) on one S element
                 compiled.add(loop)
-                if loop != "zgemm-blas":
+                if loop not in ("zgemm-blas", "fmm"):
                     apply_cpu(loop, targets[:q], qi.points, cur, k)
             seconds, (e, f) = _wall_seconds(None, fn, 1, warm_up=False)
             scale = n_outer_actual / elements

@@ -17,6 +17,7 @@ from .toml_input import Table
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 MAX_RANDOM_SOURCES = 100_000
+MIN_PRECISION, MAX_PRECISION = 1e-14, 1e-2  # [solver] precision (loop fmm)
 MAX_SURFACE_ELEMENTS = 200_000
 
 
@@ -41,6 +42,7 @@ class RandomSources:
 class TruncationSolverSettings:
     loop: str = LOOP.default
     devices: int = 0  # multi-gpu: how many GPUs (0: every visible one)
+    precision: float = 1e-10  # fmm: requested relative precision
 
 
 @dataclass(frozen=True)
@@ -157,10 +159,13 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
     devices = s.take("devices", int, 0)
     if devices < 0:
         raise ProblemError(f"[solver] devices must be 0 (every GPU) or more, got {devices}")
+    precision = s.take("precision", float, 1e-10)
+    if not MIN_PRECISION <= precision <= MAX_PRECISION:
+        raise ProblemError(f"[solver] precision must be from {MIN_PRECISION:g} to {MAX_PRECISION:g}, got {precision:g}")
     s.done()
     top.done()
     return TruncationProblem(length_unit, frequency, quadrature, tuple(sources), random_sources,
-                             TruncationSolverSettings(loop, devices),
+                             TruncationSolverSettings(loop, devices, precision),
                              (base_dir / inner).resolve() if inner else None,
                              (base_dir / outer).resolve() if outer else None,
                              case, inner_elements, outer_elements)
@@ -197,5 +202,6 @@ def truncation_to_dict(problem: TruncationProblem) -> dict[str, Any]:
                         "moment_imag": [m.imag for m in s.moment]} for s in problem.sources]
     if problem.random_sources is not None:
         data["random_sources"] = {"count": problem.random_sources.count, "seed": problem.random_sources.seed}
-    data["solver"] = {"loop": problem.solver.loop, "devices": problem.solver.devices}
+    data["solver"] = {"loop": problem.solver.loop, "devices": problem.solver.devices,
+                      "precision": problem.solver.precision}
     return data

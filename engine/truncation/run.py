@@ -35,6 +35,7 @@ class TruncationSetup:
     sources: tuple[Dipole, ...]
     loop: str = "cpu-s"
     devices: int = 0
+    precision: float = 1e-10  # loop fmm: requested relative precision
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +133,8 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
     control.report(0.1, f"operator ({setup.loop}): {len(qi.points):,} S' points x {len(qo.points):,} S points x "
                         f"{n_rhs} right-hand sides")
     t0 = time.perf_counter()
-    applied = apply_operator(setup.loop, qo.points, qi.points, cur, k, setup.quadrature, setup.devices)
+    applied = apply_operator(setup.loop, qo.points, qi.points, cur, k, setup.quadrature, setup.devices,
+                             precision=setup.precision)
     timings["operator"] = time.perf_counter() - t0
     control.check()
     control.report(0.9, "exact field on S")
@@ -164,7 +166,7 @@ def setup_from_problem(problem) -> TruncationSetup:
     if problem.random_sources is not None:
         sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed)
     return TruncationSetup(inner, outer, problem.frequency, problem.quadrature, tuple(sources), problem.solver.loop,
-                           problem.solver.devices)
+                           problem.solver.devices, problem.solver.precision)
 
 
 def random_dipoles(inner: TriSurface, count: int, seed: int) -> list[Dipole]:

@@ -10,6 +10,7 @@ import numpy as np
 from ..backend import get_backend, gpu_unavailable_reason
 from ..errors import BackendError, SolverError
 from ..variants import LOOP
+from .fmm_loop import DEFAULT_PRECISION, apply_fmm
 from .loops import apply_cpu
 from .operator import Currents
 
@@ -34,11 +35,13 @@ def needs_gpu(loop: str) -> bool:
 
 
 def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
-                   zgemm=None) -> Applied:
+                   zgemm=None, precision: float = DEFAULT_PRECISION) -> Applied:
     """Apply the operator by `loop`; targets (n_S, 3) are S's quadrature points element by element, q per
-    element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here. A GPU out of
-    memory is a SolverError naming the sizes."""
+    element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here; precision: the
+    fmm loop's requested relative precision. A GPU out of memory is a SolverError naming the sizes."""
     LOOP.choice(loop)
+    if loop == "fmm":
+        return Applied(*apply_fmm(targets, sources, cur, k, precision), "numpy", get_backend("numpy").device, 0)
     try:
         return _apply(loop, targets, sources, cur, k, q, devices, zgemm)
     except Exception as exc:
