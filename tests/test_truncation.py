@@ -145,3 +145,35 @@ def test_pipeline_on_the_built_in_case_and_its_refusals():
                          (replace(setup, loop="gpu-magic"), "unknown loop")):
         with pytest.raises(ProblemError, match=message):
             run_truncation(bad)
+
+
+def test_almond_is_closed_outward_and_converges_to_its_volume():
+    from scipy.integrate import quad
+
+    from paraflux.engine.truncation.almond import ALMOND_LENGTH as d, T_BACK, T_TIP, almond_surface, half_width
+
+    def section(t):  # area of the 3:1 elliptic section, / d^2
+        return np.pi * half_width(np.array([t]))[0] ** 2 / 3
+
+    exact = d ** 3 * (quad(section, T_BACK, 0)[0] + quad(section, 0, T_TIP)[0])
+    errors = []
+    for n in (1272, 5088, 20352):
+        s = almond_surface(n)
+        assert abs(s.n_elements - n) < 0.03 * n
+        p = s.points[s.triangles]
+        volume = np.einsum("ij,ij->i", p[:, 0], np.cross(p[:, 1], p[:, 2])).sum() / 6
+        errors.append(abs(volume / exact - 1))
+    assert np.allclose(s.points[:, 0].min(), T_BACK * d) and np.allclose(s.points[:, 0].max(), T_TIP * d)
+    assert np.isclose(np.abs(s.points[:, 1]).max(), 0.193333 * d, rtol=1e-3)
+    assert np.isclose(np.abs(s.points[:, 2]).max(), 0.193333 * d / 3, rtol=1e-3)
+    assert errors[0] < 0.03 and errors[0] / errors[1] > 3.5 and errors[1] / errors[2] > 3.5  # O(h^2)
+
+
+def test_almond_case_error_falls_with_the_quadrature_order():
+    from paraflux.engine.problems import load_case_problem
+    from paraflux.engine.studies import STUDIES
+
+    study = STUDIES["truncation"]
+    problem = load_case_problem("almond")
+    errors = [study.run(study.with_variants(problem, {"quadrature": q})).relative_error for q in ("1", "6")]
+    assert errors[0] < 1e-2 and errors[1] < 1e-4 and errors[0] / errors[1] > 30

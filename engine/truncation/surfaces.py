@@ -65,6 +65,21 @@ def check_closed_outward(surface: TriSurface) -> TriSurface:
     return surface if volume > 0 else TriSurface(surface.name, surface.points, tri[:, ::-1].copy())
 
 
+def banded_triangles(n_rings: int, n_phi: int) -> np.ndarray:
+    """Triangles (m, 3) of a closed surface of rings of n_phi points between two poles, points ordered
+    pole, ring 0, ..., ring n_rings - 1, pole (each ring by increasing angle); fans at the poles."""
+    j = np.arange(n_phi)
+    last = 1 + n_rings * n_phi
+    tri = [np.column_stack([np.zeros(n_phi, int), 1 + j, 1 + (j + 1) % n_phi])]
+    for i in range(n_rings - 1):
+        a, b = 1 + i * n_phi, 1 + (i + 1) * n_phi
+        tri += [np.column_stack([a + j, b + j, b + (j + 1) % n_phi]),
+                np.column_stack([a + j, b + (j + 1) % n_phi, a + (j + 1) % n_phi])]
+    a = 1 + (n_rings - 1) * n_phi
+    tri.append(np.column_stack([a + j, np.full(n_phi, last), a + (j + 1) % n_phi]))
+    return np.vstack(tri)
+
+
 def uv_sphere(n_theta: int, radius: float):
     """A closed latitude-longitude triangulated sphere: points (n, 3), outward triangles (m, 3); n_theta bands,
     2 n_theta sectors (poles as fans)."""
@@ -75,15 +90,7 @@ def uv_sphere(n_theta: int, radius: float):
     pts = np.vstack([[0, 0, radius], radius * np.column_stack([np.sin(ring[:, 0]) * np.cos(ring[:, 1]),
                                                                np.sin(ring[:, 0]) * np.sin(ring[:, 1]),
                                                                np.cos(ring[:, 0])]), [0, 0, -radius]])
-    j = np.arange(n_phi)
-    tri = [np.column_stack([np.zeros(n_phi, int), 1 + j, 1 + (j + 1) % n_phi])]
-    for i in range(n_theta - 2):
-        a, b = 1 + i * n_phi, 1 + (i + 1) * n_phi
-        tri += [np.column_stack([a + j, b + j, b + (j + 1) % n_phi]),
-                np.column_stack([a + j, b + (j + 1) % n_phi, a + (j + 1) % n_phi])]
-    a = 1 + (n_theta - 2) * n_phi
-    tri.append(np.column_stack([a + j, np.full(n_phi, len(pts) - 1), a + (j + 1) % n_phi]))
-    return pts, np.vstack(tri)
+    return pts, banded_triangles(n_theta - 1, n_phi)
 
 
 def read_surface(path, scale: float, what: str) -> TriSurface:
