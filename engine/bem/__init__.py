@@ -1,0 +1,2 @@
+"""Collocation boundary elements for 3D isotropic elastostatics (linear triangles, nodal displacements,
+tractions per element node)."""

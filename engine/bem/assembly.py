@@ -1,0 +1,168 @@
+"""Dense collocation matrices of the displacement boundary integral equation on linear triangles.
+
+Collocation at the N mesh nodes; displacements linear and continuous (nodal), tractions linear per element
+(element node a, so they may jump across edges). For collocation node p and element e:
+    h[p, e, l, k, a] = int_e T_lk(y - x_p) phi_a dS,   g[p, e, l, k, a] = int_e U_lk(y - x_p) phi_a dS.
+Far pairs use a degree-6 rule, near pairs that rule on 4, 16 or 64 sub-triangles (by distance over
+element size), pairs with x_p a vertex of e a Duffy-collapsed Gauss rule. The T block of a node with itself
+(free term plus Cauchy principal value) comes from rigid-body translation: H_pp = -sum_(q != p) H_pq."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..quadrature import dunavant
+from .kelvin import kelvin_t, kelvin_u
+
+NEAR_RATIOS = (4.0, 2.0, 1.0)  # centroid distance / longest edge below which 1, 2, 3 subdivision levels apply
+DUFFY_POINTS = 8  # Gauss points per direction on the collapsed square
+CHUNK_BYTES = 64 << 20  # scratch per block of collocation points
+
+
+@dataclass(frozen=True, eq=False)
+class Elements:
+    """Geometry of M flat triangles: corners (M, 3, 3) m, unit outward normals (M, 3), areas (M,) m^2, longest
+    edges (M,) m and centroids (M, 3) m."""
+
+    corners: np.ndarray
+    normals: np.ndarray
+    areas: np.ndarray
+    sizes: np.ndarray
+    centroids: np.ndarray
+
+
+def elements_of(points: np.ndarray, triangles: np.ndarray) -> Elements:
+    corners = points[triangles]
+    cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    doubled = np.linalg.norm(cross, axis=1)
+    edges = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2).max(axis=1)
+    return Elements(corners, cross / doubled[:, None], doubled / 2, edges, corners.mean(axis=1))
+
+
+def subdivided_rule(level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Barycentric points (q 4^level, 3) and weights summing to 1 of the degree-6 rule on the reference
+    triangle split level times into four."""
+    rule = dunavant(6)
+    tris = [np.eye(3)]
+    for _ in range(level):
+        split = []
+        for t in tris:
+            m = (t + np.roll(t, -1, axis=0)) / 2  # midpoints of edges 01, 12, 20
+            split += [np.array([t[0], m[0], m[2]]), np.array([m[0], t[1], m[1]]),
+                      np.array([m[2], m[1], t[2]]), np.array([m[0], m[1], m[2]])]
+        tris = split
+    points = np.concatenate([rule.points @ t for t in tris])
+    return points, np.tile(rule.weights, len(tris)) / len(tris)
+
+
+def duffy_rule(n: int = DUFFY_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Barycentric points (n^2, 3) and weights (sum 1) of the triangle collapsed onto vertex 0:
+    y = v0 + xi ((v1 - v0) + eta (v2 - v1)), Jacobian 2 A xi."""
+    x, w = np.polynomial.legendre.leggauss(n)
+    x, w = (x + 1) / 2, w / 2
+    xi, eta = np.meshgrid(x, x, indexing="ij")
+    ww = np.outer(w, w) * 2 * xi  # reference area 1/2 -> weights summing to 1
+    bary = np.stack([1 - xi, xi * (1 - eta), xi * eta], axis=-1)
+    return bary.reshape(-1, 3), ww.reshape(-1)
+
+
+def _integrals(x, corners, normals, areas, bary, weights, mu, nu):
+    """h, g (P, E, 3, 3, 3) of the pairs (x[p], element e) by one rule; x (P, 3), corners (E, 3, 3)."""
+    y = np.einsum("qa,eak->eqk", bary, corners)
+    r = y[None] - x[:, None, None]
+    w = weights[None, :] * areas[:, None]  # (E, q)
+    h = np.einsum("peqlk,eq,qa->pelka", kelvin_t(r, normals[None, :, None], nu), w, bary)
+    g = np.einsum("peqlk,eq,qa->pelka", kelvin_u(r, mu, nu), w, bary)
+    return h, g
+
+
+def _pair_integrals(x, el: Elements, pairs_p, pairs_e, bary, weights, mu, nu):
+    """h, g (n_pairs, 3, 3, 3) for listed pairs (collocation row pairs_p of x, element pairs_e)."""
+    y = np.einsum("qa,eak->eqk", bary, el.corners[pairs_e])
+    r = y - x[pairs_p][:, None]
+    w = weights[None, :] * el.areas[pairs_e][:, None]
+    h = np.einsum("eqlk,eq,qa->elka", kelvin_t(r, el.normals[pairs_e][:, None], nu), w, bary)
+    g = np.einsum("eqlk,eq,qa->elka", kelvin_u(r, mu, nu), w, bary)
+    return h, g
+
+
+def element_integrals(points, triangles, rows, mu, nu):
+    """h, g (len(rows), M, 3, 3, 3) for collocation at points[rows]; the T integral of a node's own shape
+    function over its elements is left 0 (it belongs to the rigid-body diagonal)."""
+    el = elements_of(points, triangles)
+    x = points[rows]
+    base = subdivided_rule(0)
+    h, g = _integrals(x, el.corners, el.normals, el.areas, *base, mu, nu)
+    ratio = np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None]
+    vertex = triangles[None, :, :] == np.asarray(rows)[:, None, None]  # (P, M, 3)
+    singular = vertex.any(axis=2)
+    level_of = np.zeros(ratio.shape, dtype=int)
+    for level, limit in enumerate(NEAR_RATIOS, start=1):
+        level_of[ratio < limit] = level
+    for level in range(1, len(NEAR_RATIOS) + 1):
+        p, e = np.nonzero((level_of == level) & ~singular)
+        if len(p):
+            h[p, e], g[p, e] = _pair_integrals(x, el, p, e, *subdivided_rule(level), mu, nu)
+    p, e = np.nonzero(singular)
+    if len(p):
+        local = np.argmax(vertex[p, e], axis=1)  # which corner is the collocation node
+        order = (local[:, None] + np.arange(3)[None]) % 3  # rotate so that it comes first
+        rotated = Elements(el.corners[e[:, None], order], el.normals[e], el.areas[e], el.sizes[e], el.centroids[e])
+        hs, gs = _pair_integrals(x, rotated, p, np.arange(len(p)), *duffy_rule(), mu, nu)
+        hs[..., 0] = 0.0  # the node's own shape function: rigid-body diagonal
+        back = np.argsort(order, axis=1)  # local shape index a of the original element
+        h[p, e] = np.take_along_axis(hs, back[:, None, None, :], axis=3)
+        g[p, e] = np.take_along_axis(gs, back[:, None, None, :], axis=3)
+    return h, g
+
+
+def incidence(triangles: np.ndarray, n_nodes: int) -> sp.csr_matrix:
+    """B (3 M, N): element node (e, a) -> its mesh node."""
+    m = len(triangles)
+    return sp.csr_matrix((np.ones(3 * m), (np.arange(3 * m), triangles.reshape(-1))), shape=(3 * m, n_nodes))
+
+
+def _to_nodes(blocks: np.ndarray, b: sp.csr_matrix) -> np.ndarray:
+    """(P, M, 3, 3, 3) element-node blocks summed onto nodes: (3 P, 3 N) with rows 3 p + l, columns 3 n + k."""
+    p, m = blocks.shape[:2]
+    flat = blocks.transpose(0, 2, 3, 1, 4).reshape(p * 9, m * 3)  # (p l k, e a)
+    nodal = np.asarray(flat @ b).reshape(p, 3, 3, -1)  # (p, l, k, n)
+    return nodal.transpose(0, 1, 3, 2).reshape(3 * p, -1)
+
+
+@dataclass(frozen=True, eq=False)
+class Assembled:
+    """H (3N, 3N) with its rigid-body diagonal; G_u (3N, 3N): U integrals onto nodal tractions of the
+    components prescribed as displacements; b_t (3N,): U integrals of the known element tractions."""
+
+    h: np.ndarray
+    g_u: np.ndarray
+    b_t: np.ndarray
+
+
+def assemble(points, triangles, displacement_type, traction, mu, nu) -> Assembled:
+    """Dense H, G_u and b_t. displacement_type (M, 3) bool: component k of element e is a prescribed
+    displacement (its traction an unknown, continuous at nodes); traction (M, 3, 3) Pa: known tractions at
+    element node a, component k, where not displacement_type."""
+    n, m = len(points), len(triangles)
+    b = incidence(triangles, n)
+    h_all = np.zeros((3 * n, 3 * n))
+    g_u = np.zeros((3 * n, 3 * n))
+    b_t = np.zeros(3 * n)
+    disp = displacement_type.astype(float)
+    known = traction * (1 - disp)[:, None, :]
+    rows_per_chunk = max(1, CHUNK_BYTES // (m * 27 * 8 * 6))
+    for start in range(0, n, rows_per_chunk):
+        rows = np.arange(start, min(n, start + rows_per_chunk))
+        h, g = element_integrals(points, triangles, rows, mu, nu)
+        h_all[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(h, b)
+        g_u[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(g * disp[None, :, None, :, None], b)
+        b_t[3 * rows[0]:3 * rows[-1] + 3] = np.einsum("pelka,eak->pl", g, known).reshape(-1)
+    blocks = h_all.reshape(n, 3, n, 3)
+    idx = np.arange(n)
+    blocks[idx, :, idx, :] = 0.0
+    blocks[idx, :, idx, :] = -blocks.sum(axis=2)
+    return Assembled(h_all, g_u, b_t)

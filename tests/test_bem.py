@@ -1,0 +1,102 @@
+"""Collocation BEM for 3D elastostatics (engine/bem): Kelvin kernels, the uniform-tension bar (exact for
+linear elements), and a Kelvin manufactured solution on a sphere converging under refinement."""
+
+import numpy as np
+import pytest
+
+from paraflux.engine.bem.assembly import duffy_rule, subdivided_rule
+from paraflux.engine.bem.direct import BoundaryData, solve_direct
+from paraflux.engine.bem.kelvin import kelvin_t, kelvin_u
+from paraflux.engine.bem.shapes import BOX_FACES, box_surface
+from paraflux.engine.errors import SolverError
+from paraflux.engine.truncation.surfaces import TriSurface, check_closed_outward, quadrature, uv_sphere
+
+E, NU = 200e9, 0.3
+MU = E / (2 * (1 + NU))
+
+
+def sphere(n_theta, radius=1.0):
+    pts, tri = uv_sphere(n_theta, radius)
+    return check_closed_outward(TriSurface("sphere", pts, tri))
+
+
+def test_kelvin_kernels_symmetry_and_the_traction_identity():
+    r = np.array([0.3, -0.2, 0.5])
+    u = kelvin_u(r, MU, NU)
+    assert np.allclose(u, u.T) and np.allclose(kelvin_u(-r, MU, NU), u)
+    q = quadrature(sphere(24), 12)  # int_S T(y - x) dS(y) = -I inside a closed surface, 0 outside
+    for x, expected in ((np.array([0.2, -0.1, 0.3]), -np.eye(3)), (np.array([1.5, 0.2, 0.0]), np.zeros((3, 3)))):
+        total = np.einsum("q,qlk->lk", q.weights, kelvin_t(q.points - x, q.normals, NU))
+        assert np.abs(total - expected).max() < 2e-3
+
+
+def test_quadrature_rules_integrate_exactly():
+    for level in (0, 1, 2):
+        bary, w = subdivided_rule(level)
+        assert np.isclose(w.sum(), 1) and np.isclose(w @ bary[:, 0] ** 6, 2 * 720 / 40320)  # 2 a! b! c! / (n+2)!
+    bary, w = duffy_rule()
+    assert np.isclose(w.sum(), 1) and np.isclose(w @ (bary[:, 1] ** 2 * bary[:, 2]), 2 * 2 / 120)
+
+
+def bar(divisions, stress=1e6):
+    """The 2 x 1 x 1 m bar under uniform tension along x, on rollers at x = 0, y = 0, z = 0."""
+    surface, face = box_surface((2.0, 1.0, 1.0), divisions)
+    m = len(surface.triangles)
+    fixed = np.zeros((m, 3), dtype=bool)
+    fixed[face == BOX_FACES.index("x0"), 0] = True
+    fixed[face == BOX_FACES.index("y0"), 1] = True
+    fixed[face == BOX_FACES.index("z0"), 2] = True
+    traction = np.zeros((m, 3, 3))
+    traction[face == BOX_FACES.index("x1"), :, 0] = stress
+    return surface, face, BoundaryData(fixed, np.zeros_like(surface.points), traction)
+
+
+def test_uniform_tension_bar_is_exact_for_linear_elements():
+    surface, face, data = bar((6, 3, 3))
+    sol = solve_direct(surface.points, surface.triangles, data, E, NU)
+    p, s = surface.points, 1e6
+    exact = np.column_stack([s * p[:, 0] / E, -NU * s * p[:, 1] / E, -NU * s * p[:, 2] / E])
+    assert np.abs(sol.displacement - exact).max() < 1e-6 * np.abs(exact).max()
+    reaction = sol.traction[face == BOX_FACES.index("x0")]  # the roller carries -s along x, nothing else
+    assert np.abs(reaction[..., 0] + s).max() < 1e-6 * s
+
+
+def test_free_rigid_body_motion_is_refused():
+    surface, face, data = bar((2, 1, 1))
+    free = BoundaryData(np.zeros_like(data.displacement_type), data.displacement, data.traction)
+    with pytest.raises(SolverError, match="rigid body"):
+        solve_direct(surface.points, surface.triangles, free, E, NU)
+    rollers_x_only = data.displacement_type & np.array([True, False, False])
+    with pytest.raises(SolverError, match="singular"):
+        solve_direct(surface.points, surface.triangles, BoundaryData(rollers_x_only, data.displacement,
+                                                                     data.traction), E, NU)
+
+
+def kelvin_problem(n_theta, source=np.array([3.0, 0.5, -0.4]), force=np.array([1e6, -2e6, 5e5])):
+    """A unit sphere carrying the field of a point force outside it: displacements prescribed on the lower
+    half, tractions on the upper half."""
+    s = sphere(n_theta)
+    corners = s.points[s.triangles]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    u = np.einsum("l,nlk->nk", force, kelvin_u(s.points - source, MU, NU))
+    t = np.einsum("l,ealk->eak", force, kelvin_t(corners - source, normal[:, None], NU))
+    lower = corners[:, :, 2].mean(axis=1) < 0
+    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
+    fixed[lower] = True
+    sol = solve_direct(s.points, s.triangles, BoundaryData(fixed, u, t), E, NU)
+    nodes = np.unique(s.triangles[lower])
+    outward = s.points[nodes] / np.linalg.norm(s.points[nodes], axis=1)[:, None]
+    t_nodes = np.einsum("l,nlk->nk", force, kelvin_t(s.points[nodes] - source, outward, NU))
+    solved = np.zeros_like(s.points)
+    solved[s.triangles[lower]] = sol.traction[lower]
+    h = np.pi / n_theta
+    return (h, np.linalg.norm(sol.displacement - u) / np.linalg.norm(u),
+            np.linalg.norm(solved[nodes] - t_nodes) / np.linalg.norm(t_nodes))
+
+
+def test_kelvin_solution_on_a_sphere_converges():
+    (h1, u1, t1), (h2, u2, t2) = kelvin_problem(6), kelvin_problem(12)
+    order_u, order_t = np.log(u1 / u2) / np.log(h1 / h2), np.log(t1 / t2) / np.log(h1 / h2)
+    assert u2 < 1e-3 and t2 < 0.05
+    assert order_u > 1.3 and order_t > 1.5, (order_u, order_t)
