@@ -100,3 +100,24 @@ def test_kelvin_solution_on_a_sphere_converges():
     order_u, order_t = np.log(u1 / u2) / np.log(h1 / h2), np.log(t1 / t2) / np.log(h1 / h2)
     assert u2 < 1e-3 and t2 < 0.05
     assert order_u > 1.3 and order_t > 1.5, (order_u, order_t)
+
+
+def test_hollow_sphere_under_inner_pressure_matches_lame():
+    from paraflux.engine.bem.cases import OCTANT_GROUPS, hollow_sphere_octant
+
+    a, b, p = 0.5, 1.0, 1e8
+    s, group = hollow_sphere_octant(a, b, 1600)
+    corners = s.points[s.triangles]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
+    for axis in range(3):  # rollers on the symmetry planes
+        fixed[group == axis, axis] = True
+    traction = np.zeros((len(s.triangles), 3, 3))
+    inner = group == OCTANT_GROUPS.index("inner")
+    traction[inner] = (-p * normal[inner])[:, None, :]  # pressure pushes along -n, into the body
+    sol = solve_direct(s.points, s.triangles, BoundaryData(fixed, np.zeros_like(s.points), traction), E, NU)
+    r = np.linalg.norm(s.points, axis=1)
+    radial = np.einsum("ij,ij->i", sol.displacement, s.points / r[:, None])
+    exact = p * a ** 3 / (E * (b ** 3 - a ** 3)) * ((1 - 2 * NU) * r + (1 + NU) * b ** 3 / (2 * r ** 2))
+    assert np.abs(radial - exact).max() < 0.01 * exact.max()
