@@ -102,7 +102,9 @@ def test_kelvin_solution_on_a_sphere_converges():
     assert order_u > 1.3 and order_t > 1.5, (order_u, order_t)
 
 
-def test_hollow_sphere_under_inner_pressure_matches_lame():
+@pytest.fixture(scope="module")
+def hollow_sphere():
+    """The hollow-sphere octant (a = 0.5 m, b = 1 m, 1,600 triangles) under 100 MPa inner pressure."""
     from paraflux.engine.bem.cases import OCTANT_GROUPS, hollow_sphere_octant
 
     a, b, p = 0.5, 1.0, 1e8
@@ -117,7 +119,47 @@ def test_hollow_sphere_under_inner_pressure_matches_lame():
     inner = group == OCTANT_GROUPS.index("inner")
     traction[inner] = (-p * normal[inner])[:, None, :]  # pressure pushes along -n, into the body
     sol = solve_direct(s.points, s.triangles, BoundaryData(fixed, np.zeros_like(s.points), traction), E, NU)
+    k = p * a ** 3 / (b ** 3 - a ** 3)
+    lame = {"u_r": lambda r: k / E * ((1 - 2 * NU) * r + (1 + NU) * b ** 3 / (2 * r ** 2)),
+            "s_r": lambda r: k * (1 - b ** 3 / r ** 3), "s_t": lambda r: k * (1 + b ** 3 / (2 * r ** 3))}
+    return s, group, sol, lame
+
+
+def test_hollow_sphere_under_inner_pressure_matches_lame(hollow_sphere):
+    s, _, sol, lame = hollow_sphere
     r = np.linalg.norm(s.points, axis=1)
     radial = np.einsum("ij,ij->i", sol.displacement, s.points / r[:, None])
-    exact = p * a ** 3 / (E * (b ** 3 - a ** 3)) * ((1 - 2 * NU) * r + (1 + NU) * b ** 3 / (2 * r ** 2))
-    assert np.abs(radial - exact).max() < 0.01 * exact.max()
+    assert np.abs(radial - lame["u_r"](r)).max() < 0.01 * lame["u_r"](r).max()
+
+
+def test_surface_and_interior_stress_of_the_hollow_sphere(hollow_sphere):
+    from paraflux.engine.bem.cases import OCTANT_GROUPS
+    from paraflux.engine.bem.post import element_stress, interior_fields, von_mises
+
+    s, group, sol, lame = hollow_sphere
+    vm = von_mises(element_stress(s.points, s.triangles, sol.displacement, sol.traction, E, NU))
+    for name, r in (("inner", 0.5), ("outer", 1.0)):  # von Mises = s_theta - s_r on both spheres
+        on = group == OCTANT_GROUPS.index(name)
+        assert np.abs(vm[on] / (lame["s_t"](r) - lame["s_r"](r)) - 1).max() < 0.03
+    x = np.array([[0.4, 0.3, 0.35], [0.2, 0.5, 0.4], [0.3, 0.3, 0.7]])
+    u, sigma = interior_fields(s.points, s.triangles, sol.displacement, sol.traction, E, NU, x)
+    r = np.linalg.norm(x, axis=1)
+    e = x / r[:, None]
+    assert np.abs(np.einsum("ij,ij->i", u, e) / lame["u_r"](r) - 1).max() < 0.02
+    assert np.abs(np.einsum("pi,pij,pj->p", e, sigma, e) / lame["s_r"](r) - 1).max() < 0.02
+    assert np.abs(von_mises(sigma) / (lame["s_t"](r) - lame["s_r"](r)) - 1).max() < 0.02
+
+
+def test_bar_stress_is_uniform_on_the_surface_and_inside():
+    from paraflux.engine.bem.post import element_stress, interior_fields, von_mises
+
+    surface, _, data = bar((6, 3, 3))
+    sol = solve_direct(surface.points, surface.triangles, data, E, NU)
+    stress = element_stress(surface.points, surface.triangles, sol.displacement, sol.traction, E, NU)
+    assert np.abs(von_mises(stress) / 1e6 - 1).max() < 1e-6
+    u, sigma = interior_fields(surface.points, surface.triangles, sol.displacement, sol.traction, E, NU,
+                               [[1.0, 0.5, 0.5], [0.3, 0.7, 0.2]])
+    expected = np.zeros((3, 3))
+    expected[0, 0] = 1e6
+    assert np.abs(sigma - expected).max() < 1e-6 * 1e6
+    assert np.isclose(u[0, 0], 1e6 * 1.0 / E, rtol=1e-6)

@@ -89,11 +89,15 @@ def _pair_integrals(x, el: Elements, pairs_p, pairs_e, bary, weights, mu, nu):
     return h, g
 
 
-def element_integrals(points, triangles, rows, mu, nu):
-    """h, g (len(rows), M, 3, 3, 3) for collocation at points[rows]; the T integral of a node's own shape
-    function over its elements is left 0 (it belongs to the rigid-body diagonal)."""
+def element_integrals(points, triangles, rows, mu, nu, x=None):
+    """h, g (P, M, 3, 3, 3) for collocation at points[rows] (or at x (P, 3), points off the mesh nodes,
+    rows then ignored); the T integral of a node's own shape function over its elements is left 0 (it
+    belongs to the rigid-body diagonal)."""
     el = elements_of(points, triangles)
-    x = points[rows]
+    if x is None:
+        x = points[rows]
+    else:
+        rows = np.full(len(x), -1)
     base = subdivided_rule(0)
     h, g = _integrals(x, el.corners, el.normals, el.areas, *base, mu, nu)
     ratio = np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None]
