@@ -163,3 +163,53 @@ def test_bar_stress_is_uniform_on_the_surface_and_inside():
     expected[0, 0] = 1e6
     assert np.abs(sigma - expected).max() < 1e-6 * 1e6
     assert np.isclose(u[0, 0], 1e6 * 1.0 / E, rtol=1e-6)
+
+
+def octant_data(target):
+    """The hollow-sphere octant with rollers and 100 MPa inner pressure, as mesh and BoundaryData."""
+    from paraflux.engine.bem.assembly import elements_of
+    from paraflux.engine.bem.cases import OCTANT_GROUPS, hollow_sphere_octant
+
+    s, group = hollow_sphere_octant(0.5, 1.0, target)
+    normal = elements_of(s.points, s.triangles).normals
+    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
+    for axis in range(3):
+        fixed[group == axis, axis] = True
+    traction = np.zeros((len(s.triangles), 3, 3))
+    inner = group == OCTANT_GROUPS.index("inner")
+    traction[inner] = (-1e8 * normal[inner])[:, None, :]
+    return s, BoundaryData(fixed, np.zeros_like(s.points), traction)
+
+
+def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
+    from paraflux.engine.bem.assembly import assemble
+    from paraflux.engine.bem.direct import prescribed_nodes
+    from paraflux.engine.bem.fmm_operator import FmmBemOperator
+
+    s, data = octant_data(300)
+    n = len(s.points)
+    direct = assemble(s.points, s.triangles, data.displacement_type, data.traction, MU, NU)
+    fixed = prescribed_nodes(s.triangles, data.displacement_type, n)
+    rng = np.random.default_rng(0)
+    u, t = rng.standard_normal((n, 3)), np.where(fixed, MU * rng.standard_normal((n, 3)), 0.0)
+    reference = direct.h @ u.ravel() - direct.g_u @ t.ravel()
+    errors = []
+    for order in (3, 6, 9):
+        op = FmmBemOperator(s.points, s.triangles, data.displacement_type, data.traction, MU, NU, order=order)
+        errors.append(np.linalg.norm(op.apply(u, t) - reference) / np.linalg.norm(reference))
+    known = op.known_part(np.zeros((n, 3)), data.traction)
+    assert np.linalg.norm(known - direct.b_t) < 1e-4 * np.linalg.norm(direct.b_t)
+    assert errors[0] > 3 * errors[1] > 9 * errors[2] and errors[2] < 1e-3, errors
+
+
+def test_fmm_gmres_solve_matches_the_direct_solve():
+    from paraflux.engine.bem.fmm_solve import FmmSettings, solve_fmm
+
+    s, data = octant_data(300)
+    direct = solve_direct(s.points, s.triangles, data, E, NU)
+    sol, report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-8))
+    assert report.relative_residual < 1e-7 and report.iterations == len(report.residuals) < 60
+    assert np.linalg.norm(sol.displacement - direct.displacement) < 2e-3 * np.linalg.norm(direct.displacement)
+    with pytest.raises(SolverError, match="GMRES did not converge"):
+        solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=4, rtol=1e-10, max_iterations=3,
+                                                                  restart=3))

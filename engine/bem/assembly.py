@@ -89,6 +89,46 @@ def _pair_integrals(x, el: Elements, pairs_p, pairs_e, bary, weights, mu, nu):
     return h, g
 
 
+def levels_of(ratio: np.ndarray) -> np.ndarray:
+    """Subdivision level (0: the plain rule) for centroid distances over element sizes (any shape)."""
+    level_of = np.zeros(np.shape(ratio), dtype=int)
+    for level, limit in enumerate(NEAR_RATIOS, start=1):
+        level_of[ratio < limit] = level
+    return level_of
+
+
+def pair_levels(el: Elements, x: np.ndarray) -> np.ndarray:
+    """(P, M) subdivision level of each pair (x[p], element e)."""
+    return levels_of(np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None])
+
+
+def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu):
+    """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) at their subdivision level (n_pairs,), by the
+    Duffy rule where nodes[p] is a vertex of e (its own T shape function left 0); nodes: the mesh node of
+    each x, -1 for none."""
+    h = np.empty((len(p), 3, 3, 3))
+    g = np.empty_like(h)
+    vertex = triangles[e] == np.asarray(nodes)[p][:, None]
+    singular = vertex.any(axis=1)
+    for lv in range(len(NEAR_RATIOS) + 1):
+        pick = np.flatnonzero((level == lv) & ~singular)
+        if len(pick):
+            h[pick], g[pick] = _pair_integrals(x, el, p[pick], e[pick], *subdivided_rule(lv), mu, nu)
+    pick = np.flatnonzero(singular)
+    if len(pick):
+        ps, es = p[pick], e[pick]
+        local = np.argmax(vertex[pick], axis=1)  # which corner is the collocation node
+        order = (local[:, None] + np.arange(3)[None]) % 3  # rotate so that it comes first
+        rotated = Elements(el.corners[es[:, None], order], el.normals[es], el.areas[es], el.sizes[es],
+                           el.centroids[es])
+        hs, gs = _pair_integrals(x, rotated, ps, np.arange(len(ps)), *duffy_rule(), mu, nu)
+        hs[..., 0] = 0.0  # the node's own shape function: rigid-body diagonal
+        back = np.argsort(order, axis=1)  # local shape index a of the original element
+        h[pick] = np.take_along_axis(hs, back[:, None, None, :], axis=3)
+        g[pick] = np.take_along_axis(gs, back[:, None, None, :], axis=3)
+    return h, g
+
+
 def element_integrals(points, triangles, rows, mu, nu, x=None):
     """h, g (P, M, 3, 3, 3) for collocation at points[rows] (or at x (P, 3), points off the mesh nodes,
     rows then ignored); the T integral of a node's own shape function over its elements is left 0 (it
@@ -98,28 +138,12 @@ def element_integrals(points, triangles, rows, mu, nu, x=None):
         x = points[rows]
     else:
         rows = np.full(len(x), -1)
-    base = subdivided_rule(0)
-    h, g = _integrals(x, el.corners, el.normals, el.areas, *base, mu, nu)
-    ratio = np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None]
-    vertex = triangles[None, :, :] == np.asarray(rows)[:, None, None]  # (P, M, 3)
-    singular = vertex.any(axis=2)
-    level_of = np.zeros(ratio.shape, dtype=int)
-    for level, limit in enumerate(NEAR_RATIOS, start=1):
-        level_of[ratio < limit] = level
-    for level in range(1, len(NEAR_RATIOS) + 1):
-        p, e = np.nonzero((level_of == level) & ~singular)
-        if len(p):
-            h[p, e], g[p, e] = _pair_integrals(x, el, p, e, *subdivided_rule(level), mu, nu)
-    p, e = np.nonzero(singular)
+    h, g = _integrals(x, el.corners, el.normals, el.areas, *subdivided_rule(0), mu, nu)
+    level_of = pair_levels(el, x)
+    singular = (triangles[None, :, :] == np.asarray(rows)[:, None, None]).any(axis=2)
+    p, e = np.nonzero((level_of > 0) | singular)
     if len(p):
-        local = np.argmax(vertex[p, e], axis=1)  # which corner is the collocation node
-        order = (local[:, None] + np.arange(3)[None]) % 3  # rotate so that it comes first
-        rotated = Elements(el.corners[e[:, None], order], el.normals[e], el.areas[e], el.sizes[e], el.centroids[e])
-        hs, gs = _pair_integrals(x, rotated, p, np.arange(len(p)), *duffy_rule(), mu, nu)
-        hs[..., 0] = 0.0  # the node's own shape function: rigid-body diagonal
-        back = np.argsort(order, axis=1)  # local shape index a of the original element
-        h[p, e] = np.take_along_axis(hs, back[:, None, None, :], axis=3)
-        g[p, e] = np.take_along_axis(gs, back[:, None, None, :], axis=3)
+        h[p, e], g[p, e] = accurate_pair_integrals(x, rows, el, triangles, p, e, level_of[p, e], mu, nu)
     return h, g
 
 

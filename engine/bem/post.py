@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assembly import NEAR_RATIOS, elements_of, subdivided_rule
+from .assembly import NEAR_RATIOS, elements_of, pair_levels, subdivided_rule
 from .kelvin import kelvin_d, kelvin_s, kelvin_t, kelvin_u
 
 
@@ -68,10 +68,7 @@ def interior_fields(points, triangles, displacement, traction, young, poisson, x
     lam, mu = lame(young, poisson)
     el = elements_of(points, triangles)
     x = np.atleast_2d(np.asarray(x, dtype=float))
-    ratio = np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None]
-    level_of = np.zeros(ratio.shape, dtype=int)
-    for level, limit in enumerate(NEAR_RATIOS, start=1):
-        level_of[ratio < limit] = level
+    level_of = pair_levels(el, x)
     u_out = np.zeros((len(x), 3))
     s_out = np.zeros((len(x), 3, 3))
     for level in range(len(NEAR_RATIOS) + 1):

@@ -1,0 +1,80 @@
+"""The fast multipole boundary element solve: restarted GMRES on the FmmBemOperator, preconditioned by the
+inverse 3 x 3 diagonal blocks (the rigid-body H blocks and the singular G blocks of each node)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse.linalg as sla
+
+from ..errors import SolverError
+from .direct import BemSolution, BoundaryData, prescribed_nodes
+from .fmm_operator import FmmBemOperator
+
+
+@dataclass(frozen=True)
+class FmmSettings:
+    order: int = 8  # multipole order p
+    leaf_size: int = 32
+    m2l: str = "standard"
+    backend: str = "numpy"
+    rtol: float = 1e-8  # GMRES relative residual
+    restart: int = 50
+    max_iterations: int = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class GmresReport:
+    iterations: int
+    residuals: tuple[float, ...]  # preconditioned relative residual after each iteration
+    relative_residual: float  # ||b - A x|| / ||b|| of the returned solution, unpreconditioned
+    timings: dict = field(default_factory=dict)  # s: near and far setup, GMRES
+    near_pairs: int = 0
+
+
+def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: float,
+              settings: FmmSettings = FmmSettings()) -> tuple[BemSolution, GmresReport]:
+    """Solve the mixed problem with the FMM operator; SolverError if GMRES does not reach settings.rtol."""
+    mu = young / (2 * (1 + poisson))
+    n = len(points)
+    fixed = prescribed_nodes(triangles, data.displacement_type, n)
+    if not fixed.any():
+        raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
+    timings = {}
+    t0 = time.perf_counter()
+    op = FmmBemOperator(points, triangles, data.displacement_type, data.traction, mu, poisson, settings.order,
+                        settings.leaf_size, settings.m2l, settings.backend)
+    timings["setup"] = time.perf_counter() - t0
+    u_known = np.where(fixed, data.displacement, 0.0)
+    b = op.known_part(u_known, data.traction)
+
+    def matvec(x):  # traction unknowns scaled to t / mu, as in the direct solve
+        x = x.reshape(n, 3)
+        return op.apply(np.where(fixed, 0.0, x), np.where(fixed, mu * x, 0.0))
+
+    blocks = np.where(fixed[:, None, :], -mu * op.g_self, op.diag)
+    try:
+        inverse = np.linalg.inv(blocks)
+    except np.linalg.LinAlgError:
+        raise SolverError("a node's diagonal block is singular: the prescribed displacements leave a "
+                          "rigid-body motion free") from None
+    a = sla.LinearOperator((3 * n, 3 * n), matvec=matvec, dtype=float)
+    m = sla.LinearOperator((3 * n, 3 * n), matvec=lambda v: np.einsum("nlk,nk->nl", inverse, v.reshape(n, 3)).ravel(),
+                           dtype=float)
+    residuals = []
+    t0 = time.perf_counter()
+    x, info = sla.gmres(a, b, rtol=settings.rtol, restart=settings.restart, maxiter=settings.max_iterations,
+                        M=m, callback=residuals.append, callback_type="pr_norm")
+    timings["gmres"] = time.perf_counter() - t0
+    relative = float(np.linalg.norm(b - a @ x) / max(np.linalg.norm(b), 1e-300))
+    if info != 0 or not np.isfinite(relative):
+        raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "
+                          f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
+    x = x.reshape(n, 3)
+    u = np.where(fixed, u_known, x)
+    t_nodes = np.where(fixed, mu * x, 0.0)
+    traction = np.where(data.displacement_type[:, None, :], t_nodes[triangles], data.traction)
+    return BemSolution(u, traction), GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings,
+                                                 op.near_pairs)
