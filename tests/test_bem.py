@@ -213,3 +213,14 @@ def test_fmm_gmres_solve_matches_the_direct_solve():
     with pytest.raises(SolverError, match="GMRES did not converge"):
         solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=4, rtol=1e-10, max_iterations=3,
                                                                   restart=3))
+
+
+def test_bracket_is_a_closed_part_with_base_and_load_at_the_paper_size():
+    from paraflux.engine.bem.cases import BRACKET_GROUPS, bracket
+
+    s, group = bracket(13_000)
+    assert abs(3 * len(s.points) - 19_314) < 0.03 * 19_314  # the paper's smallest model
+    counts = np.bincount(group, minlength=3)
+    assert all(counts > 0) and len(BRACKET_GROUPS) == 3
+    z = s.points[s.triangles[group == 0]][..., 2]
+    assert np.abs(z).max() < 1e-12  # the base is the underside of the plate

@@ -1,5 +1,5 @@
 """Built-in surfaces of the boundary element study, meshed by gmsh: the octant of a hollow sphere with its
-symmetry planes labelled."""
+symmetry planes labelled, and a chassis-like bracket."""
 
 from __future__ import annotations
 
@@ -28,22 +28,9 @@ def hollow_sphere_octant(inner_radius: float, outer_radius: float, target: int) 
         gmsh.option.setNumber("Mesh.MeshSizeMin", h)
         gmsh.option.setNumber("Mesh.MeshSizeMax", h)
         gmsh.model.mesh.generate(2)
-        tags, coords, _ = gmsh.model.mesh.getNodes()
-        index = np.full(int(tags.max()) + 1, -1, dtype=np.int64)
-        index[tags.astype(np.int64)] = np.arange(len(tags))
-        points = coords.reshape(-1, 3)
-        blocks, groups = [], []
-        for _, entity in gmsh.model.getEntities(2):
-            types, _, nodes = gmsh.model.mesh.getElements(2, entity)
-            tri = index[np.asarray(nodes[list(types).index(2)], dtype=np.int64).reshape(-1, 3)]
-            blocks.append(tri)
-            groups.append(np.full(len(tri), _octant_group(points[np.unique(tri)], a, b)))
-    triangles = np.concatenate(blocks)
-    used = np.unique(triangles)
-    remap = np.full(len(points), -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    surface = check_closed_outward(TriSurface("hollow-sphere", points[used], remap[triangles]))
-    return surface, np.concatenate(groups)
+        points, blocks, groups = _entities(gmsh)
+        groups += [_octant_group(points[np.unique(tri)], a, b) for tri in blocks]
+    return _surface("hollow-sphere", points, blocks, groups)
 
 
 def _octant_group(points: np.ndarray, a: float, b: float) -> int:
@@ -58,3 +45,63 @@ def _octant_group(points: np.ndarray, a: float, b: float) -> int:
     if np.abs(r - b).max() < 1e-3 * b:
         return 4
     raise MeshError("the hollow-sphere octant has a surface that is neither a symmetry plane nor a sphere")
+
+
+BRACKET_GROUPS = ("base", "load", "free")  # the plate's underside, the web's top face, every other face
+BRACKET_MM = {"plate": (120.0, 80.0, 10.0), "web": 10.0, "height": 110.0, "hole": 6.0, "gusset": 50.0}
+
+
+def bracket(target: int) -> tuple[TriSurface, np.ndarray]:
+    """A chassis-like bracket in metres: a 120 x 80 x 10 mm base plate with two 12 mm bolt holes, a
+    10 mm web rising to z = 110 mm at x = 0, and a triangular gusset between them at mid-width; about
+    target triangles, oriented outward, each triangle's group index into BRACKET_GROUPS."""
+    lx, ly, lz = (v / 1000 for v in BRACKET_MM["plate"])
+    web, height, hole, gusset = (BRACKET_MM[k] / 1000 for k in ("web", "height", "hole", "gusset"))
+    with gmsh_session("bracket") as gmsh:
+        occ = gmsh.model.occ
+        plate = occ.addBox(0, 0, 0, lx, ly, lz)
+        wall = occ.addBox(0, 0, 0, web, ly, height)
+        rib_t = 8e-3
+        pts = [occ.addPoint(web, (ly - rib_t) / 2, lz), occ.addPoint(web + gusset, (ly - rib_t) / 2, lz),
+               occ.addPoint(web, (ly - rib_t) / 2, lz + gusset)]
+        lines = [occ.addLine(pts[i], pts[(i + 1) % 3]) for i in range(3)]
+        face = occ.addPlaneSurface([occ.addCurveLoop(lines)])
+        rib = occ.extrude([(2, face)], 0, rib_t, 0)[1][1]
+        body = occ.fuse([(3, plate)], [(3, wall), (3, rib)])[0]
+        holes = [(3, occ.addCylinder(x, y, -1e-3, 0, 0, lz + 2e-3, hole))
+                 for x, y in ((0.8 * lx, 0.25 * ly), (0.8 * lx, 0.75 * ly))]
+        occ.cut(body, holes)
+        occ.synchronize()
+        area = sum(gmsh.model.occ.getMass(2, tag) for _, tag in gmsh.model.getEntities(2))
+        h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))
+        gmsh.option.setNumber("Mesh.MeshSizeMin", h)
+        gmsh.option.setNumber("Mesh.MeshSizeMax", h)
+        gmsh.model.mesh.generate(2)
+        points, blocks, groups = _entities(gmsh)
+        for tri in blocks:
+            z = points[np.unique(tri), 2]
+            groups.append(0 if z.max() < 1e-9 else 1 if z.min() > height - 1e-9 else 2)
+    return _surface("bracket", points, blocks, groups)
+
+
+def _entities(gmsh):
+    """Node coordinates and the triangles of every surface entity of the current gmsh model."""
+    tags, coords, _ = gmsh.model.mesh.getNodes()
+    index = np.full(int(tags.max()) + 1, -1, dtype=np.int64)
+    index[tags.astype(np.int64)] = np.arange(len(tags))
+    blocks = []
+    for _, entity in gmsh.model.getEntities(2):
+        types, _, nodes = gmsh.model.mesh.getElements(2, entity)
+        blocks.append(index[np.asarray(nodes[list(types).index(2)], dtype=np.int64).reshape(-1, 3)])
+    return coords.reshape(-1, 3), blocks, []
+
+
+def _surface(name, points, blocks, groups) -> tuple[TriSurface, np.ndarray]:
+    """The closed surface of the entities' triangles (unused nodes dropped, oriented outward) and each
+    triangle's group index."""
+    triangles = np.concatenate(blocks)
+    used = np.unique(triangles)
+    remap = np.full(len(points), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    surface = check_closed_outward(TriSurface(name, points[used], remap[triangles]))
+    return surface, np.concatenate([np.full(len(b), g) for b, g in zip(blocks, groups)])
