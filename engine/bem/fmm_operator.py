@@ -29,7 +29,9 @@ PAIR_CHUNK = 200_000  # near pairs integrated per block
 class FmmBemOperator:
     """H u - G t for nodal displacements u (N, 3) and element-node tractions t (M, 3, 3), with sparse near
     corrections in node space for the traction components prescribed as displacements (displacement_type
-    (M, 3) bool); known tractions' corrections are folded into `known_traction_correction`."""
+    (M, 3) bool); known tractions' corrections are folded into `known_correction`. h_near and g_near hold
+    the accurate near-field blocks themselves (node space, without the rigid-body diagonal): the
+    preconditioner's matrix."""
 
     def __init__(self, points, triangles, displacement_type, known_traction, mu, nu, order=8, leaf_size=32,
                  m2l="standard", backend="numpy"):
@@ -60,8 +62,8 @@ class FmmBemOperator:
         p, e = p[keep], e[keep]
         known = known_traction * ~self.disp[:, None, :]
         h_rows, h_cols, h_vals, g_rows, g_cols, g_vals = [], [], [], [], [], []
+        a_vals, a_g, g_masks = [], [], []
         self.known_correction = np.zeros(3 * n)
-        self.g_self = np.zeros((n, 3, 3))  # U integrals of a node's own shape function onto its unknown tractions
         plain = subdivided_rule(0)
         for s in range(0, len(p), PAIR_CHUNK):
             pp, ee = p[s:s + PAIR_CHUNK], e[s:s + PAIR_CHUNK]
@@ -70,9 +72,7 @@ class FmmBemOperator:
                                                    self.nu)
             h_base, g_base = _pair_integrals(self.points, el, pp, ee, *plain, self.mu, self.nu)
             dh, dg = h_acc - h_base, g_acc - g_base
-            own = tri[ee] == pp[:, None]  # (pairs, 3): the shape function of the collocation node itself
-            pi, ai = np.nonzero(own)
-            np.add.at(self.g_self, pp[pi], g_acc[pi, :, :, ai] * self.disp[ee[pi]][:, None, :])
+            a_vals.append(h_acc), a_g.append(g_acc)
             nodes = tri[ee]  # (pairs, 3)
             rows = 3 * pp[:, None, None, None] + np.arange(3)[None, :, None, None]  # (pairs, l, 1, 1)
             cols = 3 * nodes[:, None, None, :] + np.arange(3)[None, None, :, None]  # (pairs, 1, k, a)
@@ -81,12 +81,18 @@ class FmmBemOperator:
             mask = self.disp[ee][:, None, :, None]  # traction component k unknown on this element
             gu = np.broadcast_to(mask, dg.shape)
             g_rows.append(rows[gu]), g_cols.append(cols[gu]), g_vals.append(dg[gu])
+            g_masks.append(gu)
             np.add.at(self.known_correction, (3 * pp[:, None] + np.arange(3)).reshape(-1),
                       np.einsum("plka,pak->pl", dg, known[ee]).reshape(-1))
         shape = (3 * n, 3 * n)
         self.h_corr = sp.csr_matrix((np.concatenate(h_vals), (np.concatenate(h_rows), np.concatenate(h_cols))),
                                     shape=shape)
         self.g_corr = sp.csr_matrix((np.concatenate(g_vals), (np.concatenate(g_rows), np.concatenate(g_cols))),
+                                    shape=shape)
+        rows, cols = np.concatenate(h_rows), np.concatenate(h_cols)
+        self.h_near = sp.csr_matrix((np.concatenate([v.reshape(-1) for v in a_vals]), (rows, cols)), shape=shape)
+        gu = np.concatenate([m.reshape(-1) for m in g_masks])
+        self.g_near = sp.csr_matrix((np.concatenate([v.reshape(-1) for v in a_g])[gu], (rows[gu], cols[gu])),
                                     shape=shape)
         self.near_pairs = len(p)
 
