@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from paraflux.engine.bem.assembly import duffy_rule, subdivided_rule
+from paraflux.engine.bem.cases import pressurised_octant
 from paraflux.engine.bem.direct import BoundaryData, solve_direct
 from paraflux.engine.bem.kelvin import kelvin_t, kelvin_u
 from paraflux.engine.bem.shapes import BOX_FACES, box_surface
@@ -105,20 +106,9 @@ def test_kelvin_solution_on_a_sphere_converges():
 @pytest.fixture(scope="module")
 def hollow_sphere():
     """The hollow-sphere octant (a = 0.5 m, b = 1 m, 1,600 triangles) under 100 MPa inner pressure."""
-    from paraflux.engine.bem.cases import OCTANT_GROUPS, hollow_sphere_octant
-
     a, b, p = 0.5, 1.0, 1e8
-    s, group = hollow_sphere_octant(a, b, 1600)
-    corners = s.points[s.triangles]
-    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    normal /= np.linalg.norm(normal, axis=1)[:, None]
-    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
-    for axis in range(3):  # rollers on the symmetry planes
-        fixed[group == axis, axis] = True
-    traction = np.zeros((len(s.triangles), 3, 3))
-    inner = group == OCTANT_GROUPS.index("inner")
-    traction[inner] = (-p * normal[inner])[:, None, :]  # pressure pushes along -n, into the body
-    sol = solve_direct(s.points, s.triangles, BoundaryData(fixed, np.zeros_like(s.points), traction), E, NU)
+    s, group, data = pressurised_octant(1600, p, a, b)
+    sol = solve_direct(s.points, s.triangles, data, E, NU)
     k = p * a ** 3 / (b ** 3 - a ** 3)
     lame = {"u_r": lambda r: k / E * ((1 - 2 * NU) * r + (1 + NU) * b ** 3 / (2 * r ** 2)),
             "s_r": lambda r: k * (1 - b ** 3 / r ** 3), "s_t": lambda r: k * (1 + b ** 3 / (2 * r ** 3))}
@@ -165,28 +155,12 @@ def test_bar_stress_is_uniform_on_the_surface_and_inside():
     assert np.isclose(u[0, 0], 1e6 * 1.0 / E, rtol=1e-6)
 
 
-def octant_data(target):
-    """The hollow-sphere octant with rollers and 100 MPa inner pressure, as mesh and BoundaryData."""
-    from paraflux.engine.bem.assembly import elements_of
-    from paraflux.engine.bem.cases import OCTANT_GROUPS, hollow_sphere_octant
-
-    s, group = hollow_sphere_octant(0.5, 1.0, target)
-    normal = elements_of(s.points, s.triangles).normals
-    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
-    for axis in range(3):
-        fixed[group == axis, axis] = True
-    traction = np.zeros((len(s.triangles), 3, 3))
-    inner = group == OCTANT_GROUPS.index("inner")
-    traction[inner] = (-1e8 * normal[inner])[:, None, :]
-    return s, BoundaryData(fixed, np.zeros_like(s.points), traction)
-
-
 def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
     from paraflux.engine.bem.assembly import assemble
     from paraflux.engine.bem.direct import prescribed_nodes
     from paraflux.engine.bem.fmm_operator import FmmBemOperator
 
-    s, data = octant_data(300)
+    s, _, data = pressurised_octant(300)
     n = len(s.points)
     direct = assemble(s.points, s.triangles, data.displacement_type, data.traction, MU, NU)
     fixed = prescribed_nodes(s.triangles, data.displacement_type, n)
@@ -205,7 +179,7 @@ def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
 def test_fmm_gmres_solve_matches_the_direct_solve():
     from paraflux.engine.bem.fmm_solve import FmmSettings, solve_fmm
 
-    s, data = octant_data(300)
+    s, _, data = pressurised_octant(300)
     direct = solve_direct(s.points, s.triangles, data, E, NU)
     sol, report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-8))
     assert report.relative_residual < 1e-7 and report.iterations == len(report.residuals) < 60

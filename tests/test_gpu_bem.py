@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 
 pytestmark = pytest.mark.gpu
+E, NU = 200e9, 0.3
 
 
 def test_gpu_fmm_solve_matches_the_cpu_solve():
     pytest.importorskip("cupy")
-    from test_bem import E, NU, octant_data
-
+    from paraflux.engine.bem.cases import pressurised_octant
     from paraflux.engine.bem.fmm_solve import FmmSettings, solve_fmm
 
-    s, data = octant_data(300)
+    s, _, data = pressurised_octant(300)
     cpu, cpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-10))
     gpu, gpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-10,
                                                                                 backend="cupy"))

@@ -10,6 +10,8 @@ import numpy as np
 from ..errors import MeshError
 from ..mesh.gmsh_build import gmsh_session
 from ..truncation.surfaces import TriSurface, check_closed_outward
+from .assembly import elements_of
+from .direct import BoundaryData
 
 OCTANT_GROUPS = ("x0", "y0", "z0", "inner", "outer")  # the symmetry planes x = 0, y = 0, z = 0 and the spheres
 
@@ -31,6 +33,21 @@ def hollow_sphere_octant(inner_radius: float, outer_radius: float, target: int) 
         points, blocks, groups = _entities(gmsh)
         groups += [_octant_group(points[np.unique(tri)], a, b) for tri in blocks]
     return _surface("hollow-sphere", points, blocks, groups)
+
+
+def pressurised_octant(target: int, pressure: float = 1e8, inner_radius: float = 0.5,
+                       outer_radius: float = 1.0) -> tuple[TriSurface, np.ndarray, BoundaryData]:
+    """The hollow-sphere octant on rollers (u_x = 0 on x0, ...) under `pressure` Pa on the inner sphere (along
+    -n, into the body), the outer sphere free: Lame's problem; with each triangle's group index."""
+    s, group = hollow_sphere_octant(inner_radius, outer_radius, target)
+    normal = elements_of(s.points, s.triangles).normals
+    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
+    for axis in range(3):
+        fixed[group == axis, axis] = True
+    traction = np.zeros((len(s.triangles), 3, 3))
+    inner = group == OCTANT_GROUPS.index("inner")
+    traction[inner] = (-pressure * normal[inner])[:, None, :]
+    return s, group, BoundaryData(fixed, np.zeros_like(s.points), traction)
 
 
 def _octant_group(points: np.ndarray, a: float, b: float) -> int:
