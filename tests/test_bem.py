@@ -198,3 +198,22 @@ def test_bracket_is_a_closed_part_with_base_and_load_at_the_paper_size():
     assert all(counts > 0) and len(BRACKET_GROUPS) == 3
     z = s.points[s.triangles[group == 0]][..., 2]
     assert np.abs(z).max() < 1e-12  # the base is the underside of the plate
+
+
+def test_numba_pair_kernel_matches_the_numpy_specification():
+    from paraflux.engine.bem.assembly import DUFFY, _pair_integrals, _rules, elements_of
+    from paraflux.engine.bem.pair_kernel import pair_integrals
+
+    s = sphere(6)
+    el = elements_of(s.points, s.triangles)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-0.5, 0.5, (40, 3))
+    p, e = rng.integers(0, 40, 200), rng.integers(0, len(s.triangles), 200)
+    starts, counts, bary, weights = _rules()
+    for rule in range(DUFFY + 1):
+        h, g = pair_integrals(x, el.corners, el.normals, el.areas, p, e, np.full(200, rule), starts, counts, bary,
+                              weights, MU, NU)
+        sl = slice(starts[rule], starts[rule] + counts[rule])
+        h_ref, g_ref = _pair_integrals(x, el, p, e, bary[sl], weights[sl], MU, NU)
+        assert np.abs(h - h_ref).max() < 1e-13 * np.abs(h_ref).max()
+        assert np.abs(g - g_ref).max() < 1e-13 * np.abs(g_ref).max()

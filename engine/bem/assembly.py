@@ -102,31 +102,46 @@ def pair_levels(el: Elements, x: np.ndarray) -> np.ndarray:
     return levels_of(np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None])
 
 
+def _rules():
+    """Stacked rules: subdivision levels 0..len(NEAR_RATIOS), then the Duffy rule."""
+    global _RULES
+    if _RULES is None:
+        from .pair_kernel import stacked_rules  # noqa: PLC0415
+
+        _RULES = stacked_rules([subdivided_rule(lv) for lv in range(len(NEAR_RATIOS) + 1)] + [duffy_rule()])
+    return _RULES
+
+
+_RULES = None
+DUFFY = len(NEAR_RATIOS) + 1  # the Duffy rule's index among _rules()
+
+
+def plain_pair_integrals(x, el: Elements, p, e, mu, nu):
+    """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) by the plain degree-6 rule (Numba)."""
+    from .pair_kernel import pair_integrals  # noqa: PLC0415
+
+    return pair_integrals(x, el.corners, el.normals, el.areas, p, e, np.zeros(len(p), dtype=np.int64),
+                          *_rules(), mu, nu)
+
+
 def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu):
     """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) at their subdivision level (n_pairs,), by the
     Duffy rule where nodes[p] is a vertex of e (its own T shape function left 0); nodes: the mesh node of
-    each x, -1 for none."""
-    h = np.empty((len(p), 3, 3, 3))
-    g = np.empty_like(h)
+    each x, -1 for none. Numba, parallel over pairs; _pair_integrals is the specification."""
+    from .pair_kernel import pair_integrals  # noqa: PLC0415
+
     vertex = triangles[e] == np.asarray(nodes)[p][:, None]
     singular = vertex.any(axis=1)
-    for lv in range(len(NEAR_RATIOS) + 1):
-        pick = np.flatnonzero((level == lv) & ~singular)
-        if len(pick):
-            h[pick], g[pick] = _pair_integrals(x, el, p[pick], e[pick], *subdivided_rule(lv), mu, nu)
-    pick = np.flatnonzero(singular)
-    if len(pick):
-        ps, es = p[pick], e[pick]
-        local = np.argmax(vertex[pick], axis=1)  # which corner is the collocation node
-        order = (local[:, None] + np.arange(3)[None]) % 3  # rotate so that it comes first
-        rotated = Elements(el.corners[es[:, None], order], el.normals[es], el.areas[es], el.sizes[es],
-                           el.centroids[es])
-        hs, gs = _pair_integrals(x, rotated, ps, np.arange(len(ps)), *duffy_rule(), mu, nu)
-        hs[..., 0] = 0.0  # the node's own shape function: rigid-body diagonal
-        back = np.argsort(order, axis=1)  # local shape index a of the original element
-        h[pick] = np.take_along_axis(hs, back[:, None, None, :], axis=3)
-        g[pick] = np.take_along_axis(gs, back[:, None, None, :], axis=3)
-    return h, g
+    order = np.tile(np.arange(3), (len(p), 1))
+    local = np.argmax(vertex, axis=1)
+    order[singular] = (local[singular][:, None] + np.arange(3)[None]) % 3  # the collocation node first
+    rule = np.where(singular, DUFFY, level).astype(np.int64)
+    h, g = pair_integrals(x, el.corners[e[:, None], order], el.normals[e], el.areas[e], np.asarray(p, np.int64),
+                          np.arange(len(p), dtype=np.int64), rule, *_rules(), mu, nu)
+    h[singular, :, :, 0] = 0.0  # the node's own shape function: rigid-body diagonal
+    back = np.argsort(order, axis=1)  # local shape index a of the original element
+    return (np.take_along_axis(h, back[:, None, None, :], axis=3),
+            np.take_along_axis(g, back[:, None, None, :], axis=3))
 
 
 def element_integrals(points, triangles, rows, mu, nu, x=None):

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..fmm.fmm import LaplaceFMM
-from .assembly import _pair_integrals, accurate_pair_integrals, elements_of, levels_of, subdivided_rule
+from .assembly import accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals, subdivided_rule
 
 CORRECTION_RATIO = 2.0  # centroid distance / element size below which the near correction applies
 PAIR_CHUNK = 200_000  # near pairs integrated per block
@@ -64,13 +64,12 @@ class FmmBemOperator:
         h_rows, h_cols, h_vals, g_rows, g_cols, g_vals = [], [], [], [], [], []
         a_vals, a_g, g_masks = [], [], []
         self.known_correction = np.zeros(3 * n)
-        plain = subdivided_rule(0)
         for s in range(0, len(p), PAIR_CHUNK):
             pp, ee = p[s:s + PAIR_CHUNK], e[s:s + PAIR_CHUNK]
             level = levels_of(np.linalg.norm(el.centroids[ee] - self.points[pp], axis=1) / el.sizes[ee])
             h_acc, g_acc = accurate_pair_integrals(self.points, np.arange(n), el, tri, pp, ee, level, self.mu,
                                                    self.nu)
-            h_base, g_base = _pair_integrals(self.points, el, pp, ee, *plain, self.mu, self.nu)
+            h_base, g_base = plain_pair_integrals(self.points, el, pp, ee, self.mu, self.nu)
             dh, dg = h_acc - h_base, g_acc - g_base
             a_vals.append(h_acc), a_g.append(g_acc)
             nodes = tri[ee]  # (pairs, 3)

@@ -41,7 +41,8 @@ def near_field_preconditioner(op: FmmBemOperator, fixed: np.ndarray, mu: float) 
     """Incomplete LU of the near-field system matrix: accurate near H blocks with the rigid-body diagonal for
     displacement unknowns, -mu G near blocks for traction unknowns (scaled t / mu)."""
     n3 = len(fixed)
-    diag = sp.block_diag(list(op.diag), format="csr")
+    n = len(op.diag)
+    diag = sp.bsr_matrix((op.diag, np.arange(n), np.arange(n + 1)), shape=(n3, n3)).tocsr()
     h = (op.h_near + diag).tocsc()
     columns = sp.diags((~fixed).astype(float))
     a = (h @ columns - mu * op.g_near.tocsc() @ sp.diags(fixed.astype(float))).tocsc()

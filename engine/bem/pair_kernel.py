@@ -1,0 +1,54 @@
+"""Numba kernel of the pair integrals h, g (n_pairs, 3, 3, 3) of assembly._pair_integrals, parallel over
+pairs: the near-field setup's hot loop. Each pair has its own rule (an index into stacked barycentric
+rules); the NumPy function assembly._pair_integrals is its specification."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(parallel=True, cache=True)
+def pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of, rule_start, rule_count, bary, weights,
+                   mu, nu):
+    """x (P, 3); corners (E, 3, 3), normals (E, 3), areas (E,); pairs (n,), rule_of (n,) into rule_start /
+    rule_count, slices of bary (Q, 3) and weights (Q,)."""
+    n = pairs_p.shape[0]
+    h = np.zeros((n, 3, 3, 3))
+    g = np.zeros((n, 3, 3, 3))
+    cu = 1.0 / (16.0 * math.pi * mu * (1.0 - nu))
+    ct = -1.0 / (8.0 * math.pi * (1.0 - nu))
+    a1 = 1.0 - 2.0 * nu
+    for i in numba.prange(n):
+        p, e, r0 = pairs_p[i], pairs_e[i], rule_start[rule_of[i]]
+        nx, ny, nz = normals[e, 0], normals[e, 1], normals[e, 2]
+        nv = (nx, ny, nz)
+        for q in range(r0, r0 + rule_count[rule_of[i]]):
+            y0 = bary[q, 0] * corners[e, 0, 0] + bary[q, 1] * corners[e, 1, 0] + bary[q, 2] * corners[e, 2, 0]
+            y1 = bary[q, 0] * corners[e, 0, 1] + bary[q, 1] * corners[e, 1, 1] + bary[q, 2] * corners[e, 2, 1]
+            y2 = bary[q, 0] * corners[e, 0, 2] + bary[q, 1] * corners[e, 1, 2] + bary[q, 2] * corners[e, 2, 2]
+            r = (y0 - x[p, 0], y1 - x[p, 1], y2 - x[p, 2])
+            d = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+            ev = (r[0] / d, r[1] / d, r[2] / d)
+            drdn = ev[0] * nx + ev[1] * ny + ev[2] * nz
+            w = weights[q] * areas[e]
+            wu = w * cu / d
+            wt = w * ct / (d * d)
+            for l in range(3):
+                for k in range(3):
+                    delta = 1.0 if l == k else 0.0
+                    u = wu * ((3.0 - 4.0 * nu) * delta + ev[l] * ev[k])
+                    t = wt * (drdn * (a1 * delta + 3.0 * ev[l] * ev[k]) - a1 * (ev[l] * nv[k] - ev[k] * nv[l]))
+                    for a in range(3):
+                        g[i, l, k, a] += u * bary[q, a]
+                        h[i, l, k, a] += t * bary[q, a]
+    return h, g
+
+
+def stacked_rules(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start (R,), count (R,), bary (Q, 3), weights (Q,)) of a list of (bary, weights) rules."""
+    counts = np.array([len(w) for _, w in rules])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return starts, counts, np.concatenate([b for b, _ in rules]), np.concatenate([w for _, w in rules])
