@@ -148,3 +148,19 @@ def _number(text: str):
         return float(text)
     except ValueError:
         return text.strip()
+
+
+class BemMaterialsTable(ElasticMaterialsTable):
+    """The elastic table for a boundary element problem: one homogeneous body, whose Young's modulus and
+    Poisson's ratio live in [problem], shown as the region row 'body'."""
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        head = data["problem"]
+        body = {"body": {"young": head.get("young", 0.0), "poisson": head.get("poisson", 0.0)}}
+        super().show_problem({**data, "regions": body}, boundary_names)
+
+    def apply(self, data: dict) -> dict:
+        data = super().apply(data)
+        body = data.pop("regions")["body"]
+        data["problem"]["young"], data["problem"]["poisson"] = body["young"], body["poisson"]
+        return data

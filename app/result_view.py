@@ -101,18 +101,38 @@ class ResultView(QtInteractor):
     def show_solid_result(self, result) -> None:
         """An elasticity result: the sampled solid warped by its displacement at the default scale,
         coloured by von Mises stress, over the undeformed mesh as a wireframe."""
+        self._show_warped(result, solid_grid(result), hex_mesh_grid(result.mesh))
+
+    def show_grouped_surface(self, grouped) -> None:
+        """Preview a boundary element surface: triangles coloured by group, edges drawn."""
+        grid = surface_poly(grouped.surface)
+        grid.cell_data["region"] = grouped.group
+        self._show_regions(grid, list(grouped.names))
+        self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
+        self.reset_camera()
+        self.render()
+
+    def show_bem_result(self, result) -> None:
+        """A boundary element result: the surface warped by its displacement, coloured by von Mises stress,
+        over the undeformed surface as a wireframe."""
+        poly = surface_poly(result.mesh)
+        poly.point_data["displacement"] = result.displacement
+        poly.point_data["von_mises"] = result.nodal_von_mises
+        self._show_warped(result, poly, surface_poly(result.mesh))
+
+    def _show_warped(self, result, solid, undeformed) -> None:
         self.clear()
         self.result = result
         self.flux_lines = None
-        self.solid = solid_grid(result)
+        self.solid = solid
         self.warp_scale = default_warp_scale(result, self.solid)
         self.grid = self.solid.warp_by_vector("displacement", factor=self.warp_scale)
         # the clamped edges carry singular stress peaks: scale the colours to the 99.5th percentile
         top = float(np.percentile(self.grid.point_data["von_mises"], 99.5)) or 1.0
         self.add_mesh(self.grid, scalars="von_mises", cmap="turbo", clim=(0.0, top), name="field",
                       scalar_bar_args={"title": "von Mises stress (Pa)", "color": "black"})
-        self.add_mesh(hex_mesh_grid(result.mesh), style="wireframe", color="black", opacity=0.4,
-                      line_width=1.0, name="undeformed")
+        self.add_mesh(undeformed, style="wireframe", color="black", opacity=0.4, line_width=1.0,
+                      name="undeformed")
         self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
         self.reset_camera()
         self._enable_probing()

@@ -10,6 +10,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.backend import gpu_unavailable_reason
+from paraflux.engine.bem.cases import BEM_CASES
+from paraflux.engine.bem.run import bem_summary, read_grouped_surface, surface_of
 from paraflux.engine.errors import ProblemError
 from paraflux.engine.hexfem.run import load_hex_mesh
 from paraflux.engine.magnetostatics.run import load_mesh
@@ -18,6 +20,7 @@ from paraflux.engine.mesh.hex_cases import HEX_CASES
 from paraflux.engine.mesh.hex_io import read_hexmesh
 from paraflux.engine.mesh.io import read_trimesh
 from paraflux.engine.output import elasticity_summary, magnetostatic_summary, truncation_summary
+from paraflux.engine.problems.bem import LENGTH_UNITS as BEM_LENGTH_UNITS
 from paraflux.engine.problems.elasticity import LENGTH_UNITS as ELASTIC_LENGTH_UNITS
 from paraflux.engine.problems.magnetostatic import FORMULATIONS, LENGTH_UNITS, POTENTIALS
 from paraflux.engine.problems.truncation import LENGTH_UNITS as SURFACE_LENGTH_UNITS
@@ -25,7 +28,7 @@ from paraflux.engine.studies import STUDIES, Study
 from paraflux.engine.truncation.cases import CASES as SURFACE_CASES
 from paraflux.engine.truncation.run import load_surfaces
 
-from .materials_table import ElasticMaterialsTable, MaterialsTable
+from .materials_table import BemMaterialsTable, ElasticMaterialsTable, MaterialsTable
 from .sources_table import SourcesTable
 from .surface_view import FIELDS
 
@@ -406,7 +409,51 @@ class TruncationPanel(StudyPanel):
                 f"{result.relative_error:.2e}, {result.gflops:.3g} GFLOP/s")
 
 
-PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel, "truncation": TruncationPanel}
+class BemPanel(StudyPanel):
+    cases = tuple(BEM_CASES)
+    size_step = 100
+    mesh_filter = "Surface meshes with physical groups (*.msh *.vtu);;All files (*)"
+    done_message = "done: click the surface to probe displacement and stress"
+    default_young, default_poisson = 210e9, 0.3  # steel, for a bare mesh
+
+    def _materials_table(self) -> MaterialsTable:
+        return BemMaterialsTable()
+
+    def _add_problem_controls(self) -> None:
+        self.unit_box.addItems(list(BEM_LENGTH_UNITS))
+        self.form.addRow("Length unit", self.unit_box)
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        """A steel body (E = 210 GPa, nu = 0.3), every group traction-free until one is fixed in the table."""
+        grouped = read_grouped_surface(path, 1.0)
+        data = {"problem": {"kind": "elastostatic-bem", "mesh": str(path), "length_unit": self.unit_box.currentText(),
+                            "young": self.default_young, "poisson": self.default_poisson}}
+        return data, grouped.names
+
+    def load_mesh(self, problem):
+        return surface_of(problem)
+
+    def show_mesh(self, view, mesh) -> None:
+        view.show_grouped_surface(mesh)
+
+    def show_result(self, view, result) -> None:
+        view.show_bem_result(result)
+
+    def summary_lines(self, result) -> list[str]:
+        s = bem_summary(result)
+        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings", "residual_history")]
+        lines += [f"probe {p['name']} {p['point']} m ({p['where']}): u = "
+                  f"({', '.join(f'{c:.6g}' for c in p['displacement'])}) m, von Mises = {p['von_mises']:.6g} Pa"
+                  for p in s["probes"]]
+        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+
+    def log_line(self, result) -> str:
+        return (f"solved: {result.mesh.n_elements:,} triangles, {3 * result.mesh.n_nodes:,} DOFs, "
+                f"{result.problem.solver.method}, {result.iterations} GMRES iterations")
+
+
+PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel, "truncation": TruncationPanel,
+               "elastostatic-bem": BemPanel}
 
 
 def make_panels() -> dict[str, StudyPanel]:

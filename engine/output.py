@@ -168,3 +168,28 @@ def write_truncation(result, out_dir) -> list[Path]:
         tmp_vtu.unlink(missing_ok=True)
     write_json(summary, truncation_summary(result))
     return [npz, vtu, summary]
+
+
+def write_bem(result, out_dir) -> list[Path]:
+    """Write DIR/solution.vtu (the surface in m; point data displacement m, traction Pa, von_mises Pa; cell
+    data group) and DIR/summary.json."""
+    import meshio  # noqa: PLC0415
+
+    from .bem.run import bem_summary  # noqa: PLC0415
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    vtu, tmp = out_dir / "solution.vtu", out_dir / ".solution.partial.vtu"
+    s = result.mesh
+    try:
+        meshio.write(tmp, meshio.Mesh(s.points, [("triangle", s.triangles)],
+                                      point_data={"displacement": result.displacement,
+                                                  "traction": result.nodal_traction,
+                                                  "von_mises": result.nodal_von_mises},
+                                      cell_data={"group": [result.grouped.group.astype(np.int32)]}))
+        os.replace(tmp, vtu)
+    finally:
+        tmp.unlink(missing_ok=True)
+    summary = out_dir / "summary.json"
+    write_json(summary, bem_summary(result))
+    return [vtu, summary]

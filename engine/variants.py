@@ -126,6 +126,17 @@ INTEGRATION = VariantAxis("integration", "Element matrices", (
     Choice("sumfact", "sum factorisation over the tensor-product basis, O(p^7) instead of O(p^9) (GPU or CPU)"),
 ), "numpy")
 
+BEM_METHOD = VariantAxis("method", "Solver", (
+    Choice("fmm", "GMRES on the operator through the fast multipole engine, near field precomputed"),
+    Choice("direct", "dense collocation matrix, LU (the reference; small meshes)"),
+), "fmm")
+
+MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion order p of the fast "
+                            "multipole engine", integer=True)
+
+LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree leaf of the fast multipole "
+                      "engine", integer=True)
+
 M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("standard", "same-level interaction lists, at most 189 translations per box (paper 001, M2L)"),
     Choice("child-to-parent", "far sources translated once into the target's parent (M2L_N), 119 per box"),

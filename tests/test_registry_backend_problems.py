@@ -50,7 +50,7 @@ def test_cli_options_come_from_the_registry():
 @pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.name)
 def test_every_variant_of_every_axis_is_accepted_and_unknown_rejected(study):
     problem = load_case_problem({"magnetostatic": "open-slot", "elasticity": "cantilever",
-                                "truncation": "sphere-in-box"}[study.name])
+                                "truncation": "sphere-in-box", "elastostatic-bem": "bar"}[study.name])
     for axis in study.axes:
         for choice in axis.choices:
             study.with_variants(problem, {axis.name: choice.name})
@@ -70,7 +70,8 @@ def test_every_method_runs_through_the_cli(tmp_path, method, capsys):
 @pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_problem_files_load(path):
     problem = load_problem(path)
-    assert problem.regions if problem.kind != "truncation" else problem.sources
+    content = {"truncation": "sources", "elastostatic-bem": "boundaries"}.get(problem.kind, "regions")
+    assert getattr(problem, content)
     if getattr(problem, "mesh_path", None) is not None:
         assert problem.mesh_path.is_file()
 

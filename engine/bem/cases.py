@@ -4,6 +4,8 @@ symmetry planes labelled, and a chassis-like bracket."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -12,6 +14,7 @@ from ..mesh.gmsh_build import gmsh_session
 from ..truncation.surfaces import TriSurface, check_closed_outward
 from .assembly import elements_of
 from .direct import BoundaryData
+from .shapes import BOX_FACES, box_surface
 
 OCTANT_GROUPS = ("x0", "y0", "z0", "inner", "outer")  # the symmetry planes x = 0, y = 0, z = 0 and the spheres
 
@@ -122,3 +125,35 @@ def _surface(name, points, blocks, groups) -> tuple[TriSurface, np.ndarray]:
     remap[used] = np.arange(len(used))
     surface = check_closed_outward(TriSurface(name, points[used], remap[triangles]))
     return surface, np.concatenate([np.full(len(b), g) for b, g in zip(blocks, groups)])
+
+
+@dataclass(frozen=True)
+class BemCase:
+    name: str
+    title: str
+    groups: tuple[str, ...]  # names of the surface groups, indexed by the builder's group array
+    default_elements: int  # triangles
+    build: Callable[[int], tuple[TriSurface, np.ndarray]]  # triangles -> (surface in m, group per triangle)
+    description: str
+
+
+def bar_surface(target: int, lengths=(0.2, 0.05, 0.05)) -> tuple[TriSurface, np.ndarray]:
+    """The box [0, 0.2] x [0, 0.05] x [0, 0.05] m with square cells of about equal size, about target
+    triangles, faces as BOX_FACES."""
+    lx, ly, lz = lengths
+    h = math.sqrt(2 * (lx * ly + ly * lz + lx * lz) / (max(target, 12) / 2))
+    return box_surface(lengths, [max(1, round(v / h)) for v in lengths])
+
+
+BEM_CASES = {case.name: case for case in (
+    BemCase("bar", "Bar under uniform tension", BOX_FACES, 1200, bar_surface,
+            "a 200 x 50 x 50 mm steel bar on rollers at x = 0, y = 0, z = 0, pulled by 100 MPa at x = 200 mm: "
+            "uniform stress, the exact answer for linear elements"),
+    BemCase("hollow-sphere", "Hollow sphere under inner pressure", OCTANT_GROUPS, 1600,
+            lambda n: hollow_sphere_octant(0.5, 1.0, n),
+            "the octant of a hollow sphere (radii 0.5 and 1 m) on symmetry rollers, 100 MPa inside: Lame's "
+            "closed-form solution"),
+    BemCase("bracket", "Chassis-like bracket", BRACKET_GROUPS, 13_000, bracket,
+            "a 120 x 80 x 10 mm base plate with two bolt holes, a 110 mm web and a gusset; base fixed, the "
+            "web's top face loaded (13,000 triangles: the paper's 19,314 DOFs)"),
+)}

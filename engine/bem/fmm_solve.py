@@ -25,7 +25,7 @@ class FmmSettings:
     backend: str = "numpy"
     rtol: float = 1e-8  # GMRES relative residual
     restart: int = 50
-    max_iterations: int = 1000
+    max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +80,8 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
     a = sla.LinearOperator((3 * n, 3 * n), matvec=matvec, dtype=float)
     residuals = []
     t0 = time.perf_counter()
-    x, info = sla.gmres(a, b, rtol=settings.rtol, restart=settings.restart, maxiter=settings.max_iterations,
+    restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
+    x, info = sla.gmres(a, b, rtol=settings.rtol, restart=restart, maxiter=-(-settings.max_iterations // restart),
                         M=m, callback=residuals.append, callback_type="pr_norm")
     timings["gmres"] = time.perf_counter() - t0
     relative = float(np.linalg.norm(b - a @ x) / max(np.linalg.norm(b), 1e-300))

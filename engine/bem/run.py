@@ -1,0 +1,229 @@
+"""The elastostatic boundary element study: a BemProblem to boundary data, the direct or FMM solve, surface
+and probe post-processing."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import MeshError, ProblemError
+from ..run_control import RunControl
+from ..truncation.surfaces import TriSurface, check_closed_outward, winding_number
+from .assembly import elements_of
+from .direct import BemSolution, BoundaryData, solve_direct
+from .fmm_solve import FmmSettings, solve_fmm
+from .post import element_stress, interior_fields, nodal_average, von_mises
+
+SURFACE_TOLERANCE = 1e-6  # a probe this close to a node (times the mesh size) reads the surface values
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedSurface:
+    """A closed outward surface (m) and each triangle's group index into names."""
+
+    surface: TriSurface
+    group: np.ndarray
+    names: tuple[str, ...]
+
+    @property
+    def n_elements(self) -> int:
+        return self.surface.n_elements
+
+    @property
+    def n_nodes(self) -> int:
+        return self.surface.n_nodes
+
+
+def read_grouped_surface(path: Path, scale: float) -> GroupedSurface:
+    """Triangles of a meshio-readable file with 2D physical groups (gmsh), coordinates times scale."""
+    import meshio  # noqa: PLC0415
+
+    if not Path(path).exists():
+        raise ProblemError(f"mesh file {path} not found")
+    try:
+        mesh = meshio.read(path)
+    except Exception as exc:  # meshio raises many types for malformed files
+        raise MeshError(f"cannot read mesh file {path}: {exc}") from None
+    tags = mesh.cell_data.get("gmsh:physical")
+    names = {int(v[0]): k for k, v in mesh.field_data.items() if len(v) > 1 and int(v[1]) == 2}
+    blocks, groups = [], []
+    for i, cells in enumerate(mesh.cells):
+        if cells.type != "triangle":
+            continue
+        if tags is None:
+            raise MeshError(f"mesh file {path} has no physical groups: name the boundary surfaces in gmsh")
+        blocks.append(np.asarray(cells.data, dtype=np.int64))
+        groups.append(np.asarray(tags[i], dtype=np.int64))
+    if not blocks:
+        raise MeshError(f"mesh file {path} has no triangles")
+    triangles, tag = np.concatenate(blocks), np.concatenate(groups)
+    unique = sorted(set(tag.tolist()))
+    labels = tuple(names.get(t, f"group{t}") for t in unique)
+    used = np.unique(triangles)
+    remap = np.full(len(mesh.points), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    surface = check_closed_outward(TriSurface(Path(path).name, scale * np.asarray(mesh.points, float)[used],
+                                              remap[triangles]))
+    return GroupedSurface(surface, np.searchsorted(unique, tag), labels)
+
+
+def surface_of(problem) -> GroupedSurface:
+    """The problem's surface: its mesh file or built-in case."""
+    from .cases import BEM_CASES  # noqa: PLC0415
+
+    if problem.case is not None:
+        case = BEM_CASES[problem.case]
+        surface, group = case.build(problem.case_elements or case.default_elements)
+        return GroupedSurface(surface, group, case.groups)
+    return read_grouped_surface(problem.mesh_path, problem.length_scale)
+
+
+def boundary_data(grouped: GroupedSurface, problem) -> BoundaryData:
+    """Per element and component: prescribed displacement or known traction, from the [boundaries]."""
+    s = grouped.surface
+    m = len(s.triangles)
+    fixed = np.zeros((m, 3), dtype=bool)
+    displacement = np.zeros((len(s.points), 3))
+    traction = np.zeros((m, 3, 3))
+    normals = elements_of(s.points, s.triangles).normals
+    for b in problem.boundaries:
+        if b.name not in grouped.names:
+            raise ProblemError(f"unknown boundary '{b.name}' in [boundaries]; the surface has: "
+                               f"{', '.join(grouped.names)}")
+        on = grouped.group == grouped.names.index(b.name)
+        if b.type == "fixed":
+            fixed[on] = True
+        elif b.type == "displacement":
+            for k, v in enumerate(b.value):
+                if v is not None:
+                    fixed[on, k] = True
+                    displacement[np.unique(s.triangles[on]), k] = v * problem.length_scale
+        elif b.type == "traction":
+            traction[on] = np.asarray(b.value, dtype=float)
+        else:  # pressure pushes along -n, into the body
+            traction[on] = (-b.value * normals[on])[:, None, :]
+    return BoundaryData(fixed, displacement, traction)
+
+
+@dataclass(frozen=True, eq=False)
+class BemProbe:
+    name: str
+    point: tuple[float, float, float]  # m
+    displacement: tuple[float, float, float]  # m
+    von_mises: float  # Pa
+    where: str  # "surface" or "interior"
+
+
+@dataclass(frozen=True, eq=False)
+class BemResult:
+    problem: object
+    grouped: GroupedSurface
+    fields: BemSolution  # nodal displacement, element-node traction
+    nodal_traction: np.ndarray  # (N, 3) Pa, element-node tractions averaged onto nodes
+    nodal_von_mises: np.ndarray  # (N,) Pa
+    iterations: int
+    residuals: tuple[float, ...]
+    relative_residual: float
+    probes: tuple[BemProbe, ...]
+    backend: str
+    device: str
+    memory: dict
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def mesh(self) -> TriSurface:
+        return self.grouped.surface
+
+    @property
+    def displacement(self) -> np.ndarray:
+        return self.fields.displacement
+
+    @property
+    def solution(self) -> np.ndarray:
+        """The nodal displacements (N, 3) m: what Compare differences."""
+        return self.fields.displacement
+
+    @property
+    def residual_history(self) -> tuple[float, ...]:
+        return self.residuals
+
+    @property
+    def max_displacement(self) -> float:
+        return float(np.linalg.norm(self.displacement, axis=1).max())
+
+
+def run_problem(problem, control: RunControl | None = None) -> BemResult:
+    """Solve a BemProblem by its method (direct or fmm) and post-process it."""
+    from ..backend import get_backend  # noqa: PLC0415
+
+    control = control or RunControl()
+    timings = {}
+    t0 = time.perf_counter()
+    control.report(0.02, "surface")
+    grouped = surface_of(problem)
+    data = boundary_data(grouped, problem)
+    s = grouped.surface
+    timings["surface"] = time.perf_counter() - t0
+    control.check()
+    solver = problem.solver
+    backend = get_backend(solver.backend if solver.method == "fmm" else "numpy")
+    control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
+    t0 = time.perf_counter()
+    if solver.method == "direct":
+        solution = solve_direct(s.points, s.triangles, data, problem.young, problem.poisson)
+        iterations, residuals, relative = 0, (), 0.0
+        memory = {"host_bytes": int((3 * len(s.points)) ** 2 * 8 * 3), "device_bytes": 0}
+    else:
+        settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol, 50,
+                               solver.max_iterations)
+        solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
+        iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
+        timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
+        memory = {"near_pairs": report.near_pairs}
+    timings["solve"] = time.perf_counter() - t0
+    control.check()
+    control.report(0.9, "stress and probes")
+    t0 = time.perf_counter()
+    el = elements_of(s.points, s.triangles)
+    stress = element_stress(s.points, s.triangles, solution.displacement, solution.traction, problem.young,
+                            problem.poisson)
+    vm = nodal_average(s.triangles, von_mises(stress), el.areas, len(s.points))
+    traction = nodal_average(s.triangles, solution.traction.mean(axis=1), el.areas, len(s.points))
+    probes = tuple(_probe(pr, problem, s, solution, vm) for pr in problem.probes)
+    timings["post"] = time.perf_counter() - t0
+    control.report(1.0, "done")
+    return BemResult(problem, grouped, solution, traction, vm, iterations, residuals, relative, probes,
+                     backend.name, backend.device, memory, timings)
+
+
+def _probe(probe, problem, s: TriSurface, solution: BemSolution, vm: np.ndarray) -> BemProbe:
+    """Surface values at a node within SURFACE_TOLERANCE, else Somigliana's identity inside."""
+    x = np.asarray(probe.point, dtype=float) * problem.length_scale
+    size = np.ptp(s.points, axis=0).max()
+    nearest = int(np.argmin(np.linalg.norm(s.points - x, axis=1)))
+    if np.linalg.norm(s.points[nearest] - x) < SURFACE_TOLERANCE * size:
+        return BemProbe(probe.name, tuple(x), tuple(solution.displacement[nearest]), float(vm[nearest]), "surface")
+    if winding_number(s, x[None])[0] < 0.5:
+        raise ProblemError(f"probe '{probe.name}' at {probe.point} {problem.length_unit} lies outside the body "
+                           "and is not a surface node")
+    u, sigma = interior_fields(s.points, s.triangles, solution.displacement, solution.traction, problem.young,
+                               problem.poisson, x[None])
+    return BemProbe(probe.name, tuple(x), tuple(u[0]), float(von_mises(sigma[0])), "interior")
+
+
+def bem_summary(result: BemResult) -> dict:
+    """The summary.json content (SI units)."""
+    p, s = result.problem, result.mesh
+    return {"study": "elastostatic-bem", "method": p.solver.method, "n_nodes": len(s.points),
+            "n_elements": len(s.triangles), "n_dofs": 3 * len(s.points), "iterations": result.iterations,
+            "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
+            "m2l": p.solver.m2l, "order": p.solver.order, "leaf_size": p.solver.leaf_size,
+            "max_displacement": result.max_displacement,
+            "max_von_mises": float(result.nodal_von_mises.max()),
+            "probes": [{"name": q.name, "point": list(q.point), "displacement": list(q.displacement),
+                        "von_mises": q.von_mises, "where": q.where} for q in result.probes],
+            "timings": result.timings, "memory": result.memory, "backend": result.backend,
+            "device": result.device, "length_unit_of_points": "m"}

@@ -1,0 +1,160 @@
+"""Elastostatic boundary element problem files (kind "elastostatic-bem"): the TOML schema as frozen
+dataclasses. Boundaries use the elasticity study's syntax (fixed, displacement with "free" components,
+traction, pressure) on 2D physical groups of a closed triangulated surface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from .elasticity import ElasticBoundary, Probe3, _is_numbers, _parse_boundary, _section
+from .toml_input import Table
+
+LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
+MAX_CASE_ELEMENTS = 2_000_000
+_AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND}
+_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
+
+
+@dataclass(frozen=True)
+class BemSolverSettings:
+    method: str = BEM_METHOD.default
+    m2l: str = M2L.default
+    order: int = 8  # multipole order p
+    leaf_size: int = 32
+    backend: str = "auto"
+    rtol: float = 1e-8
+    max_iterations: int = 1000
+
+
+@dataclass(frozen=True)
+class BemProblem:
+    length_unit: str
+    young: float  # Pa
+    poisson: float
+    boundaries: tuple[ElasticBoundary, ...]
+    solver: BemSolverSettings = BemSolverSettings()
+    probes: tuple[Probe3, ...] = ()
+    mesh_path: Path | None = None  # a mesh file with 2D physical groups, or
+    case: str | None = None  # a built-in surface
+    case_elements: int | None = None  # its triangle count (None: nominal)
+
+    kind = "elastostatic-bem"
+
+    @property
+    def length_scale(self) -> float:
+        """Metres per length unit."""
+        return LENGTH_UNITS[self.length_unit]
+
+    def with_solver(self, **changes: Any) -> "BemProblem":
+        """A copy with solver settings replaced; None values and settings of other studies are ignored."""
+        known = {f.name for f in fields(BemSolverSettings)}
+        changes = {k: v for k, v in changes.items() if v is not None and k in known}
+        for key, value in changes.items():
+            if key in _AXES:
+                _AXES[key].choice(value)
+            elif key in _PARAMETERS:
+                changes[key] = _PARAMETERS[key].check(value)
+        if "rtol" in changes:
+            RTOL.check(changes["rtol"])
+        if changes.get("max_iterations", 1) < 1:
+            raise ProblemError(f"max_iterations must be at least 1, got {changes['max_iterations']}")
+        return replace(self, solver=replace(self.solver, **changes))
+
+
+def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
+    """Build a BemProblem from parsed TOML; paths are relative to base_dir."""
+    from ..bem.cases import BEM_CASES  # noqa: PLC0415
+
+    top = Table(data, "problem file")
+    head = Table(_section(top, "problem"), "problem")
+    kind = head.take("kind", str)
+    if kind != "elastostatic-bem":
+        raise ProblemError(f"[problem] kind = {kind!r} is not an elastostatic-bem problem")
+    mesh = head.take("mesh", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
+    young = head.positive("young")
+    poisson = head.take("poisson", float)
+    head.done()
+    if not -1.0 < poisson < 0.5:
+        raise ProblemError(f"[problem] poisson must lie strictly between -1 and 0.5, got {poisson}")
+    if (mesh is None) == (case is None):
+        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
+    case_table = Table(_section(top, "case"), "case")
+    case_elements = None
+    if case is not None:
+        if case not in BEM_CASES:
+            raise ProblemError(f"[problem] case = {case!r} is not a built-in boundary element case; choose one "
+                               f"of: {', '.join(BEM_CASES)}")
+        case_elements = case_table.take("elements", int, None)
+        if case_elements is not None and not 20 <= case_elements <= MAX_CASE_ELEMENTS:
+            raise ProblemError(f"[case] elements must be from 20 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
+    case_table.done()
+
+    boundaries = tuple(_parse_boundary(name, table) for name, table in _section(top, "boundaries").items())
+    if not any(b.type in ("fixed", "displacement") for b in boundaries):
+        raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
+                           "without one the body is free to move as a rigid body")
+
+    s = Table(_section(top, "solver"), "solver")
+    axes = {key: s.take(key, str, getattr(BemSolverSettings, key), axis.names) for key, axis in _AXES.items()}
+    params = {}
+    for key, parameter in _PARAMETERS.items():
+        try:
+            params[key] = parameter.check(s.take(key, int, int(parameter.default)))
+        except ProblemError as exc:
+            raise ProblemError(f"[solver] {exc}") from None
+    rtol = s.take("rtol", float, BemSolverSettings.rtol)
+    if not RTOL.minimum < rtol < RTOL.maximum:
+        raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
+                           f"got {rtol}")
+    max_it = s.take("max_iterations", int, BemSolverSettings.max_iterations)
+    if max_it < 1:
+        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    s.done()
+    probes = []
+    raw = top.data.pop("probes", [])
+    if not isinstance(raw, list):
+        raise ProblemError("[[probes]] must be an array of tables")
+    for i, item in enumerate(raw):
+        t = Table(item, f"probes #{i + 1}")
+        name = t.take("name", str, f"probe{i + 1}")
+        point = t.data.pop("point", None)
+        t.done()
+        if not _is_numbers(point):
+            raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
+        probes.append(Probe3(name, tuple(float(v) for v in point)))
+    top.done()
+    return BemProblem(length_unit, young, poisson, boundaries,
+                      BemSolverSettings(**axes, **params, rtol=rtol, max_iterations=max_it), tuple(probes),
+                      (base_dir / mesh).resolve() if mesh else None, case, case_elements)
+
+
+def bem_to_dict(problem: BemProblem) -> dict[str, Any]:
+    """The problem in the problem-file schema: parse_bem(result, any folder) gives it back."""
+    head: dict[str, Any] = {"kind": "elastostatic-bem", "length_unit": problem.length_unit,
+                            "young": problem.young, "poisson": problem.poisson}
+    data: dict[str, Any] = {"problem": head}
+    if problem.case is not None:
+        head["case"] = problem.case
+        if problem.case_elements is not None:
+            data["case"] = {"elements": problem.case_elements}
+    else:
+        head["mesh"] = str(problem.mesh_path)
+    boundaries: dict[str, Any] = {}
+    for b in problem.boundaries:
+        entry: dict[str, Any] = {"type": b.type}
+        if b.type in ("traction", "pressure"):
+            entry["value"] = list(b.value) if b.type == "traction" else b.value
+        elif b.type == "displacement":
+            entry["value"] = ["free" if v is None else v for v in b.value]
+        boundaries[b.name] = entry
+    data["boundaries"] = boundaries
+    data["solver"] = {f.name: getattr(problem.solver, f.name) for f in fields(BemSolverSettings)}
+    if problem.probes:
+        data["probes"] = [{"name": p.name, "point": list(p.point)} for p in problem.probes]
+    return data

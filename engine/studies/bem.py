@@ -1,0 +1,46 @@
+"""Registry entry of the elastostatic boundary element study (FMBEM)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..bem.run import run_problem
+from ..output import write_bem
+from ..problems.bem import BemProblem
+from ..variants import BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from .registry import Study, register
+
+
+def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "m2l", "order",
+                                                                             "leaf_size", "rtol")})
+
+
+def describe(result) -> list[str]:
+    """What the command line prints after a run."""
+    p, s = result.problem, result.mesh
+    solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {p.solver.m2l}, "
+              f"p = {p.solver.order}" if p.solver.method == "fmm" else "dense LU")
+    lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
+             f"{result.backend} ({result.device})",
+             f"max |u| {max(map(abs, result.displacement.ravel())):.4g} m, max von Mises "
+             f"{result.nodal_von_mises.max():.4g} Pa"]
+    lines += [f"probe {q.name} ({q.where}): u = ({', '.join(f'{c:.5g}' for c in q.displacement)}) m, von Mises "
+              f"{q.von_mises:.5g} Pa" for q in result.probes]
+    return lines + [", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
+
+
+BEM = register(Study(
+    name="elastostatic-bem",
+    title="Elastostatics (FMBEM)",
+    problem_kind="elastostatic-bem",
+    mesh_kind="surface-triangles",
+    field_dtype="real",
+    max_devices=1,
+    axes=(BEM_METHOD, M2L),
+    parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
+    apply_variants=_apply,
+    run=run_problem,
+    write=write_bem,
+    describe=describe,
+))

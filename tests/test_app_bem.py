@@ -1,0 +1,63 @@
+"""The window with the boundary element study: controls from the registry, the bar case solved and drawn
+warped by von Mises stress with the GMRES history, direct against fmm in Compare, bad input in a dialog."""
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
+
+from PySide6 import QtCore  # noqa: E402
+
+from paraflux.engine.studies import STUDIES  # noqa: E402
+
+from . import test_app  # noqa: E402
+
+window, solve = test_app.window, test_app.solve
+
+BEM = STUDIES["elastostatic-bem"]
+
+
+def select_bem(window, case="bar", size=300):
+    window.study_box.setCurrentIndex(window.study_box.findText(BEM.title))
+    window.case_box.setCurrentText(case)
+    window.size_box.setValue(size)
+
+
+def test_bar_solves_and_draws_the_warped_surface(window, qtbot):
+    select_bem(window)
+    for axis in BEM.axes:
+        box = window.axis_boxes[axis.name]
+        assert [box.itemText(i) for i in range(box.count())] == [c.name for c in axis.choices]
+    assert window.materials.rowCount() == 1 + 4  # the body and the four faces the problem loads or holds
+    window.axis_boxes["method"].setCurrentText("fmm")
+    solve(window, qtbot)
+    assert not window.dialogs, window.dialogs
+    result = window.last_result
+    assert window.view.solid is not None and window.view.grid.n_points == result.mesh.n_nodes
+    assert abs(window.view.grid.point_data["von_mises"].mean() / 100e6 - 1) < 0.05
+    assert window.charts.residual_line is not None and result.iterations > 0
+    assert "n_dofs" in window.summary.toPlainText()
+
+
+def test_compare_direct_and_fmm(window, qtbot):
+    select_bem(window, size=200)
+    window.compare_axis.setCurrentText("method")
+    for i in range(window.compare_choices.count()):
+        window.compare_choices.item(i).setCheckState(QtCore.Qt.Checked)
+    window.compare_button.click()
+    qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=120_000)
+    assert not window.dialogs, window.dialogs
+    assert window.compare_table.rowCount() == 2
+    assert float(window.compare_table.item(1, window.compare_table.columnCount() - 1).text()) < 1e-2
+
+
+def test_a_body_free_to_move_is_refused_in_a_dialog(window, qtbot):
+    select_bem(window)
+    table = window.materials
+    for row in range(table.rowCount()):
+        if table.item(row, 0).text() == "boundary" and table.cellWidget(row, 2).currentText() == "displacement":
+            table.cellWidget(row, 2).setCurrentText("free")
+    window.solve_button.click()
+    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=60_000)
+    assert window.dialogs and "rigid body" in window.dialogs[-1]

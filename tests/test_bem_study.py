@@ -1,0 +1,123 @@
+"""The elastostatic boundary element study for users: problem files, built-in cases, the command line's
+outputs and refusals, a mesh file with physical groups."""
+
+import json
+
+import meshio
+import numpy as np
+import pytest
+
+from paraflux.engine.bem.shapes import BOX_FACES, box_surface
+from paraflux.engine.cli import main
+from paraflux.engine.problems import load_case_problem, parse_problem, problem_as_dict
+from paraflux.engine.studies import STUDIES
+
+BEM = STUDIES["elastostatic-bem"]
+
+
+def test_bar_case_by_the_direct_method_is_exact(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["solve", "--case", "bar", "--size", "300", "--method", "direct", "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["method"] == "direct" and summary["n_dofs"] == 3 * summary["n_nodes"]
+    assert abs(summary["max_displacement"] - np.hypot(1e-4, np.hypot(0.3 * 100e6 * 0.05 / 200e9,
+                                                                     0.3 * 100e6 * 0.05 / 200e9))) < 1e-9
+    probe = summary["probes"][0]
+    assert probe["where"] == "interior" and abs(probe["von_mises"] / 100e6 - 1) < 1e-5
+    assert np.allclose(probe["displacement"], [5e-5, -3.75e-6, -3.75e-6], rtol=1e-5)
+    vtu = meshio.read(out / "solution.vtu")
+    assert set(vtu.point_data) >= {"displacement", "traction", "von_mises"}
+    assert np.abs(vtu.point_data["von_mises"] / 100e6 - 1).max() < 1e-5
+    assert "dense LU" in capsys.readouterr().out
+
+
+def test_fmm_method_agrees_with_direct_and_reports_gmres():
+    problem = load_case_problem("bar", 300)
+    direct = BEM.run(BEM.with_variants(problem, {"method": "direct"}))
+    fmm = BEM.run(BEM.with_variants(problem, {"method": "fmm", "order": 10, "m2l": "batched-gemm"}))
+    assert fmm.iterations == len(fmm.residual_history) > 0 and fmm.relative_residual < 1e-7
+    assert np.linalg.norm(fmm.solution - direct.solution) < 1e-3 * np.linalg.norm(direct.solution)
+
+
+def test_hollow_sphere_case_matches_lame():
+    result = BEM.run(BEM.with_variants(load_case_problem("hollow-sphere", 800), {"method": "direct"}))
+    x = result.mesh.points
+    r = np.linalg.norm(x, axis=1)
+    k = 100e6 * 0.125 / 0.875
+    exact = k / 200e9 * ((1 - 0.6) * r + 1.3 / (2 * r ** 2))
+    assert np.abs(np.einsum("ij,ij->i", result.displacement, x / r[:, None]) - exact).max() < 0.02 * exact.max()
+    assert result.probes[0].where == "interior"
+
+
+def write_box_file(path, drop=0):
+    """A box surface with the six faces as gmsh physical groups, in mm."""
+    surface, face = box_surface((200.0, 50.0, 50.0), (8, 2, 2))
+    tri = surface.triangles[:len(surface.triangles) - drop]
+    mesh = meshio.Mesh(surface.points, [("triangle", tri)],
+                       cell_data={"gmsh:physical": [face[:len(tri)] + 1], "gmsh:geometrical": [face[:len(tri)] + 1]},
+                       field_data={name: np.array([i + 1, 2]) for i, name in enumerate(BOX_FACES)})
+    meshio.write(path, mesh, file_format="gmsh22", binary=False)
+    return path
+
+
+def problem_text(mesh="box.msh", boundaries=None, extra=""):
+    boundaries = boundaries if boundaries is not None else """
+[boundaries.x0]
+type = "fixed"
+[boundaries.x1]
+type = "traction"
+value = [0.0, 0.0, -1e6]
+"""
+    return f"""
+[problem]
+kind = "elastostatic-bem"
+mesh = "{mesh}"
+length_unit = "mm"
+young = 200e9
+poisson = 0.3
+{boundaries}
+[solver]
+method = "direct"
+{extra}
+"""
+
+
+def test_mesh_file_with_physical_groups_round_trips_and_solves(tmp_path):
+    write_box_file(tmp_path / "box.msh")
+    (tmp_path / "p.toml").write_text(problem_text(extra='[[probes]]\nname = "tip"\npoint = [200.0, 25.0, 25.0]'))
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    tip = summary["probes"][0]
+    assert tip["where"] == "surface" and tip["displacement"][2] < 0  # the cantilever bends down
+    problem = parse_problem({**problem_as_dict(load_case_problem("bracket"))}, tmp_path)
+    assert parse_problem(problem_as_dict(problem), tmp_path) == problem
+
+
+@pytest.mark.parametrize("case, message", [
+    (dict(boundaries='[boundaries.nowhere]\ntype = "fixed"'), "unknown boundary 'nowhere'"),
+    (dict(boundaries='[boundaries.x1]\ntype = "traction"\nvalue = [1.0, 0.0, 0.0]'), "free to move as a rigid body"),
+    (dict(mesh="open.msh"), "not closed"),
+    (dict(mesh="missing.msh"), "not found"),
+    (dict(extra='[[probes]]\nname = "far"\npoint = [500.0, 0.0, 0.0]'), "lies outside the body"),
+    (dict(extra='order = 1'), "multipole order must be a whole number from 2 to 20"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_output(tmp_path, capsys, case, message):
+    write_box_file(tmp_path / "box.msh")
+    write_box_file(tmp_path / "open.msh", drop=3)
+    text = problem_text(**case)
+    if "order" in case.get("extra", ""):
+        text = text.replace('method = "direct"', 'method = "fmm"')
+    (tmp_path / "p.toml").write_text(text)
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_gmres_that_does_not_converge_is_refused(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["solve", "--case", "bar", "--size", "200", "--method", "fmm", "--rtol", "1e-12",
+                 "--max-iterations", "1", "--out", str(out), "--quiet"]) == 2
+    assert "GMRES did not converge" in capsys.readouterr().err and not out.exists()
