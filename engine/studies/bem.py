@@ -7,12 +7,12 @@ from typing import Mapping
 from ..bem.run import run_problem
 from ..output import write_bem
 from ..problems.bem import BemProblem
-from ..variants import BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
-    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "m2l", "order",
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "m2l", "backend", "order",
                                                                              "leaf_size", "rtol")})
 
 
@@ -37,7 +37,7 @@ BEM = register(Study(
     mesh_kind="surface-triangles",
     field_dtype="real",
     max_devices=1,
-    axes=(BEM_METHOD, M2L),
+    axes=(BEM_METHOD, M2L, BACKEND),
     parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
     apply_variants=_apply,
     run=run_problem,
