@@ -24,7 +24,7 @@ class FmmSettings:
     m2l: str = "standard"
     backend: str = "numpy"
     rtol: float = 1e-8  # GMRES relative residual
-    restart: int = 50
+    restart: int = 200  # Krylov vectors kept (3N doubles each); restarting every 50 stalled on the bracket
     max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
 
 

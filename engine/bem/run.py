@@ -177,8 +177,8 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         iterations, residuals, relative = 0, (), 0.0
         memory = {"host_bytes": int((3 * len(s.points)) ** 2 * 8 * 3), "device_bytes": 0}
     else:
-        settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol, 50,
-                               solver.max_iterations)
+        settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
+                               max_iterations=solver.max_iterations)
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
