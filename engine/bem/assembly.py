@@ -116,12 +116,14 @@ _RULES = None
 DUFFY = len(NEAR_RATIOS) + 1  # the Duffy rule's index among _rules()
 
 
-def plain_pair_integrals(x, el: Elements, p, e, mu, nu):
-    """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) by the plain degree-6 rule (Numba)."""
-    from .pair_kernel import pair_integrals  # noqa: PLC0415
+def plain_pair_integrals(x, el: Elements, p, e, mu, nu, rule=None):
+    """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) by one rule (bary, weights) for all, by default
+    the plain degree-6 rule (Numba)."""
+    from .pair_kernel import pair_integrals, stacked_rules  # noqa: PLC0415
 
+    rules = _rules() if rule is None else stacked_rules([rule])
     return pair_integrals(x, el.corners, el.normals, el.areas, p, e, np.zeros(len(p), dtype=np.int64),
-                          *_rules(), mu, nu)
+                          *rules, mu, nu)
 
 
 def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu):

@@ -1,6 +1,6 @@
 """The boundary element operator applied through the Laplace fast multipole engine (engine/fmm).
 
-Far field: every element's degree-6 quadrature points are FMM sources, the mesh nodes its targets. With
+Far field: every element's quadrature points (Dunavant, 12 by default) are FMM sources, the nodes its targets. With
 r = y - x, Phi[q] = sum q / r and Psi[d] = -sum d . r / r^3 (the engine's charge and dipole potentials,
 derivatives taken at the target x), H u - G t at node x is, per component l,
     V_l + d_l Z - x_m d_l W_m,
@@ -20,29 +20,36 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..fmm.fmm import LaplaceFMM
-from .assembly import accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals, subdivided_rule
+from ..quadrature import dunavant
+from ..truncation.surfaces import POINTS_TO_DEGREE
+from .assembly import accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 
 CORRECTION_RATIO = 2.0  # centroid distance / element size below which the near correction applies
 PAIR_CHUNK = 200_000  # near pairs integrated per block
 
 
 class FmmBemOperator:
-    """H u - G t for nodal displacements u (N, 3) and element-node tractions t (M, 3, 3), with sparse near
+    """H u - G t for nodal displacements u (N, 3) and element-node tractions t (M, 3, 3); far_points: the
+    FMM sources per element (a Dunavant rule of 1, 3, 6, 7 or 12 points), correction_ratio: how far out
+    (centroid distance over element size) the near field replaces that rule. With sparse near
     corrections in node space for the traction components prescribed as displacements (displacement_type
     (M, 3) bool); known tractions' corrections are folded into `known_correction`. h_near and g_near hold
     the accurate near-field blocks themselves (node space, without the rigid-body diagonal): the
     preconditioner's matrix."""
 
     def __init__(self, points, triangles, displacement_type, known_traction, mu, nu, order=8, leaf_size=32,
-                 m2l="standard", backend="numpy"):
+                 m2l="standard", backend="numpy", far_points=12, correction_ratio=CORRECTION_RATIO):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
         self.mu, self.nu = mu, nu
         self.n = len(points)
         self.el = elements_of(self.points, triangles)
-        self.bary, w = subdivided_rule(0)
+        rule = dunavant(POINTS_TO_DEGREE[far_points])
+        self.bary, w = rule.points, rule.weights
+        self.correction_ratio = correction_ratio
         self.src = np.einsum("qa,eak->eqk", self.bary, self.el.corners).reshape(-1, 3)
+        self.src_w0 = w
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
         self.fmm = LaplaceFMM(self.src, self.points, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
@@ -54,10 +61,10 @@ class FmmBemOperator:
     def _near(self, known_traction):
         el, tri, n = self.el, self.triangles, self.n
         tree = cKDTree(el.centroids)
-        lists = tree.query_ball_point(self.points, CORRECTION_RATIO * el.sizes.max())
+        lists = tree.query_ball_point(self.points, self.correction_ratio * el.sizes.max())
         p = np.repeat(np.arange(n), [len(a) for a in lists])
         e = np.concatenate([np.asarray(a, dtype=np.int64) for a in lists])
-        keep = (np.linalg.norm(el.centroids[e] - self.points[p], axis=1) < CORRECTION_RATIO * el.sizes[e]) | (
+        keep = (np.linalg.norm(el.centroids[e] - self.points[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
             tri[e] == p[:, None]).any(axis=1)
         p, e = p[keep], e[keep]
         known = known_traction * ~self.disp[:, None, :]
@@ -69,7 +76,7 @@ class FmmBemOperator:
             level = levels_of(np.linalg.norm(el.centroids[ee] - self.points[pp], axis=1) / el.sizes[ee])
             h_acc, g_acc = accurate_pair_integrals(self.points, np.arange(n), el, tri, pp, ee, level, self.mu,
                                                    self.nu)
-            h_base, g_base = plain_pair_integrals(self.points, el, pp, ee, self.mu, self.nu)
+            h_base, g_base = plain_pair_integrals(self.points, el, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
             dh, dg = h_acc - h_base, g_acc - g_base
             a_vals.append(h_acc), a_g.append(g_acc)
             nodes = tri[ee]  # (pairs, 3)
