@@ -12,7 +12,7 @@ import scipy.sparse.linalg as sla
 
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, prescribed_nodes
-from .fmm_operator import FmmBemOperator
+from .fmm_operator import CORRECTION_RATIO, FmmBemOperator
 
 ILU_DROP, ILU_FILL = 1e-5, 8  # spilu of the near-field matrix
 
@@ -26,6 +26,8 @@ class FmmSettings:
     rtol: float = 1e-8  # GMRES relative residual
     restart: int = 200  # Krylov vectors kept (3N doubles each); restarting every 50 stalled on the bracket
     max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
+    far_points: int = 12  # FMM sources per element (Dunavant rule)
+    correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +67,8 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
     timings = {}
     t0 = time.perf_counter()
     op = FmmBemOperator(points, triangles, data.displacement_type, data.traction, mu, poisson, settings.order,
-                        settings.leaf_size, settings.m2l, settings.backend)
+                        settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
+                        settings.correction_ratio)
     timings["setup"] = time.perf_counter() - t0
     u_known = np.where(fixed, data.displacement, 0.0)
     b = op.known_part(u_known, data.traction)
