@@ -10,8 +10,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import MeshError
-from ..mesh.gmsh_build import gmsh_session
-from ..truncation.surfaces import TriSurface, check_closed_outward
+from ..mesh.gmsh_build import gmsh_session, triangle_size
+from ..truncation.surfaces import TriSurface, compact_surface
 from .assembly import elements_of
 from .direct import BoundaryData
 from .shapes import BOX_FACES, box_surface
@@ -24,7 +24,7 @@ def hollow_sphere_octant(inner_radius: float, outer_radius: float, target: int) 
     triangle's group index into OCTANT_GROUPS."""
     a, b = inner_radius, outer_radius
     area = (math.pi / 2) * (a * a + b * b) + 3 * (math.pi / 4) * (b * b - a * a)
-    h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))
+    h = triangle_size(area, target)
     with gmsh_session("hollow-sphere") as gmsh:
         occ = gmsh.model.occ
         shell = occ.cut([(3, occ.addSphere(0, 0, 0, b))], [(3, occ.addSphere(0, 0, 0, a))])[0]
@@ -93,7 +93,7 @@ def bracket(target: int) -> tuple[TriSurface, np.ndarray]:
         occ.cut(body, holes)
         occ.synchronize()
         area = sum(gmsh.model.occ.getMass(2, tag) for _, tag in gmsh.model.getEntities(2))
-        h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))
+        h = triangle_size(area, target)
         gmsh.option.setNumber("Mesh.MeshSizeMin", h)
         gmsh.option.setNumber("Mesh.MeshSizeMax", h)
         gmsh.model.mesh.generate(2)
@@ -119,11 +119,7 @@ def _entities(gmsh):
 def _surface(name, points, blocks, groups) -> tuple[TriSurface, np.ndarray]:
     """The closed surface of the entities' triangles (unused nodes dropped, oriented outward) and each
     triangle's group index."""
-    triangles = np.concatenate(blocks)
-    used = np.unique(triangles)
-    remap = np.full(len(points), -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    surface = check_closed_outward(TriSurface(name, points[used], remap[triangles]))
+    surface = compact_surface(name, points, np.concatenate(blocks))
     return surface, np.concatenate([np.full(len(b), g) for b, g in zip(blocks, groups)])
 
 

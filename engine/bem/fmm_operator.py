@@ -144,10 +144,8 @@ class FmmBemOperator:
     def known_part(self, u_known: np.ndarray, known_traction: np.ndarray) -> np.ndarray:
         """G t_known - H u_known (3N,): the right-hand side from the prescribed data."""
         t = known_traction * ~self.disp[:, None, :]
-        hu = self.far(u_known, np.zeros_like(t)) + self.h_corr @ u_known.reshape(-1)
-        hu += np.einsum("nlk,nk->nl", self.diag, u_known).reshape(-1)
-        gt = -(self.far(np.zeros_like(u_known), t)) + self.known_correction
-        return gt - hu
+        hu = self.h_corr @ u_known.reshape(-1) + np.einsum("nlk,nk->nl", self.diag, u_known).reshape(-1)
+        return self.known_correction - self.far(u_known, t) - hu  # far is H u - G t on the plain rule
 
 
 def _host(a):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import MeshError, ProblemError
 from ..run_control import RunControl
-from ..truncation.surfaces import TriSurface, check_closed_outward, winding_number
+from ..truncation.surfaces import TriSurface, compact_surface, read_triangle_mesh, winding_number
 from .assembly import elements_of
 from .direct import BemSolution, BoundaryData, solve_direct
 from .fmm_solve import FmmSettings, solve_fmm
@@ -39,35 +39,17 @@ class GroupedSurface:
 
 def read_grouped_surface(path: Path, scale: float) -> GroupedSurface:
     """Triangles of a meshio-readable file with 2D physical groups (gmsh), coordinates times scale."""
-    import meshio  # noqa: PLC0415
-
-    if not Path(path).exists():
-        raise ProblemError(f"mesh file {path} not found")
-    try:
-        mesh = meshio.read(path)
-    except Exception as exc:  # meshio raises many types for malformed files
-        raise MeshError(f"cannot read mesh file {path}: {exc}") from None
+    mesh = read_triangle_mesh(path, "mesh")
     tags = mesh.cell_data.get("gmsh:physical")
+    if tags is None:
+        raise MeshError(f"mesh file {path} has no physical groups: name the boundary surfaces in gmsh")
     names = {int(v[0]): k for k, v in mesh.field_data.items() if len(v) > 1 and int(v[1]) == 2}
-    blocks, groups = [], []
-    for i, cells in enumerate(mesh.cells):
-        if cells.type != "triangle":
-            continue
-        if tags is None:
-            raise MeshError(f"mesh file {path} has no physical groups: name the boundary surfaces in gmsh")
-        blocks.append(np.asarray(cells.data, dtype=np.int64))
-        groups.append(np.asarray(tags[i], dtype=np.int64))
-    if not blocks:
-        raise MeshError(f"mesh file {path} has no triangles")
-    triangles, tag = np.concatenate(blocks), np.concatenate(groups)
+    pick = [i for i, cells in enumerate(mesh.cells) if cells.type == "triangle"]
+    tag = np.concatenate([np.asarray(tags[i], dtype=np.int64) for i in pick])
     unique = sorted(set(tag.tolist()))
-    labels = tuple(names.get(t, f"group{t}") for t in unique)
-    used = np.unique(triangles)
-    remap = np.full(len(mesh.points), -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    surface = check_closed_outward(TriSurface(Path(path).name, scale * np.asarray(mesh.points, float)[used],
-                                              remap[triangles]))
-    return GroupedSurface(surface, np.searchsorted(unique, tag), labels)
+    surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float),
+                              np.concatenate([mesh.cells[i].data for i in pick]))
+    return GroupedSurface(surface, np.searchsorted(unique, tag), tuple(names.get(t, f"group{t}") for t in unique))
 
 
 def surface_of(problem) -> GroupedSurface:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 
 import numpy as np
@@ -31,6 +32,12 @@ def gmsh_session(name: str):
             yield gmsh
         finally:
             gmsh.finalize()
+
+
+def triangle_size(area: float, target: int) -> float:
+    """gmsh element size (m) that meshes a surface of this area (m^2) with about target triangles: the
+    edge of an equilateral triangle of area / target, times 1.04 (calibrated on gmsh's meshes)."""
+    return 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))
 
 
 def gmsh_nodes_and_groups(gmsh):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ProblemError
 from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
-from .elasticity import ElasticBoundary, Probe3, _is_numbers, _parse_boundary, _section
+from .elasticity import ElasticBoundary, Probe3, _parse_boundary, _section, parse_probes3
 from .toml_input import Table
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
@@ -116,21 +116,10 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     if max_it < 1:
         raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
     s.done()
-    probes = []
-    raw = top.data.pop("probes", [])
-    if not isinstance(raw, list):
-        raise ProblemError("[[probes]] must be an array of tables")
-    for i, item in enumerate(raw):
-        t = Table(item, f"probes #{i + 1}")
-        name = t.take("name", str, f"probe{i + 1}")
-        point = t.data.pop("point", None)
-        t.done()
-        if not _is_numbers(point):
-            raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
-        probes.append(Probe3(name, tuple(float(v) for v in point)))
+    probes = parse_probes3(top)
     top.done()
     return BemProblem(length_unit, young, poisson, boundaries,
-                      BemSolverSettings(**axes, **params, rtol=rtol, max_iterations=max_it), tuple(probes),
+                      BemSolverSettings(**axes, **params, rtol=rtol, max_iterations=max_it), probes,
                       (base_dir / mesh).resolve() if mesh else None, case, case_elements)
 
 

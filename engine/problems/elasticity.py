@@ -179,11 +179,19 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     s.done()
     solver = ElasticSolverSettings(**axes, rtol=rtol, max_iterations=max_it)
 
-    probes_raw = top.data.pop("probes", [])
-    if not isinstance(probes_raw, list):
+    probes = parse_probes3(top)
+    top.done()
+    return ElasticityProblem(order, length_unit, tuple(regions), tuple(boundaries), solver, probes,
+                             mesh_path, case, case_elements)
+
+
+def parse_probes3(top: Table) -> tuple[Probe3, ...]:
+    """The [[probes]] array of a 3D problem file: a name and a point [x, y, z] each."""
+    raw = top.data.pop("probes", [])
+    if not isinstance(raw, list):
         raise ProblemError("[[probes]] must be an array of tables")
     probes = []
-    for i, item in enumerate(probes_raw):
+    for i, item in enumerate(raw):
         t = Table(item, f"probes #{i + 1}")
         name = t.take("name", str, f"probe{i + 1}")
         point = t.data.pop("point", None)
@@ -191,9 +199,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
         if not _is_numbers(point):
             raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
         probes.append(Probe3(name, tuple(float(v) for v in point)))
-    top.done()
-    return ElasticityProblem(order, length_unit, tuple(regions), tuple(boundaries), solver, tuple(probes),
-                             mesh_path, case, case_elements)
+    return tuple(probes)
 
 
 def _section(top: Table, key: str) -> dict[str, Any]:

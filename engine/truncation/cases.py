@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ProblemError
-from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
+from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session, triangle_size
 from .almond import ALMOND_LENGTH, almond_surface
-from .surfaces import TriSurface, check_closed_outward
+from .surfaces import TriSurface, compact_surface
 
 MAX_SURFACE_ELEMENTS = 200_000
 COUNT_TOLERANCE = 0.02  # relative deviation of a case's triangle count from the one asked
@@ -55,7 +55,7 @@ def _mesh_surface(kind: str, size, target: int, centre=(0.0, 0.0, 0.0)) -> TriSu
         occ.synchronize()
         surfaces = [tag for _, tag in gmsh.model.getEntities(2)]
         gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), kind)
-        h = 1.04 * math.sqrt(4 * area / (math.sqrt(3) * target))  # equilateral triangles; 1.04 calibrated on gmsh
+        h = triangle_size(area, target)
         best = None
         for _ in range(REMESH_TRIES):  # the count jumps with the edge subdivisions: rescale h, keep the closest
             gmsh.model.mesh.clear()
@@ -70,12 +70,7 @@ def _mesh_surface(kind: str, size, target: int, centre=(0.0, 0.0, 0.0)) -> TriSu
                 break
             h *= math.sqrt(len(triangles) / target)
         points, triangles = best
-    used = sorted(set(triangles.reshape(-1).tolist()))
-    remap = {old: new for new, old in enumerate(used)}
-    import numpy as np  # noqa: PLC0415
-
-    tri = np.vectorize(remap.get)(triangles)
-    return check_closed_outward(TriSurface(kind, points[used], tri))
+    return compact_surface(kind, points, triangles)
 
 
 def mesh_surface_case(name: str, inner_elements: int | None = None, outer_elements: int | None = None):

@@ -93,9 +93,15 @@ def uv_sphere(n_theta: int, radius: float):
     return pts, banded_triangles(n_theta - 1, n_phi)
 
 
-def read_surface(path, scale: float, what: str) -> TriSurface:
-    """All triangles of a meshio-readable file as a closed surface oriented outward, coordinates times
-    scale (m per file unit); what names the surface in messages."""
+def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> TriSurface:
+    """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped."""
+    used, tri = np.unique(np.asarray(triangles, dtype=np.int64), return_inverse=True)
+    return check_closed_outward(TriSurface(name, np.asarray(points, dtype=float)[used], tri.reshape(-1, 3)))
+
+
+def read_triangle_mesh(path, what: str):
+    """A meshio-readable file with finite 3D points and at least one triangle block (MeshError naming what
+    otherwise): the meshio Mesh."""
     import meshio  # noqa: PLC0415
 
     path = Path(path)
@@ -105,15 +111,20 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
         mesh = meshio.read(path)
     except (Exception, SystemExit) as exc:  # meshio raises many types on garbage
         raise MeshError(f"{what}: cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
-    blocks = [c.data for c in mesh.cells if c.type == "triangle"]
-    if not blocks:
+    if not any(c.type == "triangle" for c in mesh.cells):
         raise MeshError(f"{what}: {path} has no triangles (a 2D physical group of first-order triangles is needed)")
-    points = np.asarray(mesh.points, dtype=float)
+    points = np.asarray(mesh.points)
     if points.ndim != 2 or points.shape[1] != 3 or not np.isfinite(points).all():
         raise MeshError(f"{what}: {path} needs finite 3D node coordinates")
-    tri = np.concatenate(blocks).astype(np.int64)
-    used, tri = np.unique(tri, return_inverse=True)
-    return check_closed_outward(TriSurface(path.name, scale * points[used], tri.reshape(-1, 3)))
+    return mesh
+
+
+def read_surface(path, scale: float, what: str) -> TriSurface:
+    """All triangles of a meshio-readable file as a closed surface oriented outward, coordinates times
+    scale (m per file unit); what names the surface in messages."""
+    mesh = read_triangle_mesh(path, what)
+    tri = np.concatenate([c.data for c in mesh.cells if c.type == "triangle"])
+    return compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
 
 
 def winding_number(surface: TriSurface, x: np.ndarray) -> np.ndarray:
