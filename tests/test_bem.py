@@ -179,6 +179,38 @@ def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
     assert errors[0] > 3 * errors[1] > 9 * errors[2] and errors[2] < 1e-3, errors
 
 
+def bracket_problem(elements):
+    """The bracket with its base fixed and a traction on the load face: (surface, displacement type, traction)."""
+    from paraflux.engine.bem.cases import bracket
+
+    s, group = bracket(elements)
+    displacement_type = np.zeros((len(s.triangles), 3), dtype=bool)
+    displacement_type[group == 0] = True
+    traction = np.zeros((len(s.triangles), 3, 3))
+    traction[group == 1] = np.array([2e6, 0.0, -1e6])
+    return s, displacement_type, traction
+
+
+def test_right_hand_side_error_falls_with_order_for_every_scheme_and_beats_the_paper_at_p10():
+    """Paper 001's epsilon (eq. 3): the right-hand side b = G t - H u of the bracket by the FMM against the
+    dense BEM; Table 1 gives 2.275e-6 at p = 10 for the standard M2L."""
+    from paraflux.engine.bem.assembly import assemble
+    from paraflux.engine.bem.fmm_operator import FmmBemOperator
+    from paraflux.engine.fmm.fmm import M2L_SCHEMES
+
+    s, displacement_type, traction = bracket_problem(1500)
+    direct = assemble(s.points, s.triangles, displacement_type, traction, MU, NU)
+    for scheme in M2L_SCHEMES:
+        eps = {}
+        for order in (6, 8, 10) if scheme == "standard" else (6, 10):
+            op = FmmBemOperator(s.points, s.triangles, displacement_type, traction, MU, NU, order=order, m2l=scheme)
+            b = op.known_part(np.zeros_like(s.points), traction)
+            eps[order] = np.linalg.norm(b - direct.b_t) / np.linalg.norm(direct.b_t)
+        assert eps[6] > 5 * eps[10], (scheme, eps)
+        if scheme == "standard":
+            assert eps[6] > 3 * eps[8] > 9 * eps[10] and eps[10] <= 2.275e-6, eps
+
+
 def test_fmm_gmres_solve_matches_the_direct_solve():
     from paraflux.engine.bem.fmm_solve import FmmSettings, solve_fmm
 
