@@ -37,6 +37,20 @@ def test_fmm_method_agrees_with_direct_and_reports_gmres():
     fmm = BEM.run(BEM.with_variants(problem, {"method": "fmm", "order": 10, "m2l": "batched-gemm"}))
     assert fmm.iterations == len(fmm.residual_history) > 0 and fmm.relative_residual < 1e-7
     assert np.linalg.norm(fmm.solution - direct.solution) < 1e-3 * np.linalg.norm(direct.solution)
+    assert fmm.memory["host_bytes"] > 0 and fmm.memory["device_bytes"] == 0 and fmm.memory["near_pairs"] > 0
+    assert all(fmm.timings[f"fmm_{k}"] > 0 for k in ("near_setup", "far_setup", "preconditioner", "gmres"))
+
+
+def test_running_out_of_memory_is_a_solver_error(monkeypatch):
+    from paraflux.engine.bem import fmm_solve
+    from paraflux.engine.errors import SolverError
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("cannot allocate")
+
+    monkeypatch.setattr(fmm_solve, "FmmBemOperator", exhausted)
+    with pytest.raises(SolverError, match="host ran out of memory for the FMM solve"):
+        BEM.run(load_case_problem("bar", 300))
 
 
 def test_hollow_sphere_case_matches_lame():

@@ -15,6 +15,8 @@ of unit translations."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
@@ -52,100 +54,134 @@ class FmmBemOperator:
         self.src_w0 = w
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
+        t0 = time.perf_counter()
         self.fmm = LaplaceFMM(self.src, self.points, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
+        fmm_setup = time.perf_counter() - t0
+        self.xp = self.fmm.xp
         self.disp = np.asarray(displacement_type, dtype=bool)
+        t0 = time.perf_counter()
         self._near(known_traction)
+        self.timings = {"near_setup": time.perf_counter() - t0, "fmm_setup": fmm_setup}
+        t0 = time.perf_counter()
+        self._to_device()
         self.diag = self._rigid_body_diagonal()
+        self.timings["far_setup"] = self.timings.pop("fmm_setup") + time.perf_counter() - t0
 
     # ---------------------------------------------------------------- near field
     def _near(self, known_traction):
         el, tri, n = self.el, self.triangles, self.n
         tree = cKDTree(el.centroids)
         lists = tree.query_ball_point(self.points, self.correction_ratio * el.sizes.max())
-        p = np.repeat(np.arange(n), [len(a) for a in lists])
+        p = np.repeat(np.arange(n), [len(a) for a in lists])  # sorted: chunks below end at a row boundary
         e = np.concatenate([np.asarray(a, dtype=np.int64) for a in lists])
         keep = (np.linalg.norm(el.centroids[e] - self.points[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
             tri[e] == p[:, None]).any(axis=1)
         p, e = p[keep], e[keep]
         known = known_traction * ~self.disp[:, None, :]
-        h_rows, h_cols, h_vals, g_rows, g_cols, g_vals = [], [], [], [], [], []
-        a_vals, a_g, g_masks = [], [], []
+        parts = []
         self.known_correction = np.zeros(3 * n)
-        for s in range(0, len(p), PAIR_CHUNK):
-            pp, ee = p[s:s + PAIR_CHUNK], e[s:s + PAIR_CHUNK]
+        bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            pp, ee = p[lo:hi], e[lo:hi]
             level = levels_of(np.linalg.norm(el.centroids[ee] - self.points[pp], axis=1) / el.sizes[ee])
             h_acc, g_acc = accurate_pair_integrals(self.points, np.arange(n), el, tri, pp, ee, level, self.mu,
                                                    self.nu)
             h_base, g_base = plain_pair_integrals(self.points, el, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
-            dh, dg = h_acc - h_base, g_acc - g_base
-            a_vals.append(h_acc), a_g.append(g_acc)
-            nodes = tri[ee]  # (pairs, 3)
-            rows = 3 * pp[:, None, None, None] + np.arange(3)[None, :, None, None]  # (pairs, l, 1, 1)
-            cols = 3 * nodes[:, None, None, :] + np.arange(3)[None, None, :, None]  # (pairs, 1, k, a)
-            rows, cols = np.broadcast_arrays(rows, cols)
-            h_rows.append(rows.reshape(-1)), h_cols.append(cols.reshape(-1)), h_vals.append(dh.reshape(-1))
-            mask = self.disp[ee][:, None, :, None]  # traction component k unknown on this element
-            gu = np.broadcast_to(mask, dg.shape)
-            g_rows.append(rows[gu]), g_cols.append(cols[gu]), g_vals.append(dg[gu])
-            g_masks.append(gu)
-            np.add.at(self.known_correction, (3 * pp[:, None] + np.arange(3)).reshape(-1),
-                      np.einsum("plka,pak->pl", dg, known[ee]).reshape(-1))
-        shape = (3 * n, 3 * n)
-        self.h_corr = sp.csr_matrix((np.concatenate(h_vals), (np.concatenate(h_rows), np.concatenate(h_cols))),
-                                    shape=shape)
-        self.g_corr = sp.csr_matrix((np.concatenate(g_vals), (np.concatenate(g_rows), np.concatenate(g_cols))),
-                                    shape=shape)
-        rows, cols = np.concatenate(h_rows), np.concatenate(h_cols)
-        self.h_near = sp.csr_matrix((np.concatenate([v.reshape(-1) for v in a_vals]), (rows, cols)), shape=shape)
-        gu = np.concatenate([m.reshape(-1) for m in g_masks])
-        self.g_near = sp.csr_matrix((np.concatenate([v.reshape(-1) for v in a_g])[gu], (rows[gu], cols[gu])),
-                                    shape=shape)
+            dg = g_acc - g_base
+            self.known_correction += np.bincount((3 * pp[:, None] + np.arange(3)).reshape(-1),
+                                                 np.einsum("plka,pak->pl", dg, known[ee]).reshape(-1),
+                                                 minlength=3 * n)
+            unknown = self.disp[ee][:, None, :, None]  # traction component k unknown on this element
+            dg *= unknown
+            g_acc *= unknown
+            parts.append(node_blocks(pp, tri[ee], n, h_acc - h_base, dg, h_acc, g_acc))
+        rows, cols = (np.concatenate([q[i] for q in parts]) for i in (0, 1))
+        indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
+        self.h_corr, self.g_corr, self.h_near, self.g_near = (
+            sp.bsr_matrix((np.concatenate([q[2][i] for q in parts]), cols, indptr), shape=(3 * n, 3 * n))
+            for i in range(4))
         self.near_pairs = len(p)
 
     # ---------------------------------------------------------------- far field
-    def far(self, u: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """H u - G t (3N,) by the plain rule on every pair, through one FMM application."""
-        mu, nu = self.mu, self.nu
+    def _to_device(self):
+        """The geometry and the near corrections where the FMM runs (CuPy arrays on the GPU backend)."""
+        xp = self.xp
+        self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
+                    "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.points),
+                    "disp": xp.asarray(self.disp)}
+        if xp is np:
+            self.dev["h_corr"], self.dev["g_corr"] = self.h_corr.tocsr(), self.g_corr.tocsr()
+        else:
+            from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
+
+            self.dev["h_corr"], self.dev["g_corr"] = csr_matrix(self.h_corr.tocsr()), csr_matrix(self.g_corr.tocsr())
+
+    def far(self, u, t):
+        """H u - G t (3N,) by the plain rule on every pair, through one FMM application; u (N, 3) and
+        t (M, 3, 3) arrays of the FMM's backend."""
+        xp, dev, mu, nu = self.xp, self.dev, self.mu, self.nu
         cu, ct = 1 / (16 * np.pi * mu * (1 - nu)), 1 / (8 * np.pi * (1 - nu))
-        uq = np.einsum("qa,eak->eqk", self.bary, u[self.triangles]).reshape(-1, 3) * self.src_w[:, None]
-        tq = np.einsum("qa,eak->eqk", self.bary, t).reshape(-1, 3) * self.src_w[:, None]
-        n, y = self.src_n, self.src
-        charges = np.empty((7, len(y)))
-        dipoles = np.empty((7, len(y), 3))
+        uq = xp.einsum("qa,eak->eqk", dev["bary"], u[dev["tri"]]).reshape(-1, 3) * dev["w"][:, None]
+        tq = xp.einsum("qa,eak->eqk", dev["bary"], t).reshape(-1, 3) * dev["w"][:, None]
+        n, y = dev["n"], dev["y"]
+        charges = xp.empty((7, len(y)))
+        dipoles = xp.empty((7, len(y), 3))
         charges[:3] = -(3 - 4 * nu) * cu * tq.T
         dipoles[:3] = ct * ((1 - 2 * nu) * uq.T[:, :, None] * n[None] + 2 * (1 - nu) * n.T[:, :, None] * uq[None])
         charges[3:6] = -cu * tq.T
         dipoles[3:6] = ct * uq.T[:, :, None] * n[None]
-        charges[6] = ct * (1 - 2 * nu) * np.einsum("sk,sk->s", n, uq) - cu * np.einsum("sk,sk->s", y, tq)
-        dipoles[6] = ct * np.einsum("sk,sk->s", y, uq)[:, None] * n
+        charges[6] = ct * (1 - 2 * nu) * (n * uq).sum(axis=1) - cu * (y * tq).sum(axis=1)
+        dipoles[6] = ct * (y * uq).sum(axis=1)[:, None] * n
         pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=True)
-        pot, grad = _host(pot), _host(grad)
-        out = pot[:3].T + grad[6] - np.einsum("nm,mnl->nl", self.points, grad[3:6])
+        out = pot[:3].T + grad[6] - xp.einsum("nm,mnl->nl", dev["x"], grad[3:6])
         return out.reshape(-1)
 
     def _rigid_body_diagonal(self) -> np.ndarray:
         """(N, 3, 3): H_pp = -(sum of the off-diagonal H blocks of row p), from unit translations."""
+        xp = self.xp
         diag = np.zeros((self.n, 3, 3))
-        zero_t = np.zeros((len(self.triangles), 3, 3))
+        zero_t = xp.zeros((len(self.triangles), 3, 3))
         for k in range(3):
-            u = np.zeros((self.n, 3))
+            u = xp.zeros((self.n, 3))
             u[:, k] = 1.0
-            row_sum = self.far(u, zero_t) + self.h_corr @ u.reshape(-1)
-            diag[:, :, k] = -row_sum.reshape(self.n, 3)
+            row_sum = self.far(u, zero_t) + self.dev["h_corr"] @ u.reshape(-1)
+            diag[:, :, k] = -_host(row_sum).reshape(self.n, 3)
+        self.dev["diag"] = xp.asarray(diag)
         return diag
 
     def apply(self, u: np.ndarray, t_nodes: np.ndarray) -> np.ndarray:
         """H u - G t (3N,): u (N, 3) nodal displacements, t_nodes (N, 3) the nodal tractions of the components
-        prescribed as displacements (used on elements where they are), m and Pa."""
-        t = np.where(self.disp[:, None, :], t_nodes[self.triangles], 0.0)
-        out = self.far(u, t) + self.h_corr @ u.reshape(-1) - self.g_corr @ t_nodes.reshape(-1)
-        return out + np.einsum("nlk,nk->nl", self.diag, u).reshape(-1)
+        prescribed as displacements (used on elements where they are), m and Pa; host arrays in and out."""
+        xp, dev = self.xp, self.dev
+        u, t_nodes = xp.asarray(u), xp.asarray(t_nodes)
+        t = xp.where(dev["disp"][:, None, :], t_nodes[dev["tri"]], 0.0)
+        out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ t_nodes.reshape(-1)
+        return _host(out + xp.einsum("nlk,nk->nl", dev["diag"], u).reshape(-1))
+
+    def device_bytes(self) -> int:
+        """Bytes CuPy's memory pool holds (0 on the CPU backend): expansions, near corrections, geometry."""
+        if self.xp is np:
+            return 0
+        return int(self.xp.get_default_memory_pool().total_bytes())
 
     def known_part(self, u_known: np.ndarray, known_traction: np.ndarray) -> np.ndarray:
         """G t_known - H u_known (3N,): the right-hand side from the prescribed data."""
-        t = known_traction * ~self.disp[:, None, :]
+        xp = self.xp
+        t = xp.asarray(known_traction * ~self.disp[:, None, :])
         hu = self.h_corr @ u_known.reshape(-1) + np.einsum("nlk,nk->nl", self.diag, u_known).reshape(-1)
-        return self.known_correction - self.far(u_known, t) - hu  # far is H u - G t on the plain rule
+        return self.known_correction - _host(self.far(xp.asarray(u_known), t)) - hu  # far: H u - G t, plain rule
+
+
+def node_blocks(p, nodes, n, *pair_blocks):
+    """Pair blocks (pairs, 3, 3, 3) [l, k, a] of rows p (pairs,) sorted, and element nodes (pairs, 3), summed
+    into node-space 3x3 blocks: (rows, cols, [blocks (n_blocks, 3, 3) per input]) sorted by row then column."""
+    key = (p[:, None] * n + nodes).reshape(-1)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    summed = [np.add.reduceat(b.transpose(0, 3, 1, 2).reshape(-1, 3, 3)[order], first, axis=0)
+              for b in pair_blocks]
+    return key[first] // n, key[first] % n, summed
 
 
 def _host(a):

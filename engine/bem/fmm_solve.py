@@ -14,7 +14,7 @@ from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, prescribed_nodes
 from .fmm_operator import CORRECTION_RATIO, FmmBemOperator
 
-ILU_DROP, ILU_FILL = 1e-5, 8  # spilu of the near-field matrix
+ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,9 @@ class GmresReport:
     iterations: int
     residuals: tuple[float, ...]  # preconditioned relative residual after each iteration
     relative_residual: float  # ||b - A x|| / ||b|| of the returned solution, unpreconditioned
-    timings: dict = field(default_factory=dict)  # s: near and far setup, GMRES
+    timings: dict = field(default_factory=dict)  # s: near and far setup, preconditioner, GMRES
     near_pairs: int = 0
+    memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis), device (pool)
 
 
 def near_field_preconditioner(op: FmmBemOperator, fixed: np.ndarray, mu: float) -> sla.LinearOperator:
@@ -53,7 +54,9 @@ def near_field_preconditioner(op: FmmBemOperator, fixed: np.ndarray, mu: float) 
     except RuntimeError as exc:
         raise SolverError(f"the near-field preconditioner is singular ({exc}): the prescribed displacements "
                           "leave a rigid-body motion free") from None
-    return sla.LinearOperator((n3, n3), matvec=ilu.solve, dtype=float)
+    m = sla.LinearOperator((n3, n3), matvec=ilu.solve, dtype=float)
+    m.nbytes = int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (n3 + 1) * 4)
+    return m
 
 
 def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: float,
@@ -64,12 +67,22 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
     fixed = prescribed_nodes(triangles, data.displacement_type, n)
     if not fixed.any():
         raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
-    timings = {}
-    t0 = time.perf_counter()
-    op = FmmBemOperator(points, triangles, data.displacement_type, data.traction, mu, poisson, settings.order,
-                        settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
+    try:
+        return _solve(points, triangles, data, mu, poisson, fixed, settings)
+    except Exception as exc:  # CuPy's out-of-memory error is no MemoryError
+        if type(exc).__name__ != "OutOfMemoryError" and not isinstance(exc, MemoryError):
+            raise
+        where = "GPU" if type(exc).__name__ == "OutOfMemoryError" else "host"
+        raise SolverError(f"the {where} ran out of memory for the FMM solve of {3 * n:,} DOFs ({exc}); use a "
+                          "coarser mesh, a lower order or fewer far-field points") from None
+
+
+def _solve(points, triangles, data, mu, poisson, fixed, settings):
+    n = len(points)
+    op = FmmBemOperator(points, triangles, data.displacement_type, data.traction, mu, poisson,
+                        settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
                         settings.correction_ratio)
-    timings["setup"] = time.perf_counter() - t0
+    timings = dict(op.timings)
     u_known = np.where(fixed, data.displacement, 0.0)
     b = op.known_part(u_known, data.traction)
 
@@ -95,5 +108,8 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
     u = np.where(fixed, u_known, x)
     t_nodes = np.where(fixed, mu * x, 0.0)
     traction = np.where(data.displacement_type[:, None, :], t_nodes[triangles], data.traction)
+    near = sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes for a in (op.h_corr, op.g_corr, op.h_near,
+                                                                           op.g_near))
+    memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * 3 * n * 8), "device_bytes": op.device_bytes()}
     return BemSolution(u, traction), GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings,
-                                                 op.near_pairs)
+                                                 op.near_pairs, memory)

@@ -164,7 +164,7 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
-        memory = {"near_pairs": report.near_pairs}
+        memory = {**report.memory, "near_pairs": report.near_pairs}
     timings["solve"] = time.perf_counter() - t0
     control.check()
     control.report(0.9, "stress and probes")
