@@ -131,9 +131,10 @@ class LaplaceFMM:
         if charges is None and dipoles is None:
             raise ProblemError("give charges, dipoles or both")
         squeeze = (charges is not None and np.ndim(charges) == 1) or (dipoles is not None and np.ndim(dipoles) == 2)
-        q = None if charges is None else xp.asarray(np.atleast_2d(charges), dtype=xp.float64)[:, self.tree.src_order]
-        d = None if dipoles is None else xp.asarray(
-            np.asarray(dipoles, dtype=np.float64).reshape(-1, len(self.sources), 3))[:, self.tree.src_order]
+        order = xp.asarray(self.tree.src_order)  # host or device densities alike
+        q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, len(self.sources))[:, order]
+        d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(
+            -1, len(self.sources), 3)[:, order]
         n_dens = (q if q is not None else d).shape[0]
         n_boxes = int(self.box_offset[-1])
         two_p = 2 * self.n_coef
