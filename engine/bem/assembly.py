@@ -211,3 +211,24 @@ def assemble(points, triangles, displacement_type, traction, mu, nu) -> Assemble
     blocks[idx, :, idx, :] = 0.0
     blocks[idx, :, idx, :] = -blocks.sum(axis=2)
     return Assembled(h_all, g_u, b_t)
+
+
+def traction_load(points, triangles, known_traction, mu, nu, pairs_per_chunk: int = 2_000_000) -> np.ndarray:
+    """G t (3N,) of known element-node tractions (M, 3, 3) Pa, integrated as assemble() does (every node with
+    every loaded element, subdivided by distance, Duffy at a vertex) without a dense matrix: assemble's
+    b_t, in memory and time proportional to the nodes times the loaded elements."""
+    n = len(points)
+    el = elements_of(points, triangles)
+    loaded = np.flatnonzero(np.abs(known_traction).reshape(len(triangles), -1).max(axis=1) > 0)
+    out = np.zeros(3 * n)
+    if not len(loaded):
+        return out
+    step = max(1, pairs_per_chunk // len(loaded))
+    for start in range(0, n, step):
+        rows = np.arange(start, min(n, start + step))
+        p, e = np.repeat(rows, len(loaded)), np.tile(loaded, len(rows))
+        level = levels_of(np.linalg.norm(el.centroids[e] - points[p], axis=1) / el.sizes[e])
+        _, g = accurate_pair_integrals(points, np.arange(n), el, triangles, p, e, level, mu, nu)
+        out[3 * start:3 * rows[-1] + 3] = np.einsum("plka,pak->pl", g, known_traction[e]).reshape(
+            len(rows), len(loaded), 3).sum(axis=1).reshape(-1)
+    return out

@@ -1,6 +1,6 @@
 """The boundary element operator applied through the Laplace fast multipole engine (engine/fmm).
 
-Far field: every element's quadrature points (Dunavant, 12 by default) are FMM sources, the nodes its targets. With
+Far field: every element's quadrature points (Dunavant, 3 by default) are FMM sources, the nodes its targets. With
 r = y - x, Phi[q] = sum q / r and Psi[d] = -sum d . r / r^3 (the engine's charge and dipole potentials,
 derivatives taken at the target x), H u - G t at node x is, per component l,
     V_l + d_l Z - x_m d_l W_m,
@@ -26,7 +26,8 @@ from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
 from .assembly import accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 
-CORRECTION_RATIO = 2.0  # centroid distance / element size below which the near correction applies
+CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
+FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 PAIR_CHUNK = 200_000  # near pairs integrated per block
 
 
@@ -40,7 +41,7 @@ class FmmBemOperator:
     preconditioner's matrix."""
 
     def __init__(self, points, triangles, displacement_type, known_traction, mu, nu, order=8, leaf_size=32,
-                 m2l="standard", backend="numpy", far_points=12, correction_ratio=CORRECTION_RATIO):
+                 m2l="standard", backend="numpy", far_points=FAR_POINTS, correction_ratio=CORRECTION_RATIO):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles

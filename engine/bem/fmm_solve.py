@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, prescribed_nodes
-from .fmm_operator import CORRECTION_RATIO, FmmBemOperator
+from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator
 
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
 
@@ -27,7 +27,7 @@ class FmmSettings:
     rtol: float = 1e-8  # GMRES relative residual
     restart: int = 200  # Krylov vectors kept (3N doubles each); restarting every 50 stalled on the bracket
     max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
-    far_points: int = 12  # FMM sources per element (Dunavant rule)
+    far_points: int = FAR_POINTS  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points)
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
 
 
@@ -39,6 +39,7 @@ class GmresReport:
     timings: dict = field(default_factory=dict)  # s: near and far setup, preconditioner, GMRES
     near_pairs: int = 0
     memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis), device (pool)
+    right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3N,), by the FMM
 
 
 def near_field_preconditioner(op: FmmBemOperator, fixed: np.ndarray, mu: float) -> sla.LinearOperator:
@@ -119,4 +120,4 @@ def _solve(points, triangles, data, mu, poisson, fixed, settings):
                                                                            op.g_near))
     memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * 3 * n * 8), "device_bytes": op.device_bytes()}
     return BemSolution(u, traction), GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings,
-                                                 op.near_pairs, memory)
+                                                 op.near_pairs, memory, b)
