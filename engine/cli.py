@@ -165,10 +165,11 @@ def _cmd_bench(args) -> int:
     import json  # noqa: PLC0415
 
     from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe, fmm as fmm_bench, hex as hex_bench, truncation as truncation_bench  # noqa: PLC0415
+    from .bench import coloring, ebe, fmbem as fmbem_bench, fmm as fmm_bench, hex as hex_bench  # noqa: PLC0415
+    from .bench import truncation as truncation_bench  # noqa: PLC0415
 
     module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench,
-              "truncation": truncation_bench}[args.name]
+              "truncation": truncation_bench, "fmbem": fmbem_bench}[args.name]
     if args.render:
         try:
             data = json.loads(Path(args.render).read_text())
@@ -200,6 +201,23 @@ def _cmd_bench(args) -> int:
                 try:
                     data = fmm_bench.merge(data, json.loads(Path(args.merge).read_text()))
                 except (OSError, ValueError) as exc:
+                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
+        elif args.name == "fmbem":
+            config = fmbem_bench.FmbemBenchConfig()
+            if args.sizes:  # Table 4 at these sizes only, unless --orders asks for Tables 1-3 too
+                config = replace(config, dofs=tuple(args.sizes), orders=tuple(args.orders or ()))
+            elif args.orders:  # Tables 1-3 at these orders only
+                config = replace(config, orders=tuple(args.orders), dofs=())
+            from .output import write_json  # noqa: PLC0415
+
+            args.out.mkdir(parents=True, exist_ok=True)
+            partial = args.out / "fmbem.partial.json"
+            data = fmbem_bench.run_fmbem_benchmark(config, command, log, lambda d: write_json(partial, d))
+            partial.unlink(missing_ok=True)
+            if args.merge:
+                try:
+                    data = fmbem_bench.merge(data, json.loads(Path(args.merge).read_text()))
+                except (OSError, ValueError, KeyError) as exc:
                     raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
         elif args.name == "truncation":
             config = truncation_bench.TruncationBenchConfig(multi_gpu_only=args.multi_gpu_only)
@@ -300,12 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation"], help="which benchmark")
+    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"],
+                       help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm) or S triangle counts (truncation)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10)")
-    bench.add_argument("--merge", type=Path, help="hex, fmm: add the orders / cases of this earlier JSON to the results")
+                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation) or bracket DOFs for Table 4 alone (fmbem)")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders")
+    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem: add the orders / cases of this earlier JSON to the results")
     bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000)")
     bench.add_argument("--multi-gpu-only", action="store_true",
                        help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")

@@ -1,0 +1,127 @@
+"""`paraflux bench fmbem`: the FMBEM on the bracket (the paper's chassis part), paper 001's Tables 1-4.
+
+Tables 1-3: at the paper's smallest model (about 19,314 DOFs), every M2L scheme at p = 6, 8, 10 on the GPU:
+epsilon (eq. 3, the right-hand side b against the dense BEM's), time and memory. Table 4: at about 19,314,
+37,698, 100,029 DOFs and 1M, p = 6, GMRES to 1e-3, on the GPU and (up to cpu_up_to DOFs) on the CPU with
+all host cores. Results: docs/benchmarks/fmbem.json (raw) and fmbem.md (rendered from the JSON)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..bem.assembly import traction_load
+from ..bem.cases import BRACKET_GROUPS, bracket
+from ..bem.direct import BoundaryData
+from ..bem.fmm_solve import FmmSettings, solve_fmm
+from ..fmm.fmm import M2L_SCHEMES
+from . import environment
+from .environment import gpu_facts, run_facts
+
+LOAD = (2.0e6, 0.0, -1.0e6)  # Pa on the web's top face, as resources/problems/bracket.toml
+
+
+@dataclass(frozen=True)
+class FmbemBenchConfig:
+    tables_dofs: int = 19_314  # Tables 1-3: the paper's model
+    orders: tuple[int, ...] = (6, 8, 10)  # Tables 1-3, every scheme; () skips them
+    dofs: tuple[int, ...] = (19_314, 37_698, 100_029, 1_000_000)  # Table 4; () skips it
+    order: int = 6  # Table 4: the paper's p
+    m2l: str = "standard"  # Table 4's scheme
+    rtol: float = 1e-3  # GMRES, as the paper
+    leaf_size: int = 32  # as the paper
+    young: float = 260e9  # Pa, as the paper
+    poisson: float = 0.3
+    cpu_up_to: int = 40_000  # Table 4 on the CPU (all host cores) up to this many DOFs
+    epsilon_up_to: int = 150_000  # the dense BEM's b (nodes x loaded elements integrals) up to this many DOFs
+
+
+def bracket_model(dofs: int):
+    """(surface, BoundaryData) of the bracket meshed for about dofs (3 per node; a closed surface has about
+    twice as many triangles as nodes): base fixed, LOAD on the web's top."""
+    surface, group = bracket(int(round(2 * dofs / 3)))
+    m = len(surface.triangles)
+    fixed = np.zeros((m, 3), dtype=bool)
+    fixed[group == BRACKET_GROUPS.index("base")] = True
+    traction = np.zeros((m, 3, 3))
+    traction[group == BRACKET_GROUPS.index("load")] = np.asarray(LOAD)
+    return surface, BoundaryData(fixed, np.zeros_like(surface.points), traction)
+
+
+def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log) -> dict:
+    settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol)
+    if backend == "cupy":
+        import cupy as cp  # noqa: PLC0415
+
+        cp.get_default_memory_pool().free_all_blocks()
+    t0 = time.perf_counter()
+    solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
+    total = time.perf_counter() - t0
+    run = {"backend": backend, "order": order, "scheme": scheme, "iterations": report.iterations,
+           "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
+           "memory": report.memory, "near_pairs": report.near_pairs,
+           "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
+    if reference is not None:
+        run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
+    log(f"  {backend} p={order} {scheme}: {report.iterations} iterations, {total:.2f} s "
+        f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
+        f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB")
+    return run
+
+
+def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log) -> dict:
+    t0 = time.perf_counter()
+    surface, data = bracket_model(dofs)
+    case = {"table": table, "target_dofs": dofs, "dofs": 3 * surface.n_nodes, "nodes": surface.n_nodes,
+            "elements": surface.n_elements, "mesh_seconds": time.perf_counter() - t0, "runs": []}
+    reference = None
+    if case["dofs"] <= config.epsilon_up_to:
+        t0 = time.perf_counter()
+        mu = config.young / (2 * (1 + config.poisson))
+        reference = traction_load(surface.points, surface.triangles, data.traction, mu, config.poisson)
+        case["reference_seconds"] = time.perf_counter() - t0
+    log(f"bracket, {case['dofs']:,} DOFs ({case['elements']:,} triangles), table {table}")
+    if table == "1-3":
+        for p in config.orders:
+            for scheme in M2L_SCHEMES:
+                case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log))
+    else:
+        backends = ("cupy", "numpy") if case["dofs"] <= config.cpu_up_to else ("cupy",)
+        for backend in backends:
+            case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log))
+    return case
+
+
+def run_fmbem_benchmark(config: FmbemBenchConfig, command: list[str] | None = None,
+                        log: Callable[[str], None] = print, checkpoint: Callable[[dict], None] | None = None) -> dict:
+    import cupy as cp  # noqa: PLC0415
+
+    data = {"benchmark": "fmbem", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(config),
+            "host_threads": os.cpu_count(), "cases": []}
+    work = ([(config.tables_dofs, "1-3")] if config.orders else []) + [(d, "4") for d in config.dofs]
+    for dofs, table in work:
+        data["cases"].append(bench_model(dofs, config, table, log))
+        if checkpoint is not None:
+            checkpoint(data)
+    return data
+
+
+def merge(data: dict, earlier: dict) -> dict:
+    """Add the cases of an earlier run on the same device that this run did not measure."""
+    if earlier.get("benchmark") != "fmbem" or earlier["gpu"]["device"] != data["gpu"]["device"]:
+        raise ValueError("only fmbem results from the same device can be merged")
+    have = {(c["table"], c["target_dofs"]) for c in data["cases"]}
+    cases = [c for c in earlier["cases"] if (c["table"], c["target_dofs"]) not in have] + data["cases"]
+    merged = dict(data, cases=sorted(cases, key=lambda c: (c["table"], c["target_dofs"])))
+    merged["merged_runs"] = [*earlier.get("merged_runs", []), {k: earlier[k] for k in ("date", "command", "commit")}]
+    return merged
+
+
+def write_results(data: dict, out_dir) -> list:
+    from .fmbem_report import render_markdown  # noqa: PLC0415
+
+    return environment.write_results(data, out_dir, "fmbem", render_markdown)
