@@ -49,7 +49,8 @@ def render_markdown(data: dict) -> str:
         f"{cfg['poisson']:g} (the paper's). GMRES to {cfg['rtol']:g} (true relative residual, right-preconditioned "
         f"by ILU of the near field), {cfg['leaf_size']} points per leaf, 3 far-field points per triangle with the "
         "near field corrected out to 3 element sizes.",
-        "- Times: one solve each, wall clock from the mesh to the solution (near-field integrals on the host "
+        "- Times: one solve each after an untimed solve of a small bracket with the same backend, order and "
+        "scheme (kernel compilation excluded), wall clock from the mesh to the solution (near-field integrals on the host "
         "cores with Numba, FMM and near corrections on the GPU or, for the CPU rows, on the host cores). "
         "Memory: host (near-field blocks, ILU factors, the Krylov basis) plus device (CuPy's pool after the "
         "solve).",
