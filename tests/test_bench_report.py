@@ -67,3 +67,34 @@ def test_committed_truncation_report_is_the_rendering_of_the_committed_json():
     assert [c["n_outer"] for c in data["cases"]][-1] > 0.98 * 32576
     assert {r["devices"] for c in data["cases"] for r in c["multi_gpu"]} >= {1, 2}
     assert all(r["check"] < 1e-12 for c in data["cases"] for r in c["gpu"] + c["multi_gpu"])
+
+
+def test_committed_fmbem_report_is_the_rendering_of_the_committed_json():
+    from paraflux.engine.bench.fmbem_report import render_markdown as render_fmbem
+    from paraflux.engine.fmm.fmm import M2L_SCHEMES
+
+    data = json.loads((DOCS / "fmbem.json").read_text())
+    text = render_fmbem(data)
+    assert (DOCS / "fmbem.md").read_text() == text and data["benchmark"] == "fmbem"
+    tables = next(c for c in data["cases"] if c["table"] == "1-3")
+    assert {(r["order"], r["scheme"]) for r in tables["runs"]} == {(p, s) for p in (6, 8, 10) for s in M2L_SCHEMES}
+    sizes = {c["target_dofs"]: c for c in data["cases"] if c["table"] == "4"}
+    assert set(sizes) == {19_314, 37_698, 100_029, 1_000_000}
+    assert all(abs(c["dofs"] / d - 1) < 0.02 for d, c in sizes.items())  # the paper's sizes, within 2 %
+    assert all(r["relative_residual"] <= 1e-3 for c in data["cases"] for r in c["runs"])
+    for line in text.split("## Targets")[1].splitlines():  # every missed target says why
+        if "MISSED" in line or "NOT MEASURED" in line:
+            assert "- Reason:" in text.split(line, 1)[1].split("\n- ", 1)[0]
+
+
+def test_fmbem_merge_keeps_the_earlier_cases_this_run_did_not_measure():
+    from paraflux.engine.bench.fmbem import merge
+
+    def record(date, cases):
+        return {"benchmark": "fmbem", "gpu": {"device": "H"}, "date": date, "command": "c", "commit": "x",
+                "cases": [{"table": t, "target_dofs": d, "from": date} for t, d in cases]}
+
+    merged = merge(record("new", [("4", 1_000_000)]), record("old", [("4", 1_000_000), ("1-3", 19_314)]))
+    assert [(c["table"], c["target_dofs"], c["from"]) for c in merged["cases"]] == [
+        ("1-3", 19_314, "old"), ("4", 1_000_000, "new")]
+    assert merged["merged_runs"][0]["date"] == "old"
