@@ -103,6 +103,34 @@ def test_kelvin_solution_on_a_sphere_converges():
     assert order_u > 1.3 and order_t > 1.5, (order_u, order_t)
 
 
+def kelvin_bracket(elements, source=np.array([0.09, 0.04, 0.06]), force=np.array([1e6, -2e6, 5e5])):
+    """(element size, displacement error off the base) of the bracket carrying a point force's field (the
+    force in the open space above the plate, beside the web): base displacements and the other faces'
+    tractions prescribed from Kelvin's solution."""
+    from paraflux.engine.bem.cases import bracket
+
+    s, group = bracket(elements)
+    corners = s.points[s.triangles]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    doubled_area = np.linalg.norm(normal, axis=1)
+    normal /= doubled_area[:, None]
+    u = np.einsum("l,nlk->nk", force, kelvin_u(s.points - source, MU, NU))
+    t = np.einsum("l,ealk->eak", force, kelvin_t(corners - source, normal[:, None], NU))
+    fixed = np.zeros((len(s.triangles), 3), dtype=bool)
+    fixed[group == 0] = True
+    sol = solve_direct(s.points, s.triangles, BoundaryData(fixed, u, t), E, NU)
+    free = np.setdiff1d(np.arange(len(s.points)), s.triangles[group == 0])
+    return np.sqrt(doubled_area.mean()), np.linalg.norm(sol.displacement[free] - u[free]) / np.linalg.norm(u[free])
+
+
+def test_kelvin_solution_on_the_bracket_converges():
+    """Sharp edges, re-entrant corners, bolt holes: the displacement error falls at about the sphere's order
+    (1.4 measured from 1,074 to 5,206 triangles: 10.5 %, 7.0 %, 5.4 %, 3.4 %)."""
+    (h1, e1), (h2, e2) = kelvin_bracket(600), kelvin_bracket(2400)
+    order = np.log(e1 / e2) / np.log(h1 / h2)
+    assert e2 < 0.06 and order > 1.2, (e1, e2, order)
+
+
 @pytest.fixture(scope="module")
 def hollow_sphere():
     """The hollow-sphere octant (a = 0.5 m, b = 1 m, 1,600 triangles) under 100 MPa inner pressure."""
