@@ -126,7 +126,7 @@ class MainWindow(QtWidgets.QMainWindow):
         compare_box = QtWidgets.QGroupBox("Compare variants")
         compare_layout = QtWidgets.QVBoxLayout(compare_box)
         self.compare_axis = QtWidgets.QComboBox()
-        self.compare_axis.addItems([axis.name for axis in self.study.axes])
+        self.compare_axis.addItems(self.study.comparable())
         self.compare_axis.currentTextChanged.connect(self._fill_compare_choices)
         self.compare_choices = QtWidgets.QListWidget()
         self.compare_choices.setMaximumHeight(110)
@@ -228,7 +228,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.size_box.setSingleStep(self.panel.size_step)
         self.compare_axis.blockSignals(True)
         self.compare_axis.clear()
-        self.compare_axis.addItems([axis.name for axis in self.study.axes])
+        self.compare_axis.addItems(self.study.comparable())
         self.compare_axis.blockSignals(False)
         self._fill_compare_choices(self.compare_axis.currentText())
         self.compare_table.setRowCount(0)
@@ -469,8 +469,8 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
-        sets = [{axis: choice} for choice in choices]
         study = self.study
+        sets = study.compare_sets(axis, choices)
         self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared)
 
     def run_scaling(self) -> None:
@@ -514,6 +514,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _fill_compare_choices(self, axis_name: str) -> None:
         self.compare_choices.clear()
+        parameter = next((p for p in self.study.parameters if p.name == axis_name), None)
+        if parameter is not None:  # a numeric setting Compare offers values of
+            for value in parameter.compare_values:
+                item = QtWidgets.QListWidgetItem(f"{value:g}")
+                item.setToolTip(parameter.description)
+                item.setFlags(item.flags() | QtCore.Qt.ItemIsUserCheckable)
+                item.setCheckState(QtCore.Qt.Unchecked)
+                self.compare_choices.addItem(item)
+            return
         reason = gpu_unavailable_reason()
         for choice in self.study.axis(axis_name).choices:
             item = QtWidgets.QListWidgetItem(choice.name)

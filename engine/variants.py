@@ -55,6 +55,7 @@ class Parameter:
     description: str
 
     integer: bool = False  # an integer setting with inclusive bounds (e.g. the element order)
+    compare_values: tuple = ()  # values Compare offers for this parameter (none: not compared)
 
     def check(self, value: float) -> float:
         if self.integer:
@@ -132,7 +133,7 @@ BEM_METHOD = VariantAxis("method", "Solver", (
 ), "fmm")
 
 MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion order p of the fast "
-                            "multipole engine", integer=True)
+                            "multipole engine", integer=True, compare_values=(4, 6, 8, 10, 12))
 
 LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree leaf of the fast multipole "
                       "engine", integer=True)

@@ -61,3 +61,19 @@ def test_a_body_free_to_move_is_refused_in_a_dialog(window, qtbot):
     window.solve_button.click()
     qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=60_000)
     assert window.dialogs and "rigid body" in window.dialogs[-1]
+
+
+def test_compare_across_multipole_orders(window, qtbot):
+    select_bem(window, size=200)
+    window.axis_boxes["method"].setCurrentText("fmm")
+    window.compare_axis.setCurrentText("order")
+    values = [window.compare_choices.item(i).text() for i in range(window.compare_choices.count())]
+    assert values == [f"{v:g}" for v in BEM.parameters[0].compare_values]
+    for i in range(window.compare_choices.count()):
+        if values[i] in ("4", "10"):
+            window.compare_choices.item(i).setCheckState(QtCore.Qt.Checked)
+    window.compare_button.click()
+    qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=120_000)
+    assert not window.dialogs, window.dialogs
+    assert [r.variants for r in window.comparison_rows] == [{"order": 4}, {"order": 10}]
+    assert 0 < window.comparison_rows[1].relative_difference < 1e-2  # the orders differ, slightly

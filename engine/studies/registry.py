@@ -40,6 +40,17 @@ class Study:
                 return a
         raise KeyError(name)
 
+    def comparable(self) -> list[str]:
+        """What Compare can vary: every axis, then the parameters that offer compare_values."""
+        return [a.name for a in self.axes] + [p.name for p in self.parameters if p.compare_values]
+
+    def compare_sets(self, name: str, choices) -> list[dict]:
+        """Compare's variant sets, {name: choice} each; a parameter's choices (text) become checked numbers."""
+        for p in self.parameters:
+            if p.name == name:
+                return [{name: p.check(int(c) if p.integer else float(c))} for c in choices]
+        return [{name: self.axis(name).choice(c).name} for c in choices]
+
     def with_variants(self, problem, variants: Mapping[str, str]):
         """Validate each chosen variant by name and return the problem with them applied."""
         parameters = {p.name for p in self.parameters}
