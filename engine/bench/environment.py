@@ -106,3 +106,28 @@ def median_seconds(fn, repeats: int):
         out = fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times)), out
+
+
+def merge_cases(data: dict, earlier: dict, key, order) -> dict:
+    """data plus the cases of an earlier run of the same benchmark on the same device that data did not
+    measure (same key(case)), sorted by order(case), the earlier run noted in merged_runs."""
+    name = data["benchmark"]
+    if earlier.get("benchmark") != name or earlier["gpu"]["device"] != data["gpu"]["device"]:
+        raise ValueError(f"only {name} results from the same device can be merged")
+    have = {key(c) for c in data["cases"]}
+    cases = [c for c in earlier["cases"] if key(c) not in have] + data["cases"]
+    merged = dict(data, cases=sorted(cases, key=order))
+    merged["merged_runs"] = [*earlier.get("merged_runs", []), {k: earlier[k] for k in ("date", "command", "commit")}]
+    return merged
+
+
+def provenance_lines(data: dict) -> list[str]:
+    """The report's first bullets: device and host, date, command and commit, versions, merged runs."""
+    return [
+        f"- Device: {data['gpu']['device']}; host: {data['host_threads']} threads ({data['host_cpu']})",
+        f"- Date: {data['date']}; command: `{data['command']}`; code: "
+        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *[f"- Cases also from an earlier run on the same device: {r['date']}, `{r['command']}`, commit {r['commit']}"
+          for r in data.get("merged_runs", [])],
+    ]

@@ -131,13 +131,8 @@ def run_fmbem_benchmark(config: FmbemBenchConfig, command: list[str] | None = No
 
 def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
-    if earlier.get("benchmark") != "fmbem" or earlier["gpu"]["device"] != data["gpu"]["device"]:
-        raise ValueError("only fmbem results from the same device can be merged")
-    have = {(c["table"], c["target_dofs"]) for c in data["cases"]}
-    cases = [c for c in earlier["cases"] if (c["table"], c["target_dofs"]) not in have] + data["cases"]
-    merged = dict(data, cases=sorted(cases, key=lambda c: (c["table"], c["target_dofs"])))
-    merged["merged_runs"] = [*earlier.get("merged_runs", []), {k: earlier[k] for k in ("date", "command", "commit")}]
-    return merged
+    key = lambda c: (c["table"], c["target_dofs"])  # noqa: E731
+    return environment.merge_cases(data, earlier, key, key)
 
 
 def write_results(data: dict, out_dir) -> list:

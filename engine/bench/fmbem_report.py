@@ -3,6 +3,8 @@ the paper's own tables, quoted as published)."""
 
 from __future__ import annotations
 
+from .environment import provenance_lines
+
 # paper 001, Tables 1-3 (19,314 DOFs, one CPU core): p -> scheme -> value; our scheme names, exponential = g 17
 PAPER_SCHEMES = {"standard": "M2L", "exponential": "M2L_E (g = 17)", "child-to-parent": "M2L_N",
                  "parent-to-child": "M2L_NF"}
@@ -34,16 +36,11 @@ def _phases(run: dict) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    gpu, cfg = data["gpu"], data["config"]
+    cfg = data["config"]
     lines = [
         "# FMBEM for 3D elastostatics: paper 001's Tables 1-4 on the bracket",
         "",
-        f"- Device: {gpu['device']}; host: {data['host_threads']} threads ({data['host_cpu']})",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-        *[f"- Cases also from an earlier run on the same device: {r['date']}, `{r['command']}`, commit {r['commit']}"
-          for r in data.get("merged_runs", [])],
+        *provenance_lines(data),
         f"- Model: the `bracket` case (120 x 80 x 10 mm plate with two bolt holes, a 110 mm web and a gusset), "
         f"linear triangles, base fixed, traction on the web's top; E = {cfg['young'] / 1e9:g} GPa, nu = "
         f"{cfg['poisson']:g} (the paper's). GMRES to {cfg['rtol']:g} (true relative residual, right-preconditioned "

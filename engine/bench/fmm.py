@@ -150,13 +150,8 @@ def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,
 
 def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
-    if earlier.get("benchmark") != "fmm" or earlier["gpu"]["device"] != data["gpu"]["device"]:
-        raise ValueError("only fmm results from the same device can be merged")
-    have = {(c["distribution"], c["n"]) for c in data["cases"]}
-    cases = [c for c in earlier["cases"] if (c["distribution"], c["n"]) not in have] + data["cases"]
-    merged = dict(data, cases=sorted(cases, key=lambda c: (c["n"], c["distribution"])))
-    merged["merged_runs"] = [*earlier.get("merged_runs", []), {k: earlier[k] for k in ("date", "command", "commit")}]
-    return merged
+    return environment.merge_cases(data, earlier, lambda c: (c["distribution"], c["n"]),
+                                   lambda c: (c["n"], c["distribution"]))
 
 
 def write_results(data: dict, out_dir: Path) -> list[Path]:

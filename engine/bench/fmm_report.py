@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .environment import provenance_lines
+
 PHASES = ("upward", "m2l", "downward", "p2p")
 
 
@@ -10,16 +12,11 @@ def _mib(b: int) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    gpu, cfg = data["gpu"], data["config"]
+    cfg = data["config"]
     lines = [
         "# Laplace FMM engine: paper 001's M2L schemes on the GPU, against FMM3D and the direct sum",
         "",
-        f"- Device: {gpu['device']}; host: {data['host_threads']} threads ({data['host_cpu']})",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-        *[f"- Cases also from an earlier run on the same device: {r['date']}, `{r['command']}`, commit {r['commit']}"
-          for r in data.get("merged_runs", [])],
+        *provenance_lines(data),
         f"- Kernel 1/|x - y|, charges, potential and gradient at every point (sources = targets, self term "
         f"excluded), {cfg['leaf_size']} points per leaf (sources and targets counted together). Times: "
         f"`apply` (tree and operators reused, as GMRES does), median of {cfg['repeats']} after a warm-up, "
