@@ -10,8 +10,8 @@ from typing import Any
 
 from ..errors import ProblemError
 from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
-from .elasticity import ElasticBoundary, Probe3, _parse_boundary, _section, parse_probes3
-from .toml_input import Table
+from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_probes3
+from .toml_input import Table, problem_head, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
@@ -69,11 +69,7 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     """Build a BemProblem from parsed TOML; paths are relative to base_dir."""
     from ..bem.cases import BEM_CASES  # noqa: PLC0415
 
-    top = Table(data, "problem file")
-    head = Table(_section(top, "problem"), "problem")
-    kind = head.take("kind", str)
-    if kind != "elastostatic-bem":
-        raise ProblemError(f"[problem] kind = {kind!r} is not an elastostatic-bem problem")
+    top, head = problem_head(data, "elastostatic-bem", "an elastostatic-bem problem")
     mesh = head.take("mesh", str, None)
     case = head.take("case", str, None)
     length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
@@ -84,7 +80,7 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
         raise ProblemError(f"[problem] poisson must lie strictly between -1 and 0.5, got {poisson}")
     if (mesh is None) == (case is None):
         raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
-    case_table = Table(_section(top, "case"), "case")
+    case_table = Table(section(top, "case"), "case")
     case_elements = None
     if case is not None:
         if case not in BEM_CASES:
@@ -95,12 +91,12 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
             raise ProblemError(f"[case] elements must be from 20 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
     case_table.done()
 
-    boundaries = tuple(_parse_boundary(name, table) for name, table in _section(top, "boundaries").items())
+    boundaries = tuple(_parse_boundary(name, table) for name, table in section(top, "boundaries").items())
     if not any(b.type in ("fixed", "displacement") for b in boundaries):
         raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
                            "without one the body is free to move as a rigid body")
 
-    s = Table(_section(top, "solver"), "solver")
+    s = Table(section(top, "solver"), "solver")
     axes = {key: s.take(key, str, getattr(BemSolverSettings, key), axis.names) for key, axis in _AXES.items()}
     params = {}
     for key, parameter in _PARAMETERS.items():
@@ -128,12 +124,7 @@ def bem_to_dict(problem: BemProblem) -> dict[str, Any]:
     head: dict[str, Any] = {"kind": "elastostatic-bem", "length_unit": problem.length_unit,
                             "young": problem.young, "poisson": problem.poisson}
     data: dict[str, Any] = {"problem": head}
-    if problem.case is not None:
-        head["case"] = problem.case
-        if problem.case_elements is not None:
-            data["case"] = {"elements": problem.case_elements}
-    else:
-        head["mesh"] = str(problem.mesh_path)
+    write_mesh_source(problem, head, data)
     boundaries: dict[str, Any] = {}
     for b in problem.boundaries:
         entry: dict[str, Any] = {"type": b.type}

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..mesh.hexmesh import HexMesh
 from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
-from .toml_input import Table
+from .toml_input import Table, problem_head, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
@@ -115,11 +115,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     """Build an ElasticityProblem from parsed TOML; paths are relative to base_dir."""
     from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
 
-    top = Table(data, "problem file")
-    head = Table(_section(top, "problem"), "problem")
-    kind = head.take("kind", str)
-    if kind != "elasticity":
-        raise ProblemError(f"[problem] kind = {kind!r} is not an elasticity problem")
+    top, head = problem_head(data, "elasticity", "an elasticity problem")
     order = head.take("order", int, ORDER.default)
     try:
         order = ORDER.check(order)
@@ -132,7 +128,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     if (mesh is None) == (case is None):
         raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
     mesh_path, case_elements = None, None
-    case_table = Table(_section(top, "case"), "case")
+    case_table = Table(section(top, "case"), "case")
     if case is not None:
         if case not in HEX_CASES:
             raise ProblemError(f"[problem] case = {case!r} is not a built-in 3D case; choose one of: "
@@ -151,7 +147,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     case_table.done()
 
     regions = []
-    for name, table in _section(top, "regions").items():
+    for name, table in section(top, "regions").items():
         t = Table(table, f"regions.{name}")
         young = t.positive("young")
         poisson = t.take("poisson", float)
@@ -162,12 +158,12 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     if not regions:
         raise ProblemError("the problem file has no [regions.NAME] tables")
 
-    boundaries = [_parse_boundary(name, table) for name, table in _section(top, "boundaries").items()]
+    boundaries = [_parse_boundary(name, table) for name, table in section(top, "boundaries").items()]
     if not any(b.type in ("fixed", "displacement") for b in boundaries):
         raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
                            "without one the body is free to move as a rigid body")
 
-    s = Table(_section(top, "solver"), "solver")
+    s = Table(section(top, "solver"), "solver")
     axes = {key: s.take(key, str, axis.default, axis.names) for key, axis in _SOLVER_AXES.items()}
     rtol = s.take("rtol", float, ElasticSolverSettings.rtol)
     if not RTOL.minimum < rtol < RTOL.maximum:
@@ -200,14 +196,6 @@ def parse_probes3(top: Table) -> tuple[Probe3, ...]:
             raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
         probes.append(Probe3(name, tuple(float(v) for v in point)))
     return tuple(probes)
-
-
-def _section(top: Table, key: str) -> dict[str, Any]:
-    """A top-level table of the problem file ({} when absent), named [key] in messages."""
-    value = top.data.pop(key, {})
-    if not isinstance(value, dict):
-        raise ProblemError(f"[{key}] must be a table")
-    return value
 
 
 def _parse_boundary(name: str, table: Any) -> ElasticBoundary:
@@ -255,12 +243,7 @@ def elasticity_to_dict(problem: ElasticityProblem) -> dict[str, Any]:
     validated exactly like a file's."""
     head: dict[str, Any] = {"kind": "elasticity", "order": problem.order, "length_unit": problem.length_unit}
     data: dict[str, Any] = {"problem": head}
-    if problem.case is not None:
-        head["case"] = problem.case
-        if problem.case_elements is not None:
-            data["case"] = {"elements": problem.case_elements}
-    else:
-        head["mesh"] = str(problem.mesh_path)
+    write_mesh_source(problem, head, data)
     data["regions"] = {r.name: {"young": r.young, "poisson": r.poisson} for r in problem.regions}
     boundaries: dict[str, Any] = {}
     for b in problem.boundaries:

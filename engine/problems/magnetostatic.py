@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION
 from ..mesh.trimesh import TriMesh
-from .toml_input import Table
+from .toml_input import Table, problem_head, write_mesh_source
 
 FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
@@ -85,11 +85,7 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
     """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
     from ..mesh.cases import CASES  # noqa: PLC0415
 
-    top = Table(data, "problem file")
-    head = Table(top.subtable("problem"), "problem")
-    kind = head.take("kind", str)
-    if kind != "magnetostatic":
-        raise ProblemError(f"[problem] kind = {kind!r} is not a magnetostatic problem")
+    top, head = problem_head(data, "magnetostatic", "a magnetostatic problem")
     formulation = head.take("formulation", str, "planar", FORMULATIONS)
     potential = head.take("potential", str, "vector", POTENTIALS)
     mesh = head.take("mesh", str, None)
@@ -201,12 +197,7 @@ def problem_to_dict(problem: MagnetostaticProblem) -> dict[str, Any]:
     head: dict[str, Any] = {"kind": "magnetostatic", "formulation": problem.formulation,
                             "potential": problem.potential, "length_unit": problem.length_unit}
     data: dict[str, Any] = {"problem": head}
-    if problem.case is not None:
-        head["case"] = problem.case
-        if problem.case_elements is not None:
-            data["case"] = {"elements": problem.case_elements}
-    else:
-        head["mesh"] = str(problem.mesh_path)
+    write_mesh_source(problem, head, data)
     data["regions"] = {r.name: {"mu_r": r.mu_r, "current_density": r.current_density} for r in problem.regions}
     if problem.potential == "scalar":
         for table in data["regions"].values():

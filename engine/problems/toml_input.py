@@ -65,3 +65,32 @@ class Table:
     def done(self) -> None:
         if self.data:
             raise ProblemError(f"[{self.where}] unknown key(s): {', '.join(sorted(self.data))}")
+
+
+def section(top: Table, key: str) -> dict[str, Any]:
+    """A top-level table of the problem file ({} when absent), named [key] in messages."""
+    value = top.data.pop(key, {})
+    if not isinstance(value, dict):
+        raise ProblemError(f"[{key}] must be a table")
+    return value
+
+
+def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Table]:
+    """The file's top table and its [problem] table, whose kind must be `kind` (label: 'an elasticity
+    problem', for the message)."""
+    top = Table(data, "problem file")
+    head = Table(section(top, "problem"), "problem")
+    found = head.take("kind", str)
+    if found != kind:
+        raise ProblemError(f"[problem] kind = {found!r} is not {label}")
+    return top, head
+
+
+def write_mesh_source(problem, head: dict[str, Any], data: dict[str, Any]) -> None:
+    """A one-mesh problem's source into the file dictionary: [problem] case (with [case] elements) or mesh."""
+    if problem.case is not None:
+        head["case"] = problem.case
+        if problem.case_elements is not None:
+            data["case"] = {"elements": problem.case_elements}
+    else:
+        head["mesh"] = str(problem.mesh_path)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ProblemError
 from ..variants import LOOP, QUADRATURE
-from .toml_input import Table
+from .toml_input import Table, problem_head
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 MAX_RANDOM_SOURCES = 100_000
@@ -93,11 +93,7 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
     """Build a TruncationProblem from parsed TOML; paths are relative to base_dir."""
     from ..truncation.cases import CASES  # noqa: PLC0415
 
-    top = Table(data, "problem file")
-    head = Table(top.subtable("problem"), "problem")
-    kind = head.take("kind", str)
-    if kind != "truncation":
-        raise ProblemError(f"[problem] kind = {kind!r} is not a truncation problem")
+    top, head = problem_head(data, "truncation", "a truncation problem")
     inner = head.take("inner_surface", str, None)
     outer = head.take("outer_surface", str, None)
     case = head.take("case", str, None)
