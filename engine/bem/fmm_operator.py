@@ -110,8 +110,8 @@ class FmmBemOperator:
         self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
                     "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.points),
                     "disp": xp.asarray(self.disp)}
-        if xp is np:
-            self.dev["h_corr"], self.dev["g_corr"] = self.h_corr.tocsr(), self.g_corr.tocsr()
+        if xp is np:  # the block matrices themselves, no second copy
+            self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
         else:
             from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
 
