@@ -9,6 +9,7 @@ from paraflux.engine.bem.cases import pressurised_octant
 from paraflux.engine.bem.direct import BoundaryData, solve_direct
 from paraflux.engine.bem.kelvin import kelvin_t, kelvin_u
 from paraflux.engine.bem.shapes import BOX_FACES, box_surface
+from paraflux.engine.bem.unknowns import unknown_layout
 from paraflux.engine.errors import SolverError
 from paraflux.engine.truncation.surfaces import TriSurface, check_closed_outward, quadrature, uv_sphere
 
@@ -185,21 +186,22 @@ def test_bar_stress_is_uniform_on_the_surface_and_inside():
 
 def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
     from paraflux.engine.bem.assembly import assemble, traction_load
-    from paraflux.engine.bem.direct import prescribed_nodes
     from paraflux.engine.bem.fmm_operator import FmmBemOperator
 
     s, _, data = pressurised_octant(300)
     n = len(s.points)
-    direct = assemble(s.points, s.triangles, data.displacement_type, data.traction, MU, NU)
-    fixed = prescribed_nodes(s.triangles, data.displacement_type, n)
+    layout = unknown_layout(s.points, s.triangles, data.displacement_type)
+    assert layout.n_targets == n  # the symmetry planes prescribe different components: no double nodes
+    direct = assemble(s.points, s.triangles, layout, data.displacement_type, data.traction, MU, NU)
     rng = np.random.default_rng(0)
-    u, t = rng.standard_normal((n, 3)), np.where(fixed, MU * rng.standard_normal((n, 3)), 0.0)
-    reference = direct.h @ u.ravel() - direct.g_u @ t.ravel()
+    u, t = rng.standard_normal((n, 3)), np.where(layout.traction, MU * rng.standard_normal((n, 3)), 0.0)
+    reference = direct.h @ u.ravel() - direct.g @ t.ravel()
     errors = []
     for order in (3, 6, 9):
-        op = FmmBemOperator(s.points, s.triangles, data.displacement_type, data.traction, MU, NU, order=order)
+        op = FmmBemOperator(s.points, s.triangles, layout, data.displacement_type, data.traction, MU, NU,
+                            order=order)
         errors.append(np.linalg.norm(op.apply(u, t) - reference) / np.linalg.norm(reference))
-    rich = FmmBemOperator(s.points, s.triangles, data.displacement_type, data.traction, MU, NU, order=9,
+    rich = FmmBemOperator(s.points, s.triangles, layout, data.displacement_type, data.traction, MU, NU, order=9,
                           far_points=12, correction_ratio=2.0)  # a 12-point far rule, corrected less far out
     assert errors[2] < 2 * np.linalg.norm(rich.apply(u, t) - reference) / np.linalg.norm(reference)
     known = op.known_part(np.zeros((n, 3)), data.traction)
@@ -230,11 +232,13 @@ def test_right_hand_side_error_falls_with_order_for_every_scheme_and_beats_the_p
     from paraflux.engine.fmm.fmm import M2L_SCHEMES
 
     s, displacement_type, traction = bracket_problem(1500)
+    layout = unknown_layout(s.points, s.triangles, displacement_type)
     reference = traction_load(s.points, s.triangles, traction, MU, NU)  # the dense BEM's b (tested above)
     for scheme in M2L_SCHEMES:
         eps = {}
         for order in (6, 8, 10) if scheme == "standard" else (6, 10):
-            op = FmmBemOperator(s.points, s.triangles, displacement_type, traction, MU, NU, order=order, m2l=scheme)
+            op = FmmBemOperator(s.points, s.triangles, layout, displacement_type, traction, MU, NU, order=order,
+                                m2l=scheme)
             b = op.known_part(np.zeros_like(s.points), traction)
             eps[order] = np.linalg.norm(b - reference) / np.linalg.norm(reference)
         assert eps[6] > 5 * eps[10], (scheme, eps)

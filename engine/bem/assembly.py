@@ -1,11 +1,13 @@
 """Dense collocation matrices of the displacement boundary integral equation on linear triangles.
 
 Collocation at the N mesh nodes; displacements linear and continuous (nodal), tractions linear per element
-(element node a, so they may jump across edges). For collocation node p and element e:
+(element node a, so they may jump across edges; unknown ones at the slots of an UnknownLayout, with
+double nodes at sharp edges). For collocation point p and element e:
     h[p, e, l, k, a] = int_e T_lk(y - x_p) phi_a dS,   g[p, e, l, k, a] = int_e U_lk(y - x_p) phi_a dS.
 Far pairs use a degree-6 rule, near pairs that rule on 4, 16 or 64 sub-triangles (by distance over
-element size), pairs with x_p a vertex of e a Duffy-collapsed Gauss rule. The T block of a node with itself
-(free term plus Cauchy principal value) comes from rigid-body translation: H_pp = -sum_(q != p) H_pq."""
+element size), pairs with x_p a vertex of e a Duffy-collapsed Gauss rule, a shifted point's own element split
+at the point into three such triangles. The free term plus Cauchy principal value at a collocation point comes
+from rigid-body translation: minus the sum of the row's other T integrals, times u there."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .kelvin import kelvin_t, kelvin_u
 
 NEAR_RATIOS = (4.0, 2.0, 1.0)  # centroid distance / longest edge below which 1, 2, 3 subdivision levels apply
 DUFFY_POINTS = 8  # Gauss points per direction on the collapsed square
+INTERIOR_DUFFY_POINTS = 16  # the same on the six pieces around a shifted collocation point
 CHUNK_BYTES = 64 << 20  # scratch per block of collocation points
 
 
@@ -103,17 +106,18 @@ def pair_levels(el: Elements, x: np.ndarray) -> np.ndarray:
 
 
 def _rules():
-    """Stacked rules: subdivision levels 0..len(NEAR_RATIOS), then the Duffy rule."""
+    """Stacked rules: subdivision levels 0..len(NEAR_RATIOS), then the Duffy rules (vertex, interior)."""
     global _RULES
     if _RULES is None:
         from .pair_kernel import stacked_rules  # noqa: PLC0415
 
-        _RULES = stacked_rules([subdivided_rule(lv) for lv in range(len(NEAR_RATIOS) + 1)] + [duffy_rule()])
+        _RULES = stacked_rules([subdivided_rule(lv) for lv in range(len(NEAR_RATIOS) + 1)]
+                               + [duffy_rule(), duffy_rule(INTERIOR_DUFFY_POINTS)])
     return _RULES
 
 
 _RULES = None
-DUFFY = len(NEAR_RATIOS) + 1  # the Duffy rule's index among _rules()
+DUFFY = len(NEAR_RATIOS) + 1  # the Duffy rule's index among _rules(), the interior Duffy rule's next
 
 
 def plain_pair_integrals(x, el: Elements, p, e, mu, nu, rule=None):
@@ -126,10 +130,12 @@ def plain_pair_integrals(x, el: Elements, p, e, mu, nu, rule=None):
                           *rules, mu, nu)
 
 
-def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu):
+def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu, own=None, own_weights=None):
     """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) at their subdivision level (n_pairs,), by the
     Duffy rule where nodes[p] is a vertex of e (its own T shape function left 0); nodes: the mesh node of
-    each x, -1 for none. Numba, parallel over pairs; _pair_integrals is the specification."""
+    each x, -1 for none; own (len(x),), own_weights (len(x), 3): the element holding x[p] in its interior
+    (-1 for none) and x's barycentric weights there, integrated by interior_integrals. Numba, parallel over
+    pairs; _pair_integrals is the specification."""
     from .pair_kernel import pair_integrals  # noqa: PLC0415
 
     vertex = triangles[e] == np.asarray(nodes)[p][:, None]
@@ -142,32 +148,63 @@ def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, 
                           np.arange(len(p), dtype=np.int64), rule, *_rules(), mu, nu)
     h[singular, :, :, 0] = 0.0  # the node's own shape function: rigid-body diagonal
     back = np.argsort(order, axis=1)  # local shape index a of the original element
-    return (np.take_along_axis(h, back[:, None, None, :], axis=3),
-            np.take_along_axis(g, back[:, None, None, :], axis=3))
-
-
-def element_integrals(points, triangles, rows, mu, nu, x=None):
-    """h, g (P, M, 3, 3, 3) for collocation at points[rows] (or at x (P, 3), points off the mesh nodes,
-    rows then ignored); the T integral of a node's own shape function over its elements is left 0 (it
-    belongs to the rigid-body diagonal)."""
-    el = elements_of(points, triangles)
-    if x is None:
-        x = points[rows]
-    else:
-        rows = np.full(len(x), -1)
-    h, g = _integrals(x, el.corners, el.normals, el.areas, *subdivided_rule(0), mu, nu)
-    level_of = pair_levels(el, x)
-    singular = (triangles[None, :, :] == np.asarray(rows)[:, None, None]).any(axis=2)
-    p, e = np.nonzero((level_of > 0) | singular)
-    if len(p):
-        h[p, e], g[p, e] = accurate_pair_integrals(x, rows, el, triangles, p, e, level_of[p, e], mu, nu)
+    h = np.take_along_axis(h, back[:, None, None, :], axis=3)
+    g = np.take_along_axis(g, back[:, None, None, :], axis=3)
+    if own is not None:
+        inside = np.flatnonzero(np.asarray(own)[p] == e)
+        if len(inside):
+            h[inside], g[inside] = interior_integrals(x[p[inside]], el, e[inside], own_weights[p[inside]], mu, nu)
     return h, g
 
 
-def incidence(triangles: np.ndarray, n_nodes: int) -> sp.csr_matrix:
-    """B (3 M, N): element node (e, a) -> its mesh node."""
+def interior_integrals(x, el: Elements, e, weights, mu, nu):
+    """h, g (P, 3, 3, 3) of points x (P, 3) inside elements e (P,) at barycentric weights (P, 3): the element
+    split at x into six triangles (x, a corner, an edge midpoint), each Duffy-collapsed onto x by the
+    INTERIOR_DUFFY_POINTS rule (these pieces are wider and longer than an element at its own vertex). h integrates T (phi_a - phi_a(x)), weakly
+    singular; the rest of the T term, c(x) u(x) + PV int T u(x), is the rigid-body part -sum(h) u(x)."""
+    from .pair_kernel import pair_integrals  # noqa: PLC0415
+
+    n = len(e)
+    h, g = np.zeros((n, 3, 3, 3)), np.zeros((n, 3, 3, 3))
+    rule = np.full(n, DUFFY + 1, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    eye = np.eye(3)
+    for i in range(3):
+        j = (i + 1) % 3
+        middle = (eye[i] + eye[j]) / 2
+        for b1, b2 in ((eye[i], middle), (middle, eye[j])):  # the piece (x, b1, b2) in barycentric coordinates
+            bary = np.stack([weights, np.broadcast_to(b1, (n, 3)), np.broadcast_to(b2, (n, 3))], axis=1)
+            corners = np.einsum("pba,pak->pbk", bary, el.corners[e])
+            area = el.areas[e] * np.abs(np.linalg.det(bary))
+            hs, gs = pair_integrals(x, corners, el.normals[e], area, idx, idx, rule, *_rules(), mu, nu)
+            g += np.einsum("plkb,pba->plka", gs, bary)
+            h += np.einsum("plkb,pba->plka", hs[..., 1:], bary[:, 1:] - weights[:, None, :])
+    return h, g
+
+
+def collocation_integrals(points, triangles, x, nodes, own, own_weights, mu, nu):
+    """h, g (P, M, 3, 3, 3) for collocation at x (P, 3): nodes (P,) the mesh node at each point or -1; own,
+    own_weights: the element holding a shifted point (-1 for none) and its barycentric weights there. The
+    T integral of a node's own shape function over its elements is left 0, a shifted point's own element
+    integrates T (phi_a - phi_a(x)): the rest belongs to the rigid-body term."""
+    el = elements_of(points, triangles)
+    h, g = _integrals(x, el.corners, el.normals, el.areas, *subdivided_rule(0), mu, nu)
+    level_of = pair_levels(el, x)
+    singular = (triangles[None, :, :] == np.asarray(nodes)[:, None, None]).any(axis=2)
+    singular[np.flatnonzero(own >= 0), own[own >= 0]] = True
+    p, e = np.nonzero((level_of > 0) | singular)
+    if len(p):
+        h[p, e], g[p, e] = accurate_pair_integrals(x, nodes, el, triangles, p, e, level_of[p, e], mu, nu, own,
+                                                   own_weights)
+    return h, g
+
+
+def incidence(triangles: np.ndarray, n_nodes: int, columns=None, weights=None) -> sp.csr_matrix:
+    """B (3 M, n_nodes): element node (e, a) -> its mesh node, or columns (M, 3) with weights (M, 3)."""
     m = len(triangles)
-    return sp.csr_matrix((np.ones(3 * m), (np.arange(3 * m), triangles.reshape(-1))), shape=(3 * m, n_nodes))
+    cols = triangles if columns is None else columns
+    data = np.ones(3 * m) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+    return sp.csr_matrix((data, (np.arange(3 * m), cols.reshape(-1))), shape=(3 * m, n_nodes))
 
 
 def _to_nodes(blocks: np.ndarray, b: sp.csr_matrix) -> np.ndarray:
@@ -178,39 +215,54 @@ def _to_nodes(blocks: np.ndarray, b: sp.csr_matrix) -> np.ndarray:
     return nodal.transpose(0, 1, 3, 2).reshape(3 * p, -1)
 
 
+def _to_slots(blocks: np.ndarray, per_component) -> np.ndarray:
+    """(P, M, 3, 3, 3) element-node blocks summed onto traction slots: (3 P, 3 T), one incidence (3 M, T) per
+    component k (the slot's traction node, zero where k is not a prescribed displacement)."""
+    p = blocks.shape[0]
+    out = np.zeros((p, 3, per_component[0].shape[1], 3))
+    for k, b in enumerate(per_component):
+        out[..., k] = np.asarray(blocks[:, :, :, k, :].transpose(0, 2, 1, 3).reshape(3 * p, -1) @ b).reshape(p, 3, -1)
+    return out.reshape(3 * p, -1)
+
+
 @dataclass(frozen=True, eq=False)
 class Assembled:
-    """H (3N, 3N) with its rigid-body diagonal; G_u (3N, 3N): U integrals onto nodal tractions of the
-    components prescribed as displacements; b_t (3N,): U integrals of the known element tractions."""
+    """For T = N + K collocation points (UnknownLayout): H (3T, 3N) with its rigid-body terms; G (3T, 3T): U
+    integrals onto the traction slots of the components prescribed as displacements; b_t (3T,): U integrals
+    of the known element tractions."""
 
     h: np.ndarray
-    g_u: np.ndarray
+    g: np.ndarray
     b_t: np.ndarray
 
 
-def assemble(points, triangles, displacement_type, traction, mu, nu) -> Assembled:
-    """Dense H, G_u and b_t. displacement_type (M, 3) bool: component k of element e is a prescribed
-    displacement (its traction an unknown, continuous at nodes); traction (M, 3, 3) Pa: known tractions at
+def assemble(points, triangles, layout, displacement_type, traction, mu, nu) -> Assembled:
+    """Dense H, G and b_t. layout: the UnknownLayout; displacement_type (M, 3) bool: component k of element e
+    is a prescribed displacement (its traction an unknown slot); traction (M, 3, 3) Pa: known tractions at
     element node a, component k, where not displacement_type."""
     n, m = len(points), len(triangles)
+    x, nodes, own, own_weights = layout.collocation(points, triangles)
+    t = len(x)
     b = incidence(triangles, n)
-    h_all = np.zeros((3 * n, 3 * n))
-    g_u = np.zeros((3 * n, 3 * n))
-    b_t = np.zeros(3 * n)
     disp = displacement_type.astype(float)
+    per_component = [incidence(triangles, t, layout.traction_node[:, :, k], np.repeat(disp[:, k:k + 1], 3, axis=1))
+                     for k in range(3)]
+    h_all = np.zeros((3 * t, 3 * n))
+    g_all = np.zeros((3 * t, 3 * t))
+    b_t = np.zeros(3 * t)
     known = traction * (1 - disp)[:, None, :]
     rows_per_chunk = max(1, CHUNK_BYTES // (m * 27 * 8 * 6))
-    for start in range(0, n, rows_per_chunk):
-        rows = np.arange(start, min(n, start + rows_per_chunk))
-        h, g = element_integrals(points, triangles, rows, mu, nu)
+    for start in range(0, t, rows_per_chunk):
+        rows = np.arange(start, min(t, start + rows_per_chunk))
+        h, g = collocation_integrals(points, triangles, x[rows], nodes[rows], own[rows], own_weights[rows], mu, nu)
         h_all[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(h, b)
-        g_u[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(g * disp[None, :, None, :, None], b)
+        g_all[3 * rows[0]:3 * rows[-1] + 3] = _to_slots(g, per_component)
         b_t[3 * rows[0]:3 * rows[-1] + 3] = np.einsum("pelka,eak->pl", g, known).reshape(-1)
-    blocks = h_all.reshape(n, 3, n, 3)
-    idx = np.arange(n)
-    blocks[idx, :, idx, :] = 0.0
-    blocks[idx, :, idx, :] = -blocks.sum(axis=2)
-    return Assembled(h_all, g_u, b_t)
+    blocks = h_all.reshape(t, 3, n, 3)
+    rigid = -blocks.sum(axis=2)  # (T, 3, 3): c + PV int T, from rigid-body translation
+    interp = layout.interpolation(triangles).tocoo()
+    np.add.at(blocks, (interp.row, slice(None), interp.col, slice(None)), rigid[interp.row] * interp.data[:, None, None])
+    return Assembled(h_all, g_all, b_t)
 
 
 def traction_load(points, triangles, known_traction, mu, nu, pairs_per_chunk: int = 2_000_000) -> np.ndarray:

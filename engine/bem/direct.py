@@ -1,5 +1,6 @@
 """The dense (direct) boundary element solve: mixed conditions per element and component, one unknown per
-node and component (its displacement, or its traction where the displacement is prescribed)."""
+node and component (its displacement, or its traction where the displacement is prescribed), and a traction
+slot per extra node where prescribed displacements meet across a sharp edge (engine/bem/unknowns.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from ..errors import SolverError
 from .assembly import assemble
+from .unknowns import UnknownLayout, unknown_layout
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,31 +34,46 @@ class BemSolution:
     traction: np.ndarray
 
 
-def prescribed_nodes(triangles: np.ndarray, displacement_type: np.ndarray, n_nodes: int) -> np.ndarray:
-    """(N, 3) bool: the node's component is a prescribed displacement on at least one of its elements."""
-    fixed = np.zeros((n_nodes, 3), dtype=bool)
-    for a in range(3):
-        np.logical_or.at(fixed, triangles[:, a], displacement_type)
-    return fixed
+def system_matrix(h, g, layout: UnknownLayout, mu: float):
+    """The columns of the unknowns (3T, 3T): H where a displacement is unknown, -mu G where a traction is (solved
+    as t / mu), identity rows and columns at idle slots; h (3T, 3N), g (3T, 3T) dense or sparse."""
+    n3 = h.shape[1]
+    displacement = np.r_[layout.displacement.reshape(-1), np.zeros(g.shape[1] - n3, dtype=bool)]
+    traction = layout.traction.reshape(-1)
+    idle = layout.idle.reshape(-1)
+    if isinstance(h, np.ndarray):
+        a = np.where(traction[None, :], -mu * g, 0.0)
+        a[:, :n3] += np.where(displacement[None, :n3], h, 0.0)
+        a[idle] = 0.0
+        a[idle, idle] = 1.0
+        return a
+    a = sp.hstack([h, sp.csr_matrix((h.shape[0], g.shape[1] - n3))]).tocsr() @ sp.diags(displacement.astype(float))
+    a = a - mu * g.tocsr() @ sp.diags(traction.astype(float))
+    return (sp.diags((~idle).astype(float)) @ a + sp.diags(idle.astype(float))).tocsc()
 
 
 def solve_direct(points, triangles, data: BoundaryData, young: float, poisson: float) -> BemSolution:
     """Assemble the dense system and solve it by LU; a rigid-body motion left free is a SolverError."""
     mu = young / (2 * (1 + poisson))
     n = len(points)
-    fixed = prescribed_nodes(triangles, data.displacement_type, n).reshape(-1)
-    if not fixed.any():
+    layout = unknown_layout(points, triangles, data.displacement_type)
+    if layout.displacement.all():
         raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
-    system = assemble(points, triangles, data.displacement_type, data.traction, mu, poisson)
-    a = np.where(fixed[None, :], -mu * system.g_u, system.h)  # traction unknowns scaled to t / mu
-    u_known = np.where(fixed, data.displacement.reshape(-1), 0.0)
-    rhs = system.b_t - system.h @ u_known
+    system = assemble(points, triangles, layout, data.displacement_type, data.traction, mu, poisson)
+    a = system_matrix(system.h, system.g, layout, mu)
+    u_known = np.where(layout.displacement, 0.0, data.displacement).reshape(-1)
+    rhs = np.where(layout.idle.reshape(-1), 0.0, system.b_t - system.h @ u_known)
     lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
     if np.abs(np.diag(lu)).min() < 1e-12 * np.abs(np.diag(lu)).max():
         raise SolverError("the boundary element system is singular: the prescribed displacements leave a "
                           "rigid-body motion free")
-    x = scipy.linalg.lu_solve((lu, piv), rhs, check_finite=False)
-    u = np.where(fixed, u_known, x).reshape(n, 3)
-    t_nodes = np.where(fixed, mu * x, 0.0).reshape(n, 3)
-    traction = np.where(data.displacement_type[:, None, :], t_nodes[triangles], data.traction)
-    return BemSolution(u, traction)
+    x = scipy.linalg.lu_solve((lu, piv), rhs, check_finite=False).reshape(-1, 3)
+    return solution_of(x, layout, data, u_known.reshape(n, 3), triangles, mu)
+
+
+def solution_of(x, layout: UnknownLayout, data: BoundaryData, u_known, triangles, mu) -> BemSolution:
+    """Nodal displacements and element-node tractions from the solved slots x (T, 3) (tractions as t / mu)."""
+    n = layout.n_nodes
+    u = np.where(layout.displacement, x[:n], u_known)
+    slots = np.where(layout.traction, mu * x, 0.0)
+    return BemSolution(u, layout.element_traction(slots, data.displacement_type, data.traction))

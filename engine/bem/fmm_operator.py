@@ -8,10 +8,11 @@ derivatives taken at the target x), H u - G t at node x is, per component l,
     W_m = -C_U Phi[t_m] + C_T Psi[u_m n],
     Z   = C_T (1 - 2 nu) Phi[n . u] - C_U Phi[y . t] + C_T Psi[(y . u) n],
 C_U = 1 / (16 pi mu (1 - nu)), C_T = 1 / (8 pi (1 - nu)): seven densities, potential and gradient, in one
-FMM application. Near field: where a node lies within CORRECTION_RATIO element sizes of an element's
-centroid (or is its vertex) the plain-rule part is replaced by the accurate integral (sub-triangles,
-Duffy), as sparse node-space corrections; the rigid-body diagonal comes from three FMM applications
-of unit translations."""
+FMM application. The targets are the collocation points of an UnknownLayout: the nodes, then the points of
+the extra traction nodes at sharp edges. Near field: where a target lies within CORRECTION_RATIO element sizes
+of an element's centroid (or is its vertex, or lies inside it) the plain-rule part is replaced by the accurate
+integral (sub-triangles, Duffy), as sparse corrections onto nodes (displacements) and traction slots; the
+rigid-body terms come from three FMM applications of unit translations."""
 
 from __future__ import annotations
 
@@ -32,19 +33,22 @@ PAIR_CHUNK = 200_000  # near pairs integrated per block
 
 
 class FmmBemOperator:
-    """H u - G t for nodal displacements u (N, 3) and element-node tractions t (M, 3, 3); far_points: the
-    FMM sources per element (a Dunavant rule of 1, 3, 6, 7 or 12 points), correction_ratio: how far out
-    (centroid distance over element size) the near field replaces that rule. With sparse near
-    corrections in node space for the traction components prescribed as displacements (displacement_type
-    (M, 3) bool); known tractions' corrections are folded into `known_correction`. h_near and g_near hold
-    the accurate near-field blocks themselves (node space, without the rigid-body diagonal): the
-    preconditioner's matrix."""
+    """H u - G t at the T = N + K collocation points of layout (an UnknownLayout) for nodal displacements u
+    (N, 3) and the traction slots (T, 3) of the components prescribed as displacements (displacement_type
+    (M, 3) bool); far_points: the FMM sources per element (a Dunavant rule of 1, 3, 6, 7 or 12 points),
+    correction_ratio: how far out (centroid distance over element size) the near field replaces that rule.
+    Sparse near corrections h_corr (3T, 3N) onto nodes and g_corr (3T, 3T) onto traction slots; known
+    tractions' corrections are folded into `known_correction`. h_near and g_near hold the accurate near-field
+    blocks themselves (without the rigid-body terms): the preconditioner's matrix."""
 
-    def __init__(self, points, triangles, displacement_type, known_traction, mu, nu, order=8, leaf_size=32,
-                 m2l="standard", backend="numpy", far_points=FAR_POINTS, correction_ratio=CORRECTION_RATIO):
+    def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
+                 leaf_size=32, m2l="standard", backend="numpy", far_points=FAR_POINTS,
+                 correction_ratio=CORRECTION_RATIO):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
+        self.layout = layout
+        self.targets, self.target_node, self.own, self.own_weights = layout.collocation(self.points, triangles)
         self.mu, self.nu = mu, nu
         self.n = len(points)
         self.el = elements_of(self.points, triangles)
@@ -56,7 +60,7 @@ class FmmBemOperator:
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
         t0 = time.perf_counter()
-        self.fmm = LaplaceFMM(self.src, self.points, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
+        self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
         fmm_setup = time.perf_counter() - t0
         self.xp = self.fmm.xp
         self.disp = np.asarray(displacement_type, dtype=bool)
@@ -70,37 +74,36 @@ class FmmBemOperator:
 
     # ---------------------------------------------------------------- near field
     def _near(self, known_traction):
-        el, tri, n = self.el, self.triangles, self.n
+        el, tri, n, x = self.el, self.triangles, self.n, self.targets
+        t = len(x)
         tree = cKDTree(el.centroids)
-        lists = tree.query_ball_point(self.points, self.correction_ratio * el.sizes.max())
-        p = np.repeat(np.arange(n), [len(a) for a in lists])  # sorted: chunks below end at a row boundary
+        lists = tree.query_ball_point(x, self.correction_ratio * el.sizes.max())
+        p = np.repeat(np.arange(t), [len(a) for a in lists])  # sorted: chunks below end at a row boundary
         e = np.concatenate([np.asarray(a, dtype=np.int64) for a in lists])
-        keep = (np.linalg.norm(el.centroids[e] - self.points[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
-            tri[e] == p[:, None]).any(axis=1)
+        keep = (np.linalg.norm(el.centroids[e] - x[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
+            tri[e] == self.target_node[p][:, None]).any(axis=1)
         p, e = p[keep], e[keep]
         known = known_traction * ~self.disp[:, None, :]
-        parts = []
-        self.known_correction = np.zeros(3 * n)
+        h_parts, g_parts = [], []
+        self.known_correction = np.zeros(3 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             pp, ee = p[lo:hi], e[lo:hi]
-            level = levels_of(np.linalg.norm(el.centroids[ee] - self.points[pp], axis=1) / el.sizes[ee])
-            h_acc, g_acc = accurate_pair_integrals(self.points, np.arange(n), el, tri, pp, ee, level, self.mu,
-                                                   self.nu)
-            h_base, g_base = plain_pair_integrals(self.points, el, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
+            level = levels_of(np.linalg.norm(el.centroids[ee] - x[pp], axis=1) / el.sizes[ee])
+            h_acc, g_acc = accurate_pair_integrals(x, self.target_node, el, tri, pp, ee, level, self.mu, self.nu,
+                                                   self.own, self.own_weights)
+            h_base, g_base = plain_pair_integrals(x, el, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
             dg = g_acc - g_base
             self.known_correction += np.bincount((3 * pp[:, None] + np.arange(3)).reshape(-1),
                                                  np.einsum("plka,pak->pl", dg, known[ee]).reshape(-1),
-                                                 minlength=3 * n)
+                                                 minlength=3 * t)
             unknown = self.disp[ee][:, None, :, None]  # traction component k unknown on this element
             dg *= unknown
             g_acc *= unknown
-            parts.append(node_blocks(pp, tri[ee], n, h_acc - h_base, dg, h_acc, g_acc))
-        rows, cols = (np.concatenate([q[i] for q in parts]) for i in (0, 1))
-        indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
-        self.h_corr, self.g_corr, self.h_near, self.g_near = (
-            sp.bsr_matrix((np.concatenate([q[2][i] for q in parts]), cols, indptr), shape=(3 * n, 3 * n))
-            for i in range(4))
+            h_parts.append(node_blocks(pp, tri[ee], n, h_acc - h_base, h_acc))
+            g_parts.append(slot_blocks(pp, self.layout.traction_node[ee], t, dg, g_acc))
+        self.h_corr, self.h_near = (_bsr(h_parts, i, (3 * t, 3 * n)) for i in range(2))
+        self.g_corr, self.g_near = (_bsr(g_parts, i, (3 * t, 3 * t)) for i in range(2))
         self.near_pairs = len(p)
 
     # ---------------------------------------------------------------- far field
@@ -108,8 +111,9 @@ class FmmBemOperator:
         """The geometry and the near corrections where the FMM runs (CuPy arrays on the GPU backend)."""
         xp = self.xp
         self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
-                    "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.points),
-                    "disp": xp.asarray(self.disp)}
+                    "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.targets),
+                    "disp": xp.asarray(self.disp), "slot": xp.asarray(self.layout.traction_node),
+                    "component": xp.arange(3)[None, None, :]}
         if xp is np:  # the block matrices themselves, no second copy
             self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
         else:
@@ -118,7 +122,7 @@ class FmmBemOperator:
             self.dev["h_corr"], self.dev["g_corr"] = csr_matrix(self.h_corr.tocsr()), csr_matrix(self.g_corr.tocsr())
 
     def far(self, u, t):
-        """H u - G t (3N,) by the plain rule on every pair, through one FMM application; u (N, 3) and
+        """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
         t (M, 3, 3) arrays of the FMM's backend."""
         xp, dev, mu, nu = self.xp, self.dev, self.mu, self.nu
         cu, ct = 1 / (16 * np.pi * mu * (1 - nu)), 1 / (8 * np.pi * (1 - nu))
@@ -138,26 +142,31 @@ class FmmBemOperator:
         return out.reshape(-1)
 
     def _rigid_body_diagonal(self) -> np.ndarray:
-        """(N, 3, 3): H_pp = -(sum of the off-diagonal H blocks of row p), from unit translations."""
-        xp = self.xp
-        diag = np.zeros((self.n, 3, 3))
+        """(T, 3, 3): c + PV int T at each target, minus the sum of its row's other H blocks (unit translations);
+        it multiplies u interpolated to the target."""
+        xp, t = self.xp, len(self.targets)
+        diag = np.zeros((t, 3, 3))
         zero_t = xp.zeros((len(self.triangles), 3, 3))
         for k in range(3):
             u = xp.zeros((self.n, 3))
             u[:, k] = 1.0
             row_sum = self.far(u, zero_t) + self.dev["h_corr"] @ u.reshape(-1)
-            diag[:, :, k] = -_host(row_sum).reshape(self.n, 3)
+            diag[:, :, k] = -_host(row_sum).reshape(t, 3)
         self.dev["diag"] = xp.asarray(diag)
         return diag
 
-    def apply(self, u: np.ndarray, t_nodes: np.ndarray) -> np.ndarray:
-        """H u - G t (3N,): u (N, 3) nodal displacements, t_nodes (N, 3) the nodal tractions of the components
-        prescribed as displacements (used on elements where they are), m and Pa; host arrays in and out."""
+    def _rigid_part(self, u):
+        """The rigid-body terms (3T,) of nodal displacements u (N, 3), an array of the backend."""
+        return self.xp.einsum("nlk,nk->nl", self.dev["diag"], self.layout.at_targets(u, self.triangles)).reshape(-1)
+
+    def apply(self, u: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """H u - G t (3T,): u (N, 3) nodal displacements, slots (T, 3) the tractions of the components prescribed
+        as displacements (zero elsewhere), m and Pa; host arrays in and out."""
         xp, dev = self.xp, self.dev
-        u, t_nodes = xp.asarray(u), xp.asarray(t_nodes)
-        t = xp.where(dev["disp"][:, None, :], t_nodes[dev["tri"]], 0.0)
-        out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ t_nodes.reshape(-1)
-        return _host(out + xp.einsum("nlk,nk->nl", dev["diag"], u).reshape(-1))
+        u, slots = xp.asarray(u), xp.asarray(slots)
+        t = xp.where(dev["disp"][:, None, :], slots[dev["slot"], dev["component"]], 0.0)
+        out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ slots.reshape(-1)
+        return _host(out + self._rigid_part(u))
 
     def device_bytes(self) -> int:
         """Bytes CuPy's memory pool holds (0 on the CPU backend): expansions, near corrections, geometry."""
@@ -166,11 +175,12 @@ class FmmBemOperator:
         return int(self.xp.get_default_memory_pool().total_bytes())
 
     def known_part(self, u_known: np.ndarray, known_traction: np.ndarray) -> np.ndarray:
-        """G t_known - H u_known (3N,): the right-hand side from the prescribed data."""
+        """G t_known - H u_known (3T,): the right-hand side from the prescribed data."""
         xp = self.xp
         t = xp.asarray(known_traction * ~self.disp[:, None, :])
-        hu = self.h_corr @ u_known.reshape(-1) + np.einsum("nlk,nk->nl", self.diag, u_known).reshape(-1)
-        return self.known_correction - _host(self.far(xp.asarray(u_known), t)) - hu  # far: H u - G t, plain rule
+        u = xp.asarray(u_known)
+        hu = self.h_corr @ u_known.reshape(-1) + _host(self._rigid_part(u))
+        return self.known_correction - _host(self.far(u, t)) - hu  # far: H u - G t, plain rule
 
 
 def node_blocks(p, nodes, n, *pair_blocks):
@@ -183,6 +193,23 @@ def node_blocks(p, nodes, n, *pair_blocks):
     summed = [np.add.reduceat(b.transpose(0, 3, 1, 2).reshape(-1, 3, 3)[order], first, axis=0)
               for b in pair_blocks]
     return key[first] // n, key[first] % n, summed
+
+
+def slot_blocks(p, slots, n_slots, *pair_blocks):
+    """node_blocks onto traction slots (pairs, 3 element nodes a, 3 components k): where a pair's slot
+    depends on k (a double node of only some components), each component's column goes on its own."""
+    if (slots == slots[..., :1]).all():
+        return node_blocks(p, slots[..., 0], n_slots, *pair_blocks)
+    one_k = np.eye(3)[:, None, :, None]  # (k, l, k', a): keep component k
+    split = [(b[:, None] * one_k).reshape(-1, 3, 3, 3) for b in pair_blocks]
+    return node_blocks(np.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), n_slots, *split)
+
+
+def _bsr(parts, i, shape):
+    """The BSR matrix of the i-th block list of node_blocks parts (rows sorted across parts)."""
+    rows, cols = (np.concatenate([q[j] for q in parts]) for j in (0, 1))
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
+    return sp.bsr_matrix((np.concatenate([q[2][i] for q in parts]), cols, indptr), shape=shape)
 
 
 def _host(a):

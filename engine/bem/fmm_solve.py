@@ -12,8 +12,9 @@ import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import SolverError
-from .direct import BemSolution, BoundaryData, prescribed_nodes
+from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator
+from .unknowns import UnknownLayout, unknown_layout
 
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
 
@@ -39,18 +40,19 @@ class GmresReport:
     timings: dict = field(default_factory=dict)  # s: near and far setup, preconditioner, GMRES
     near_pairs: int = 0
     memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis), device (pool)
-    right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3N,), by the FMM
+    right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3T,), by the FMM
+    extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
 
 
-def near_field_preconditioner(op: FmmBemOperator, fixed: np.ndarray, mu: float) -> sla.LinearOperator:
-    """Incomplete LU of the near-field system matrix: accurate near H blocks with the rigid-body diagonal for
-    displacement unknowns, -mu G near blocks for traction unknowns (scaled t / mu)."""
-    n3 = len(fixed)
-    n = len(op.diag)
-    diag = sp.bsr_matrix((op.diag, np.arange(n), np.arange(n + 1)), shape=(n3, n3)).tocsr()
-    h = (op.h_near + diag).tocsc()
-    columns = sp.diags((~fixed).astype(float))
-    a = (h @ columns - mu * op.g_near.tocsc() @ sp.diags(fixed.astype(float))).tocsc()
+def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> sla.LinearOperator:
+    """Incomplete LU of the near-field system matrix: accurate near H blocks with the rigid-body terms for
+    displacement unknowns, -mu G near blocks for traction unknowns (scaled t / mu), identity at idle slots."""
+    n3 = 3 * layout.n_targets
+    interp = layout.interpolation(op.triangles).tocsr()  # its pattern is the rigid-body terms' block pattern
+    row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
+    rigid = sp.bsr_matrix((op.diag[row] * interp.data[:, None, None], interp.indices, interp.indptr),
+                          shape=(n3, 3 * layout.n_nodes))
+    a = system_matrix((op.h_near + rigid).tocsr(), op.g_near, layout, mu)
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
@@ -68,11 +70,11 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
     """Solve the mixed problem with the FMM operator; SolverError if GMRES does not reach settings.rtol."""
     mu = young / (2 * (1 + poisson))
     n = len(points)
-    fixed = prescribed_nodes(triangles, data.displacement_type, n)
-    if not fixed.any():
+    layout = unknown_layout(points, triangles, data.displacement_type)
+    if layout.displacement.all():
         raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
     try:
-        return _solve(points, triangles, data, mu, poisson, fixed, settings)
+        return _solve(points, triangles, data, mu, poisson, layout, settings)
     except Exception as exc:  # CuPy's out-of-memory error is no MemoryError
         if type(exc).__name__ != "OutOfMemoryError" and not isinstance(exc, MemoryError):
             raise
@@ -81,24 +83,26 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
                           "coarser mesh, a lower order or fewer far-field points") from None
 
 
-def _solve(points, triangles, data, mu, poisson, fixed, settings):
-    n = len(points)
-    op = FmmBemOperator(points, triangles, data.displacement_type, data.traction, mu, poisson,
+def _solve(points, triangles, data, mu, poisson, layout, settings):
+    n, n3 = len(points), 3 * layout.n_targets
+    op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
                         settings.correction_ratio)
     timings = dict(op.timings)
-    u_known = np.where(fixed, data.displacement, 0.0)
-    b = op.known_part(u_known, data.traction)
+    u_known = np.where(layout.displacement, 0.0, data.displacement)
+    idle = layout.idle.reshape(-1)
+    b = np.where(idle, 0.0, op.known_part(u_known, data.traction))
 
-    def matvec(x):  # traction unknowns scaled to t / mu, as in the direct solve
-        x = x.reshape(n, 3)
-        return op.apply(np.where(fixed, 0.0, x), np.where(fixed, mu * x, 0.0))
+    def matvec(x):  # traction unknowns scaled to t / mu, as in the direct solve; idle slots: identity
+        x = x.reshape(-1, 3)
+        out = op.apply(np.where(layout.displacement, x[:n], 0.0), np.where(layout.traction, mu * x, 0.0))
+        return np.where(idle, x.reshape(-1), out)
 
     t0 = time.perf_counter()
-    m = near_field_preconditioner(op, fixed.reshape(-1), mu)
+    m = near_field_preconditioner(op, layout, mu)
     timings["preconditioner"] = time.perf_counter() - t0
-    a = sla.LinearOperator((3 * n, 3 * n), matvec=matvec, dtype=float)
-    right = sla.LinearOperator((3 * n, 3 * n), matvec=lambda y: matvec(m.matvec(y)), dtype=float)
+    a = sla.LinearOperator((n3, n3), matvec=matvec, dtype=float)
+    right = sla.LinearOperator((n3, n3), matvec=lambda y: matvec(m.matvec(y)), dtype=float)
     residuals = []
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
@@ -112,12 +116,9 @@ def _solve(points, triangles, data, mu, poisson, fixed, settings):
     if info != 0 or not np.isfinite(relative):
         raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "
                           f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
-    x = x.reshape(n, 3)
-    u = np.where(fixed, u_known, x)
-    t_nodes = np.where(fixed, mu * x, 0.0)
-    traction = np.where(data.displacement_type[:, None, :], t_nodes[triangles], data.traction)
+    solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
     near = sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes for a in (op.h_corr, op.g_corr, op.h_near,
                                                                            op.g_near))
-    memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * 3 * n * 8), "device_bytes": op.device_bytes()}
-    return BemSolution(u, traction), GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings,
-                                                 op.near_pairs, memory, b)
+    memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * n3 * 8), "device_bytes": op.device_bytes()}
+    return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
+                                 memory, b, len(layout.extra_node))
