@@ -40,6 +40,15 @@ def to_host(a) -> np.ndarray:
     return np.asarray(a)
 
 
+def array_module(a) -> ModuleType:
+    """NumPy for a NumPy array (or anything not on a device), CuPy for a CuPy array."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "get"):
+        return np
+    import cupy  # noqa: PLC0415
+
+    return cupy
+
+
 @functools.lru_cache(maxsize=1)
 def _cupy_probe() -> tuple[ModuleType | None, str]:
     """Import CuPy and touch the GPU once; return (module or None, reason or device name)."""

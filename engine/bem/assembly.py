@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..backend import array_module
 from ..quadrature import dunavant
 from .kelvin import kelvin_t, kelvin_u
 
@@ -105,53 +106,56 @@ def pair_levels(el: Elements, x: np.ndarray) -> np.ndarray:
     return levels_of(np.linalg.norm(el.centroids[None] - x[:, None], axis=2) / el.sizes[None])
 
 
-def _rules():
-    """Stacked rules: subdivision levels 0..len(NEAR_RATIOS), then the Duffy rules (vertex, interior)."""
-    global _RULES
-    if _RULES is None:
+def _rules(xp=np):
+    """Stacked rules (start, count, bary, weights) as arrays of xp: subdivision levels 0..len(NEAR_RATIOS), then
+    the Duffy rules (vertex, interior)."""
+    if xp not in _RULES:
         from .pair_kernel import stacked_rules  # noqa: PLC0415
 
-        _RULES = stacked_rules([subdivided_rule(lv) for lv in range(len(NEAR_RATIOS) + 1)]
-                               + [duffy_rule(), duffy_rule(INTERIOR_DUFFY_POINTS)])
-    return _RULES
+        rules = stacked_rules([subdivided_rule(lv) for lv in range(len(NEAR_RATIOS) + 1)]
+                              + [duffy_rule(), duffy_rule(INTERIOR_DUFFY_POINTS)])
+        _RULES[xp] = tuple(xp.asarray(a) for a in rules)
+    return _RULES[xp]
 
 
-_RULES = None
+_RULES = {}
 DUFFY = len(NEAR_RATIOS) + 1  # the Duffy rule's index among _rules(), the interior Duffy rule's next
 
 
 def plain_pair_integrals(x, el: Elements, p, e, mu, nu, rule=None):
     """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) by one rule (bary, weights) for all, by default
-    the plain degree-6 rule (Numba)."""
-    from .pair_kernel import pair_integrals, stacked_rules  # noqa: PLC0415
+    the plain degree-6 rule; NumPy arrays (Numba) or CuPy arrays (CUDA)."""
+    from .pair_kernel import kernel_for, stacked_rules  # noqa: PLC0415
 
-    rules = _rules() if rule is None else stacked_rules([rule])
-    return pair_integrals(x, el.corners, el.normals, el.areas, p, e, np.zeros(len(p), dtype=np.int64),
-                          *rules, mu, nu)
+    xp = array_module(p)
+    rules = _rules(xp) if rule is None else tuple(xp.asarray(a) for a in stacked_rules([rule]))
+    return kernel_for(p)(x, el.corners, el.normals, el.areas, p, e, xp.zeros(len(p), dtype=np.int64), *rules,
+                         mu, nu)
 
 
 def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, nu, own=None, own_weights=None):
     """h, g (n_pairs, 3, 3, 3) of pairs (x[p], element e) at their subdivision level (n_pairs,), by the
     Duffy rule where nodes[p] is a vertex of e (its own T shape function left 0); nodes: the mesh node of
     each x, -1 for none; own (len(x),), own_weights (len(x), 3): the element holding x[p] in its interior
-    (-1 for none) and x's barycentric weights there, integrated by interior_integrals. Numba, parallel over
-    pairs; _pair_integrals is the specification."""
-    from .pair_kernel import pair_integrals  # noqa: PLC0415
+    (-1 for none) and x's barycentric weights there, integrated by interior_integrals. All NumPy arrays
+    (Numba, parallel over pairs) or all CuPy arrays (CUDA); _pair_integrals is the specification."""
+    from .pair_kernel import kernel_for  # noqa: PLC0415
 
-    vertex = triangles[e] == np.asarray(nodes)[p][:, None]
+    xp = array_module(p)
+    vertex = triangles[e] == nodes[p][:, None]
     singular = vertex.any(axis=1)
-    order = np.tile(np.arange(3), (len(p), 1))
-    local = np.argmax(vertex, axis=1)
-    order[singular] = (local[singular][:, None] + np.arange(3)[None]) % 3  # the collocation node first
-    rule = np.where(singular, DUFFY, level).astype(np.int64)
-    h, g = pair_integrals(x, el.corners[e[:, None], order], el.normals[e], el.areas[e], np.asarray(p, np.int64),
-                          np.arange(len(p), dtype=np.int64), rule, *_rules(), mu, nu)
+    order = xp.tile(xp.arange(3), (len(p), 1))
+    local = xp.argmax(vertex, axis=1)
+    order[singular] = (local[singular][:, None] + xp.arange(3)[None]) % 3  # the collocation node first
+    rule = xp.where(singular, DUFFY, level).astype(np.int64)
+    h, g = kernel_for(p)(x, el.corners[e[:, None], order], el.normals[e], el.areas[e], p.astype(np.int64),
+                         xp.arange(len(p), dtype=np.int64), rule, *_rules(xp), mu, nu)
     h[singular, :, :, 0] = 0.0  # the node's own shape function: rigid-body diagonal
-    back = np.argsort(order, axis=1)  # local shape index a of the original element
-    h = np.take_along_axis(h, back[:, None, None, :], axis=3)
-    g = np.take_along_axis(g, back[:, None, None, :], axis=3)
+    back = xp.argsort(order, axis=1)  # local shape index a of the original element
+    h = xp.take_along_axis(h, back[:, None, None, :], axis=3)
+    g = xp.take_along_axis(g, back[:, None, None, :], axis=3)
     if own is not None:
-        inside = np.flatnonzero(np.asarray(own)[p] == e)
+        inside = xp.flatnonzero(own[p] == e)
         if len(inside):
             h[inside], g[inside] = interior_integrals(x[p[inside]], el, e[inside], own_weights[p[inside]], mu, nu)
     return h, g
@@ -160,25 +164,27 @@ def accurate_pair_integrals(x, nodes, el: Elements, triangles, p, e, level, mu, 
 def interior_integrals(x, el: Elements, e, weights, mu, nu):
     """h, g (P, 3, 3, 3) of points x (P, 3) inside elements e (P,) at barycentric weights (P, 3): the element
     split at x into six triangles (x, a corner, an edge midpoint), each Duffy-collapsed onto x by the
-    INTERIOR_DUFFY_POINTS rule (these pieces are wider and longer than an element at its own vertex). h integrates T (phi_a - phi_a(x)), weakly
-    singular; the rest of the T term, c(x) u(x) + PV int T u(x), is the rigid-body part -sum(h) u(x)."""
-    from .pair_kernel import pair_integrals  # noqa: PLC0415
+    INTERIOR_DUFFY_POINTS rule (these pieces are wider and longer than an element at its own vertex). h
+    integrates T (phi_a - phi_a(x)), weakly singular; the rest of the T term, c(x) u(x) + PV int T u(x), is
+    the rigid-body part -sum(h) u(x). NumPy or CuPy arrays."""
+    from .pair_kernel import kernel_for  # noqa: PLC0415
 
+    xp = array_module(e)
     n = len(e)
-    h, g = np.zeros((n, 3, 3, 3)), np.zeros((n, 3, 3, 3))
-    rule = np.full(n, DUFFY + 1, dtype=np.int64)
-    idx = np.arange(n, dtype=np.int64)
-    eye = np.eye(3)
+    h, g = xp.zeros((n, 3, 3, 3)), xp.zeros((n, 3, 3, 3))
+    rule = xp.full(n, DUFFY + 1, dtype=np.int64)
+    idx = xp.arange(n, dtype=np.int64)
+    eye = xp.eye(3)
     for i in range(3):
         j = (i + 1) % 3
         middle = (eye[i] + eye[j]) / 2
         for b1, b2 in ((eye[i], middle), (middle, eye[j])):  # the piece (x, b1, b2) in barycentric coordinates
-            bary = np.stack([weights, np.broadcast_to(b1, (n, 3)), np.broadcast_to(b2, (n, 3))], axis=1)
-            corners = np.einsum("pba,pak->pbk", bary, el.corners[e])
-            area = el.areas[e] * np.abs(np.linalg.det(bary))
-            hs, gs = pair_integrals(x, corners, el.normals[e], area, idx, idx, rule, *_rules(), mu, nu)
-            g += np.einsum("plkb,pba->plka", gs, bary)
-            h += np.einsum("plkb,pba->plka", hs[..., 1:], bary[:, 1:] - weights[:, None, :])
+            bary = xp.stack([weights, xp.broadcast_to(b1, (n, 3)), xp.broadcast_to(b2, (n, 3))], axis=1)
+            corners = xp.einsum("pba,pak->pbk", bary, el.corners[e])
+            area = el.areas[e] * xp.abs(xp.linalg.det(bary))
+            hs, gs = kernel_for(e)(x, corners, el.normals[e], area, idx, idx, rule, *_rules(xp), mu, nu)
+            g += xp.einsum("plkb,pba->plka", gs, bary)
+            h += xp.einsum("plkb,pba->plka", hs[..., 1:], bary[:, 1:] - weights[:, None, :])
     return h, g
 
 

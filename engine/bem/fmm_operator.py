@@ -17,6 +17,7 @@ rigid-body terms come from three FMM applications of unit translations."""
 from __future__ import annotations
 
 import time
+from dataclasses import fields
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,7 +26,8 @@ from scipy.spatial import cKDTree
 from ..fmm.fmm import LaplaceFMM
 from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
-from .assembly import accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
+from ..backend import array_module
+from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
@@ -65,16 +67,21 @@ class FmmBemOperator:
         self.xp = self.fmm.xp
         self.disp = np.asarray(displacement_type, dtype=bool)
         t0 = time.perf_counter()
+        self._to_device()
+        fmm_setup += time.perf_counter() - t0
+        t0 = time.perf_counter()
         self._near(known_traction)
+        self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
         self.timings = {"near_setup": time.perf_counter() - t0, "fmm_setup": fmm_setup}
         t0 = time.perf_counter()
-        self._to_device()
         self.diag = self._rigid_body_diagonal()
         self.timings["far_setup"] = self.timings.pop("fmm_setup") + time.perf_counter() - t0
 
     # ---------------------------------------------------------------- near field
     def _near(self, known_traction):
-        el, tri, n, x = self.el, self.triangles, self.n, self.targets
+        """The near-field pairs (listed on the host), their integrals and node-block sums where the FMM runs
+        (Numba on the host, CUDA on the GPU); the block matrices stay there."""
+        el, tri, n, x, xp, dev = self.el, self.triangles, self.n, self.targets, self.xp, self.dev
         t = len(x)
         tree = cKDTree(el.centroids)
         lists = tree.query_ball_point(x, self.correction_ratio * el.sizes.max())
@@ -83,43 +90,41 @@ class FmmBemOperator:
         keep = (np.linalg.norm(el.centroids[e] - x[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
             tri[e] == self.target_node[p][:, None]).any(axis=1)
         p, e = p[keep], e[keep]
-        known = known_traction * ~self.disp[:, None, :]
+        known = xp.asarray(known_traction * ~self.disp[:, None, :])
+        el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
+        node, own, own_weights = (xp.asarray(a) for a in (self.target_node, self.own, self.own_weights))
+        slot = dev["slot"]
         h_parts, g_parts = [], []
-        self.known_correction = np.zeros(3 * t)
+        known_correction = xp.zeros(3 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            pp, ee = p[lo:hi], e[lo:hi]
-            level = levels_of(np.linalg.norm(el.centroids[ee] - x[pp], axis=1) / el.sizes[ee])
-            h_acc, g_acc = accurate_pair_integrals(x, self.target_node, el, tri, pp, ee, level, self.mu, self.nu,
-                                                   self.own, self.own_weights)
-            h_base, g_base = plain_pair_integrals(x, el, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
+            level = xp.asarray(levels_of(np.linalg.norm(el.centroids[e[lo:hi]] - x[p[lo:hi]], axis=1)
+                                         / el.sizes[e[lo:hi]]))
+            pp, ee = xp.asarray(p[lo:hi]), xp.asarray(e[lo:hi])
+            h_acc, g_acc = accurate_pair_integrals(dev["x"], node, el_x, dev["tri"], pp, ee, level, self.mu,
+                                                   self.nu, own, own_weights)
+            h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
             dg = g_acc - g_base
-            self.known_correction += np.bincount((3 * pp[:, None] + np.arange(3)).reshape(-1),
-                                                 np.einsum("plka,pak->pl", dg, known[ee]).reshape(-1),
-                                                 minlength=3 * t)
-            unknown = self.disp[ee][:, None, :, None]  # traction component k unknown on this element
+            known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
+                                            xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)
+            unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
             dg *= unknown
             g_acc *= unknown
-            h_parts.append(node_blocks(pp, tri[ee], n, h_acc - h_base, h_acc))
-            g_parts.append(slot_blocks(pp, self.layout.traction_node[ee], t, dg, g_acc))
-        self.h_corr, self.h_near = (_bsr(h_parts, i, (3 * t, 3 * n)) for i in range(2))
-        self.g_corr, self.g_near = (_bsr(g_parts, i, (3 * t, 3 * t)) for i in range(2))
+            h_parts.append(node_blocks(pp, dev["tri"][ee], n, h_acc - h_base, h_acc))
+            g_parts.append(slot_blocks(pp, slot[ee], t, dg, g_acc))
+        self.known_correction = _host(known_correction)
+        self.h_corr, self.h_near = (_blocks_of(h_parts, i, (3 * t, 3 * n)) for i in range(2))
+        self.g_corr, self.g_near = (_blocks_of(g_parts, i, (3 * t, 3 * t)) for i in range(2))
         self.near_pairs = len(p)
 
     # ---------------------------------------------------------------- far field
     def _to_device(self):
-        """The geometry and the near corrections where the FMM runs (CuPy arrays on the GPU backend)."""
+        """The geometry where the FMM runs (CuPy arrays on the GPU backend)."""
         xp = self.xp
         self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
                     "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.targets),
                     "disp": xp.asarray(self.disp), "slot": xp.asarray(self.layout.traction_node),
                     "component": xp.arange(3)[None, None, :]}
-        if xp is np:  # the block matrices themselves, no second copy
-            self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
-        else:
-            from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
-
-            self.dev["h_corr"], self.dev["g_corr"] = csr_matrix(self.h_corr.tocsr()), csr_matrix(self.g_corr.tocsr())
 
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
@@ -179,14 +184,22 @@ class FmmBemOperator:
         xp = self.xp
         t = xp.asarray(known_traction * ~self.disp[:, None, :])
         u = xp.asarray(u_known)
-        hu = self.h_corr @ u_known.reshape(-1) + _host(self._rigid_part(u))
+        hu = _host(self.dev["h_corr"] @ u.reshape(-1) + self._rigid_part(u))
         return self.known_correction - _host(self.far(u, t)) - hu  # far: H u - G t, plain rule
 
 
 def node_blocks(p, nodes, n, *pair_blocks):
     """Pair blocks (pairs, 3, 3, 3) [l, k, a] of rows p (pairs,) sorted, and element nodes (pairs, 3), summed
-    into node-space 3x3 blocks: (rows, cols, [blocks (n_blocks, 3, 3) per input]) sorted by row then column."""
+    into node-space 3x3 blocks: (rows, cols, [blocks (n_blocks, 3, 3) per input]) sorted by row then column;
+    NumPy or CuPy arrays."""
+    xp = array_module(p)
     key = (p[:, None] * n + nodes).reshape(-1)
+    if xp is not np:
+        unique, inverse = xp.unique(key, return_inverse=True)
+        summed = [xp.zeros((len(unique), 3, 3)) for _ in pair_blocks]
+        for out, b in zip(summed, pair_blocks):
+            xp.add.at(out, inverse, b.transpose(0, 3, 1, 2).reshape(-1, 3, 3))
+        return unique // n, unique % n, summed
     order = np.argsort(key, kind="stable")
     key = key[order]
     first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
@@ -198,18 +211,35 @@ def node_blocks(p, nodes, n, *pair_blocks):
 def slot_blocks(p, slots, n_slots, *pair_blocks):
     """node_blocks onto traction slots (pairs, 3 element nodes a, 3 components k): where a pair's slot
     depends on k (a double node of only some components), each component's column goes on its own."""
-    if (slots == slots[..., :1]).all():
+    xp = array_module(p)
+    if bool((slots == slots[..., :1]).all()):
         return node_blocks(p, slots[..., 0], n_slots, *pair_blocks)
-    one_k = np.eye(3)[:, None, :, None]  # (k, l, k', a): keep component k
+    one_k = xp.eye(3)[:, None, :, None]  # (k, l, k', a): keep component k
     split = [(b[:, None] * one_k).reshape(-1, 3, 3, 3) for b in pair_blocks]
-    return node_blocks(np.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), n_slots, *split)
+    return node_blocks(xp.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), n_slots, *split)
 
 
-def _bsr(parts, i, shape):
-    """The BSR matrix of the i-th block list of node_blocks parts (rows sorted across parts)."""
-    rows, cols = (np.concatenate([q[j] for q in parts]) for j in (0, 1))
-    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
-    return sp.bsr_matrix((np.concatenate([q[2][i] for q in parts]), cols, indptr), shape=shape)
+def block_matrix(rows, cols, blocks, shape):
+    """The sparse matrix of 3x3 blocks (B, 3, 3) at block rows and columns (B,) sorted by row then column, no
+    two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR)."""
+    xp = array_module(blocks)
+    if xp is np:
+        indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
+        return sp.bsr_matrix((blocks, cols, indptr), shape=shape)
+    from cupyx.scipy.sparse import coo_matrix  # noqa: PLC0415
+
+    three = xp.arange(3)
+    r = xp.broadcast_to(3 * rows[:, None, None] + three[None, :, None], blocks.shape).reshape(-1)
+    c = xp.broadcast_to(3 * cols[:, None, None] + three[None, None, :], blocks.shape).reshape(-1)
+    return coo_matrix((blocks.reshape(-1), (r, c)), shape=shape).tocsr()
+
+
+def _blocks_of(parts, i, shape):
+    """block_matrix of the i-th block list of node_blocks parts (rows sorted across parts)."""
+    xp = array_module(parts[0][0]) if parts else np
+    rows, cols = (xp.concatenate([q[j] for q in parts]) if parts else np.zeros(0, int) for j in (0, 1))
+    blocks = xp.concatenate([q[2][i] for q in parts]) if parts else np.zeros((0, 3, 3))
+    return block_matrix(rows, cols, blocks, shape)
 
 
 def _host(a):

@@ -7,16 +7,19 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
-from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator
+from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
 from .unknowns import UnknownLayout, unknown_layout
 
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
+# with the GPU's FMM at 97k DOFs (H100): 1e-3, 2 took 10.1 s to factor and 77 iterations at 45 ms per solve,
+# 1e-2, 1 took 5.2 s and 84 iterations at 30 ms; the GPU's ILU(0) (cuSPARSE) factors in 0.5 s, but its
+# triangular solves took 190-280 ms each and 4-16 Jacobi sweeps in their place left GMRES stalled
+DEVICE_ILU = 1e-2, 1
 
 
 @dataclass(frozen=True)
@@ -44,19 +47,32 @@ class GmresReport:
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
 
 
-def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> sla.LinearOperator:
-    """Incomplete LU of the near-field system matrix: accurate near H blocks with the rigid-body terms for
-    displacement unknowns, -mu G near blocks for traction unknowns (scaled t / mu), identity at idle slots."""
-    n3 = 3 * layout.n_targets
+def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
+    """The near-field system matrix (3T, 3T) where the FMM runs (SciPy on the host, CuPy on the GPU): accurate
+    near H blocks with the rigid-body terms for displacement unknowns, -mu G near blocks for traction
+    unknowns (scaled t / mu), identity at idle slots."""
+    xp = op.xp
     interp = layout.interpolation(op.triangles).tocsr()  # its pattern is the rigid-body terms' block pattern
     row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
-    rigid = sp.bsr_matrix((op.diag[row] * interp.data[:, None, None], interp.indices, interp.indptr),
-                          shape=(n3, 3 * layout.n_nodes))
-    a = system_matrix((op.h_near + rigid).tocsr(), op.g_near, layout, mu)
+    rigid = block_matrix(xp.asarray(row), xp.asarray(interp.indices),
+                         xp.asarray(op.diag[row] * interp.data[:, None, None]),
+                         (3 * layout.n_targets, 3 * layout.n_nodes))
+    return system_matrix((op.h_near + rigid).tocsr(), op.g_near, layout, mu)
+
+
+def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> sla.LinearOperator:
+    """Threshold incomplete LU of the near-field system matrix in reverse Cuthill-McKee order (SuperLU, on the
+    host; host arrays in and out). With the FMM on the GPU the matrix is built there and the ILU is sparser
+    (DEVICE_ILU): there an iteration costs less than the extra factorisation time."""
+    a = near_system(op, layout, mu)
+    drop, fill = (ILU_DROP, ILU_FILL) if op.xp is np else DEVICE_ILU
+    if op.xp is not np:
+        a = a.get()
+    n3 = a.shape[0]
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
-        ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=ILU_DROP, fill_factor=ILU_FILL, permc_spec="NATURAL")
+        ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=drop, fill_factor=fill, permc_spec="NATURAL")
     except RuntimeError as exc:
         raise SolverError(f"the near-field preconditioner is singular ({exc}): the prescribed displacements "
                           "leave a rigid-body motion free") from None

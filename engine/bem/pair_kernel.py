@@ -1,13 +1,20 @@
-"""Numba kernel of the pair integrals h, g (n_pairs, 3, 3, 3) of assembly._pair_integrals, parallel over
-pairs: the near-field setup's hot loop. Each pair has its own rule (an index into stacked barycentric
-rules); the NumPy function assembly._pair_integrals is its specification."""
+"""Kernels of the pair integrals h, g (n_pairs, 3, 3, 3) of assembly._pair_integrals, parallel over pairs:
+the near-field setup's hot loop, in Numba on the host and in CUDA (kernels/pair_integrals.cu) on the GPU,
+with one signature. Each pair has its own rule (an index into stacked barycentric rules); the NumPy
+function assembly._pair_integrals is their specification."""
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
+
+from ..backend import array_module
+
+THREADS = 128  # CUDA threads per block, one pair each
 
 
 @numba.njit(parallel=True, cache=True)
@@ -52,3 +59,33 @@ def stacked_rules(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     counts = np.array([len(w) for _, w in rules])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return starts, counts, np.concatenate([b for b, _ in rules]), np.concatenate([w for _, w in rules])
+
+
+@functools.lru_cache(maxsize=1)
+def _module():
+    import cupy  # noqa: PLC0415
+
+    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "pair_integrals.cu").read_text())
+
+
+def device_pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of, rule_start, rule_count, bary,
+                          weights, mu, nu):
+    """pair_integrals on CuPy arrays: the CUDA kernel, one thread per pair."""
+    import cupy as cp  # noqa: PLC0415
+
+    n = len(pairs_p)
+    h, g = cp.empty((n, 3, 3, 3)), cp.empty((n, 3, 3, 3))
+    if n:
+        as_i8 = lambda a: cp.ascontiguousarray(a, dtype=cp.int64)  # noqa: E731
+        _module().get_function("pair_integrals")(
+            (-(-n // THREADS),), (THREADS,),
+            (cp.ascontiguousarray(x, dtype=cp.float64), cp.ascontiguousarray(corners[pairs_e]),
+             cp.ascontiguousarray(normals[pairs_e]), cp.ascontiguousarray(areas[pairs_e]), as_i8(pairs_p),
+             as_i8(rule_of), as_i8(rule_start), as_i8(rule_count), cp.ascontiguousarray(bary),
+             cp.ascontiguousarray(weights), np.float64(mu), np.float64(nu), np.int64(n), h, g))
+    return h, g
+
+
+def kernel_for(a):
+    """The pair_integrals kernel for the array module of a: Numba for NumPy, CUDA for CuPy."""
+    return pair_integrals if array_module(a) is np else device_pair_integrals

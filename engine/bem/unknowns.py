@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..backend import array_module
 from .assembly import elements_of
 
 SHARP_DEGREES = 40.0  # the normals of two elements across a sharp edge differ by more than this
@@ -63,7 +64,7 @@ class UnknownLayout:
 
     def at_targets(self, nodal, triangles):
         """A nodal field (N, c) interpolated to the collocation points: (N + K, c); NumPy or CuPy arrays."""
-        xp = np if isinstance(nodal, np.ndarray) else _array_module(nodal)
+        xp = array_module(nodal)
         corners = nodal[xp.asarray(triangles[self.extra_element])]  # (K, 3, c)
         extra = xp.einsum("ka,kac->kc", xp.asarray(self.extra_weights), corners)
         return xp.concatenate([nodal, extra])
@@ -79,7 +80,7 @@ class UnknownLayout:
     def element_traction(self, slots, displacement_type, known):
         """Element-node tractions (M, 3, 3) Pa: the traction slots (N + K, 3) where the component is a
         prescribed displacement, known (M, 3, 3) elsewhere; NumPy or CuPy arrays."""
-        xp = np if isinstance(slots, np.ndarray) else _array_module(slots)
+        xp = array_module(slots)
         gathered = slots[xp.asarray(self.traction_node), xp.arange(3)[None, None, :]]
         return xp.where(xp.asarray(displacement_type)[:, None, :], gathered, known)
 
@@ -135,9 +136,3 @@ def _edge_pairs(triangles, n):
 def _corner(triangles, e, node):
     """Flat corner index 3 e + a of node in element e."""
     return 3 * e + np.argmax(triangles[e] == node[:, None], axis=1)
-
-
-def _array_module(a):
-    import cupy  # noqa: PLC0415
-
-    return cupy.get_array_module(a)
