@@ -133,8 +133,8 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
         raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "
                           f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
     solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
-    near = sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes for a in (op.h_corr, op.g_corr, op.h_near,
-                                                                           op.g_near))
+    near = 0 if op.xp is not np else sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes  # else on the GPU
+                                         for a in (op.h_corr, op.g_corr, op.h_near, op.g_near))
     memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * n3 * 8), "device_bytes": op.device_bytes()}
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
                                  memory, b, len(layout.extra_node))
