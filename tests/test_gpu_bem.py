@@ -82,3 +82,31 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case):
     assert gpu_report.relative_residual < 1e-12 and cpu_report.relative_residual < 1e-12
     assert np.linalg.norm(gpu.displacement - cpu.displacement) < 1e-10 * np.linalg.norm(cpu.displacement)
     assert np.linalg.norm(gpu.traction - cpu.traction) < 1e-10 * np.linalg.norm(cpu.traction)
+
+
+def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
+    cp = pytest.importorskip("cupy")
+    import cupyx.scipy.sparse as csp
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve_triangular
+
+    from paraflux.engine.bem.gpu_ilu import DeviceIlu0
+    from paraflux.engine.errors import SolverError
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    a = sp.random(n, n, density=0.01, random_state=rng, format="csr") + sp.diags(rng.uniform(5, 10, n))
+    ilu = DeviceIlu0(csp.csr_matrix(a))
+    lu = ilu.lu.get()
+    lower = sp.tril(lu, k=-1, format="csr") + sp.identity(n, format="csr")
+    upper = sp.triu(lu, format="csr")
+    pattern = (a != 0).astype(float)  # ILU(0): L U equals a on its pattern
+    assert abs((lower @ upper - a).multiply(pattern)).max() < 1e-12 * abs(a).max()
+    r = rng.standard_normal(n)
+    expected = spsolve_triangular(upper, spsolve_triangular(lower, r, lower=True), lower=False)
+    for _ in range(3):  # the flags reset between calls
+        assert np.abs(ilu.solve(cp.asarray(r)).get() - expected).max() < 1e-12 * np.abs(expected).max()
+    singular = a.tolil()
+    singular[5, :] = 0.0
+    with pytest.raises(SolverError, match="pivot"):
+        DeviceIlu0(csp.csr_matrix(singular.tocsr()))

@@ -13,13 +13,10 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
+from .gpu_ilu import DeviceIlu0
 from .unknowns import UnknownLayout, unknown_layout
 
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
-# with the GPU's FMM at 97k DOFs (H100): 1e-3, 2 took 10.1 s to factor and 77 iterations at 45 ms per solve,
-# 1e-2, 1 took 5.2 s and 84 iterations at 30 ms; the GPU's ILU(0) (cuSPARSE) factors in 0.5 s, but its
-# triangular solves took 190-280 ms each and 4-16 Jacobi sweeps in their place left GMRES stalled
-DEVICE_ILU = 1e-2, 1
 
 
 @dataclass(frozen=True)
@@ -61,21 +58,26 @@ def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
 
 
 def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> sla.LinearOperator:
-    """Threshold incomplete LU of the near-field system matrix in reverse Cuthill-McKee order (SuperLU, on the
-    host; host arrays in and out). With the FMM on the GPU the matrix is built there and the ILU is sparser
-    (DEVICE_ILU): there an iteration costs less than the extra factorisation time."""
+    """Incomplete LU of the near-field system matrix, host arrays in and out: with the FMM on the host a
+    threshold ILU in reverse Cuthill-McKee order (SuperLU), on the GPU ILU(0) there (DeviceIlu0)."""
     a = near_system(op, layout, mu)
-    drop, fill = (ILU_DROP, ILU_FILL) if op.xp is np else DEVICE_ILU
-    if op.xp is not np:
-        a = a.get()
     n3 = a.shape[0]
+    singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
+                "motion free")
+    if op.xp is not np:
+        try:
+            ilu = DeviceIlu0(a)
+        except SolverError as exc:
+            raise SolverError(singular.format(exc)) from None
+        m = sla.LinearOperator((n3, n3), matvec=lambda r: ilu.solve(op.xp.asarray(r)).get(), dtype=float)
+        m.nbytes = 0  # on the device, in the memory pool
+        return m
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
-        ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=drop, fill_factor=fill, permc_spec="NATURAL")
+        ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=ILU_DROP, fill_factor=ILU_FILL, permc_spec="NATURAL")
     except RuntimeError as exc:
-        raise SolverError(f"the near-field preconditioner is singular ({exc}): the prescribed displacements "
-                          "leave a rigid-body motion free") from None
+        raise SolverError(singular.format(exc)) from None
     m = sla.LinearOperator((n3, n3), matvec=lambda r: ilu.solve(r[order])[back], dtype=float)
     m.nbytes = int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (n3 + 1) * 4)
     return m

@@ -1,0 +1,62 @@
+"""ILU(0) on the GPU: cuSPARSE's factorisation (csrilu02) and the sync-free triangular solves of
+kernels/triangular.cu, whose analysis-free launch costs a few sparse products where CuPy's triangular solves
+redo their analysis on every call."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import SolverError
+
+WARPS = 4  # warps per block, as in triangular.cu
+
+
+@functools.lru_cache(maxsize=1)
+def _module():
+    import cupy  # noqa: PLC0415
+
+    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "triangular.cu").read_text())
+
+
+class DeviceIlu0:
+    """The ILU(0) factors of a square CuPy CSR matrix a (its pattern, no pivoting) in one combined CSR
+    matrix; solve(r) applies U^-1 L^-1 to a CuPy vector. A zero or non-finite pivot is a SolverError."""
+
+    def __init__(self, a):
+        import cupy as cp  # noqa: PLC0415
+        from cupyx import cusparse  # noqa: PLC0415
+
+        lu = a.tocsr().copy()
+        lu.sum_duplicates()
+        lu.sort_indices()
+        try:
+            cusparse.csrilu02(lu)
+        except Exception as exc:  # cuSPARSE reports a structural or numerical zero pivot
+            raise SolverError(f"the incomplete LU has a zero pivot ({exc})") from None
+        diagonal = lu.diagonal()
+        if not bool(cp.isfinite(lu.data).all()) or bool((diagonal == 0).any()):
+            raise SolverError("the incomplete LU has a zero or non-finite pivot")
+        self.lu, self.n = lu, lu.shape[0]
+        self._flags = cp.empty(self.n + 1, dtype=cp.int32)  # ready flags, then the row counter
+        self.nbytes = int(lu.data.nbytes + lu.indices.nbytes + lu.indptr.nbytes + self._flags.nbytes)
+
+    def _sweep(self, name, rhs):
+        import cupy as cp  # noqa: PLC0415
+
+        out = cp.empty_like(rhs)
+        self._flags.fill(0)
+        grid = (-(-self.n // WARPS),)
+        _module().get_function(name)(grid, (32 * WARPS,), (
+            self.lu.indptr, self.lu.indices, self.lu.data, rhs, out, self._flags[:-1], self._flags[-1:],
+            np.int32(self.n)))
+        return out
+
+    def solve(self, r):
+        """U^-1 L^-1 r for a CuPy vector r (n,)."""
+        import cupy as cp  # noqa: PLC0415
+
+        r = cp.ascontiguousarray(r, dtype=cp.float64)
+        return self._sweep("upper_solve", self._sweep("lower_solve", r))
