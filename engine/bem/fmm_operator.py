@@ -166,12 +166,13 @@ class FmmBemOperator:
 
     def apply(self, u: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """H u - G t (3T,): u (N, 3) nodal displacements, slots (T, 3) the tractions of the components prescribed
-        as displacements (zero elsewhere), m and Pa; host arrays in and out."""
+        as displacements (zero elsewhere), m and Pa; arrays of the FMM's module out (NumPy or CuPy; host
+        arrays in are moved)."""
         xp, dev = self.xp, self.dev
         u, slots = xp.asarray(u), xp.asarray(slots)
         t = xp.where(dev["disp"][:, None, :], slots[dev["slot"], dev["component"]], 0.0)
         out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ slots.reshape(-1)
-        return _host(out + self._rigid_part(u))
+        return out + self._rigid_part(u)
 
     def device_bytes(self) -> int:
         """Bytes CuPy's memory pool holds (0 on the CPU backend): expansions, near corrections, geometry."""

@@ -1,18 +1,21 @@
-"""The fast multipole boundary element solve: restarted GMRES on the FmmBemOperator, preconditioned by an
-incomplete LU of the near-field matrix."""
+"""The fast multipole boundary element solve: restarted GMRES (engine/bem/gmres.py, where the FMM runs) on the
+FmmBemOperator, preconditioned by an incomplete LU of the near-field matrix."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from ..backend import to_host
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
+from .gmres import gmres
 from .gpu_ilu import DeviceIlu0
 from .unknowns import UnknownLayout, unknown_layout
 
@@ -57,30 +60,31 @@ def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
     return system_matrix((op.h_near + rigid).tocsr(), op.g_near, layout, mu)
 
 
-def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> sla.LinearOperator:
-    """Incomplete LU of the near-field system matrix, host arrays in and out: with the FMM on the host a
-    threshold ILU in reverse Cuthill-McKee order (SuperLU), on the GPU ILU(0) there (DeviceIlu0)."""
+@dataclass(frozen=True, eq=False)
+class Preconditioner:
+    solve: Callable  # r -> M^-1 r on arrays of the FMM's module
+    nbytes: int  # its host bytes (device bytes are in the memory pool)
+
+
+def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> Preconditioner:
+    """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
+    Cuthill-McKee order (SuperLU), on the GPU ILU(0) there (DeviceIlu0)."""
     a = near_system(op, layout, mu)
-    n3 = a.shape[0]
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
     if op.xp is not np:
         try:
-            ilu = DeviceIlu0(a)
+            return Preconditioner(DeviceIlu0(a).solve, 0)
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
-        m = sla.LinearOperator((n3, n3), matvec=lambda r: ilu.solve(op.xp.asarray(r)).get(), dtype=float)
-        m.nbytes = 0  # on the device, in the memory pool
-        return m
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
         ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=ILU_DROP, fill_factor=ILU_FILL, permc_spec="NATURAL")
     except RuntimeError as exc:
         raise SolverError(singular.format(exc)) from None
-    m = sla.LinearOperator((n3, n3), matvec=lambda r: ilu.solve(r[order])[back], dtype=float)
-    m.nbytes = int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (n3 + 1) * 4)
-    return m
+    return Preconditioner(lambda r: ilu.solve(r[order])[back],
+                          int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (a.shape[0] + 1) * 4))
 
 
 def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: float,
@@ -108,35 +112,33 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
                         settings.correction_ratio)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
-    idle = layout.idle.reshape(-1)
-    b = np.where(idle, 0.0, op.known_part(u_known, data.traction))
+    xp = op.xp
+    displacement, traction = xp.asarray(layout.displacement), xp.asarray(layout.traction)
+    idle = xp.asarray(layout.idle.reshape(-1))
+    b = xp.where(idle, 0.0, xp.asarray(op.known_part(u_known, data.traction)))
 
     def matvec(x):  # traction unknowns scaled to t / mu, as in the direct solve; idle slots: identity
         x = x.reshape(-1, 3)
-        out = op.apply(np.where(layout.displacement, x[:n], 0.0), np.where(layout.traction, mu * x, 0.0))
-        return np.where(idle, x.reshape(-1), out)
+        out = op.apply(xp.where(displacement, x[:n], 0.0), xp.where(traction, mu * x, 0.0))
+        return xp.where(idle, x.reshape(-1), out)
 
     t0 = time.perf_counter()
     m = near_field_preconditioner(op, layout, mu)
     timings["preconditioner"] = time.perf_counter() - t0
-    a = sla.LinearOperator((n3, n3), matvec=matvec, dtype=float)
-    right = sla.LinearOperator((n3, n3), matvec=lambda y: matvec(m.matvec(y)), dtype=float)
-    residuals = []
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
     # right preconditioning, A M^-1 y = b, x = M^-1 y: GMRES minimises and tests the true residual
-    y, info = sla.gmres(right, b, rtol=settings.rtol, restart=restart,
-                        maxiter=-(-settings.max_iterations // restart), callback=residuals.append,
-                        callback_type="pr_norm")
-    x = m.matvec(y)
+    result = gmres(matvec, m.solve, b, settings.rtol, restart, settings.max_iterations)
     timings["gmres"] = time.perf_counter() - t0
-    relative = float(np.linalg.norm(b - a @ x) / max(np.linalg.norm(b), 1e-300))
-    if info != 0 or not np.isfinite(relative):
+    residuals, relative = result.residuals, float(result.relative_residual)
+    if not result.converged or not np.isfinite(relative):
         raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "
                           f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
+    x = to_host(result.x)
     solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
     near = 0 if op.xp is not np else sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes  # else on the GPU
                                          for a in (op.h_corr, op.g_corr, op.h_near, op.g_near))
-    memory = {"host_bytes": int(near + m.nbytes + (restart + 1) * n3 * 8), "device_bytes": op.device_bytes()}
+    krylov = (restart + 1) * n3 * 8 if xp is np else 0  # else in the device pool
+    memory = {"host_bytes": int(near + m.nbytes + krylov), "device_bytes": op.device_bytes()}
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
-                                 memory, b, len(layout.extra_node))
+                                 memory, to_host(b), len(layout.extra_node))

@@ -1,0 +1,36 @@
+"""The restarted, right-preconditioned GMRES of engine/bem/gmres.py against a direct solve and SciPy's."""
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+from paraflux.engine.bem.gmres import gmres
+
+
+def system(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    a = (sp.random(n, n, density=0.02, random_state=rng) + sp.diags(rng.uniform(1, 3, n))).tocsr()
+    return a, rng.standard_normal(n)
+
+
+def test_gmres_with_restarts_and_a_preconditioner_reaches_the_direct_solution():
+    a, b = system()
+    exact = sla.spsolve(a.tocsc(), b)
+    jacobi = 1 / a.diagonal()
+    result = gmres(lambda v: a @ v, lambda v: jacobi * v, b, 1e-10, restart=15, max_iterations=500)
+    assert result.converged and result.relative_residual <= 1e-10
+    assert np.linalg.norm(b - a @ result.x) <= 1e-10 * np.linalg.norm(b)
+    assert np.linalg.norm(result.x - exact) < 1e-8 * np.linalg.norm(exact)
+    assert len(result.residuals) > 15 and result.residuals[-1] <= 1e-10  # it restarted
+    scipy_history = []
+    sla.gmres(sla.LinearOperator(a.shape, matvec=lambda v: a @ (jacobi * v)), b, rtol=1e-10, restart=15,
+              maxiter=100, callback=scipy_history.append, callback_type="pr_norm")
+    assert abs(len(result.residuals) - len(scipy_history)) <= 2
+    assert np.allclose(result.residuals[:10], scipy_history[:10], rtol=1e-6)
+
+
+def test_gmres_stops_at_the_iteration_limit_unconverged():
+    a, b = system(seed=1)
+    result = gmres(lambda v: a @ v, lambda v: v, b, 1e-14, restart=5, max_iterations=12)
+    assert not result.converged and len(result.residuals) == 12
+    assert np.isclose(result.relative_residual, np.linalg.norm(b - a @ result.x) / np.linalg.norm(b))
