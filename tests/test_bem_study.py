@@ -108,6 +108,18 @@ def test_mesh_file_with_physical_groups_round_trips_and_solves(tmp_path):
     assert parse_problem(problem_as_dict(problem), tmp_path) == problem
 
 
+def test_two_fixed_faces_meeting_at_an_edge_get_double_nodes(tmp_path):
+    write_box_file(tmp_path / "box.msh")
+    fixed_two = '[boundaries.x0]\ntype = "fixed"\n[boundaries.y0]\ntype = "fixed"\n[boundaries.x1]\ntype = "traction"\n' \
+                'value = [0.0, 0.0, -1e6]'
+    (tmp_path / "p.toml").write_text(problem_text(boundaries=fixed_two))
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["double_nodes"] == 3  # the three nodes of the x = 0, y = 0 edge
+    assert summary["max_displacement"] > 0
+
+
 @pytest.mark.parametrize("case, message", [
     (dict(boundaries='[boundaries.nowhere]\ntype = "fixed"'), "unknown boundary 'nowhere'"),
     (dict(boundaries='[boundaries.x1]\ntype = "traction"\nvalue = [1.0, 0.0, 0.0]'), "free to move as a rigid body"),

@@ -28,10 +28,12 @@ class BoundaryData:
 
 @dataclass(frozen=True, eq=False)
 class BemSolution:
-    """displacement (N, 3) m at the nodes; traction (M, 3, 3) Pa at the element nodes."""
+    """displacement (N, 3) m at the nodes; traction (M, 3, 3) Pa at the element nodes; double_nodes: the extra
+    traction nodes at sharp edges between prescribed displacements."""
 
     displacement: np.ndarray
     traction: np.ndarray
+    double_nodes: int = 0
 
 
 def system_matrix(h, g, layout: UnknownLayout, mu: float):
@@ -86,4 +88,5 @@ def solution_of(x, layout: UnknownLayout, data: BoundaryData, u_known, triangles
     n = layout.n_nodes
     u = np.where(layout.displacement, x[:n], u_known)
     slots = np.where(layout.traction, mu * x, 0.0)
-    return BemSolution(u, layout.element_traction(slots, data.displacement_type, data.traction))
+    return BemSolution(u, layout.element_traction(slots, data.displacement_type, data.traction),
+                       len(layout.extra_node))

@@ -200,7 +200,8 @@ def bem_summary(result: BemResult) -> dict:
     """The summary.json content (SI units)."""
     p, s = result.problem, result.mesh
     return {"study": "elastostatic-bem", "method": p.solver.method, "n_nodes": len(s.points),
-            "n_elements": len(s.triangles), "n_dofs": 3 * len(s.points), "iterations": result.iterations,
+            "n_elements": len(s.triangles), "n_dofs": 3 * len(s.points),
+            "double_nodes": result.fields.double_nodes, "iterations": result.iterations,
             "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
             "m2l": p.solver.m2l, "order": p.solver.order, "leaf_size": p.solver.leaf_size,
             "max_displacement": result.max_displacement,
