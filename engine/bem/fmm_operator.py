@@ -26,7 +26,7 @@ from scipy.spatial import cKDTree
 from ..fmm.fmm import LaplaceFMM
 from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
-from ..backend import array_module
+from ..backend import array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
@@ -112,7 +112,7 @@ class FmmBemOperator:
             g_acc *= unknown
             h_parts.append(node_blocks(pp, dev["tri"][ee], n, h_acc - h_base, h_acc))
             g_parts.append(slot_blocks(pp, slot[ee], t, dg, g_acc))
-        self.known_correction = _host(known_correction)
+        self.known_correction = to_host(known_correction)
         self.h_corr, self.h_near = (_blocks_of(h_parts, i, (3 * t, 3 * n)) for i in range(2))
         self.g_corr, self.g_near = (_blocks_of(g_parts, i, (3 * t, 3 * t)) for i in range(2))
         self.near_pairs = len(p)
@@ -156,7 +156,7 @@ class FmmBemOperator:
             u = xp.zeros((self.n, 3))
             u[:, k] = 1.0
             row_sum = self.far(u, zero_t) + self.dev["h_corr"] @ u.reshape(-1)
-            diag[:, :, k] = -_host(row_sum).reshape(t, 3)
+            diag[:, :, k] = -to_host(row_sum).reshape(t, 3)
         self.dev["diag"] = xp.asarray(diag)
         return diag
 
@@ -185,8 +185,8 @@ class FmmBemOperator:
         xp = self.xp
         t = xp.asarray(known_traction * ~self.disp[:, None, :])
         u = xp.asarray(u_known)
-        hu = _host(self.dev["h_corr"] @ u.reshape(-1) + self._rigid_part(u))
-        return self.known_correction - _host(self.far(u, t)) - hu  # far: H u - G t, plain rule
+        hu = to_host(self.dev["h_corr"] @ u.reshape(-1) + self._rigid_part(u))
+        return self.known_correction - to_host(self.far(u, t)) - hu  # far: H u - G t, plain rule
 
 
 def node_blocks(p, nodes, n, *pair_blocks):
@@ -237,11 +237,6 @@ def block_matrix(rows, cols, blocks, shape):
 
 def _blocks_of(parts, i, shape):
     """block_matrix of the i-th block list of node_blocks parts (rows sorted across parts)."""
-    xp = array_module(parts[0][0]) if parts else np
-    rows, cols = (xp.concatenate([q[j] for q in parts]) if parts else np.zeros(0, int) for j in (0, 1))
-    blocks = xp.concatenate([q[2][i] for q in parts]) if parts else np.zeros((0, 3, 3))
-    return block_matrix(rows, cols, blocks, shape)
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
+    xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
+    rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
+    return block_matrix(rows, cols, xp.concatenate([q[2][i] for q in parts]), shape)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import array_module
+from ..backend import array_module, to_host
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +45,7 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
             w = w - basis[:k + 1].T @ h
             again = basis[:k + 1] @ w  # the second pass restores orthogonality lost to cancellation
             w = w - basis[:k + 1].T @ again
-            column = np.r_[_host(h + again), float(xp.linalg.norm(w))]
+            column = np.r_[to_host(h + again), float(xp.linalg.norm(w))]
             if column[-1] > 0:
                 basis[k + 1] = w / column[-1]
             for i in range(k):  # earlier rotations, then a new one zeroing the subdiagonal
@@ -63,7 +63,3 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
         y = np.linalg.lstsq(np.triu(hessenberg[:k, :k]), g[:k], rcond=None)[0]
         x = x + precondition(basis[:k].T @ xp.asarray(y))
         r = b - matvec(x)
-
-
-def _host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
