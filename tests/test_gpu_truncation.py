@@ -36,7 +36,7 @@ def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
 
 @pytest.mark.parametrize("kernel", ["cuda-s", "cuda-tiled"])
 def test_multi_gpu_splits_S_over_every_device(cp, kernel):
-    from paraflux.engine.truncation.gpu_loops import apply_multi_gpu, split_elements  # noqa: PLC0415
+    from paraflux.engine.truncation.multi_gpu import apply_multi_gpu, split_elements  # noqa: PLC0415
 
     cur, sources, targets = random_case(3, n_elem=101)
     e_ref, _ = apply_reference(targets, sources, cur, 6.0)
@@ -45,6 +45,22 @@ def test_multi_gpu_splits_S_over_every_device(cp, kernel):
     assert all(t > 0 for t in run.kernel_seconds)
     assert np.abs(run.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
     assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
+
+
+@pytest.mark.parametrize("pinned_bytes", [0, 1 << 30])
+def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monkeypatch, pinned_bytes):
+    from paraflux.engine.truncation import multi_gpu  # noqa: PLC0415
+
+    monkeypatch.setattr(multi_gpu, "PINNED_BYTES", pinned_bytes)  # fields into pageable, then pinned memory
+    _, sources, targets = random_case(1, n_elem=101)
+    with multi_gpu.MultiGpuOperator(targets, sources, 6.0, 3, 0, "cuda-tiled") as op:
+        for seed, n_rhs in ((1, 2), (2, 5)):
+            cur = random_case(n_rhs, seed=seed)[0]
+            run = op.apply(cur)
+            e_ref, f_ref = apply_reference(targets, sources, cur, 6.0)
+            assert run.e.shape == (n_rhs, len(targets), 3)
+            assert np.abs(run.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
+            assert np.abs(run.f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
 
 
 @pytest.mark.parametrize("n_s", [100, 3000])

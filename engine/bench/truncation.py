@@ -79,7 +79,7 @@ def _wall_seconds(cp, fn, repeats: int, warm_up: bool = True):
 
 def _time_multi_gpu(fn, repeats: int):
     """(median wall seconds, median seconds of the slowest GPU's kernel, the last MultiGpuRun) of fn()
-    after a warm-up call; apply_multi_gpu returns only once every device's fields are on the host."""
+    after a warm-up call; MultiGpuOperator.apply returns only once every device's fields are on the host."""
     fn()
     walls, kernels, run = [], [], None
     for _ in range(repeats):
@@ -159,7 +159,8 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
 
 
 def bench_size(cp, config, n_outer: int, log) -> dict:
-    from ..truncation.gpu_loops import launch, apply_multi_gpu  # noqa: PLC0415
+    from ..truncation.gpu_loops import launch  # noqa: PLC0415
+    from ..truncation.multi_gpu import MultiGpuOperator  # noqa: PLC0415
 
     inner, outer, qi, qo, k = _case_inputs(config, n_outer)
     q = config.quadrature
@@ -216,14 +217,16 @@ def bench_size(cp, config, n_outer: int, log) -> dict:
         if cp.cuda.runtime.getDeviceCount() > 1 and n_rhs <= 10:
             for loop, kernel in MULTI_GPU_KERNEL.items():
                 for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
-                    seconds, kernel_seconds, run = _time_multi_gpu(
-                        lambda c=count, kernel=kernel: apply_multi_gpu(qo.points, qi.points, cur, k, q, c, kernel),
-                        config.repeats)
-                    used = run.devices
-                    case["multi_gpu"].append({"loop": loop, "devices": used, "n_rhs": n_rhs, "seconds": seconds,
-                                              "kernel_seconds": kernel_seconds, "gflops": flops / seconds / 1e9,
+                    t0 = time.perf_counter()
+                    with MultiGpuOperator(qo.points, qi.points, k, q, count, kernel) as op:
+                        setup = time.perf_counter() - t0
+                        seconds, kernel_seconds, run = _time_multi_gpu(lambda op=op: op.apply(cur), config.repeats)
+                    case["multi_gpu"].append({"loop": loop, "devices": run.devices, "n_rhs": n_rhs, "seconds": seconds,
+                                              "kernel_seconds": kernel_seconds, "setup_seconds": setup,
+                                              "gflops": flops / seconds / 1e9,
                                               "check": _check(run.e, run.f, qo.points, qi.points, cur, k)})
-                    log(f"  {loop} on {used}: rhs={n_rhs}: {seconds * 1e3:.1f} ms, kernels {kernel_seconds * 1e3:.1f} ms")
+                    log(f"  {loop} on {run.devices}: rhs={n_rhs}: {seconds * 1e3:.2f} ms, kernels "
+                        f"{kernel_seconds * 1e3:.2f} ms (set-up {setup * 1e3:.0f} ms)")
     return case
 
 

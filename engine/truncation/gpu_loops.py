@@ -1,4 +1,4 @@
-"""Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled) and the multi-GPU split of S.
+"""Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled); multi_gpu.py runs them on several GPUs.
 
 Each takes host arrays and returns host arrays E, F (n_rhs, n_S, 3) complex128, like loops.apply_cpu;
 operator.apply_reference is the specification they are tested against."""
@@ -6,8 +6,6 @@ operator.apply_reference is the specification they are tested against."""
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +17,15 @@ _modules: dict[int, object] = {}
 _lock = threading.Lock()
 
 
-def _module(cp):
+def compiled_module(cp):
     """The compiled module of the current device (one per device, for multi-gpu)."""
     device = cp.cuda.Device().id
     with _lock:
         if device not in _modules:
-            _modules[device] = cp.RawModule(code=(Path(__file__).with_name("kernels") / "truncation.cu").read_text(),
-                                            options=("-std=c++17",))
+            module = cp.RawModule(code=(Path(__file__).with_name("kernels") / "truncation.cu").read_text(),
+                                  options=("-std=c++17",))
+            module.get_function("cuda_s")  # compiles and loads it here, not in a first timed call
+            _modules[device] = module
         return _modules[device]
 
 
@@ -41,7 +41,7 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
     n_t, n_s, n_rhs = len(tgt), len(src), de.shape[0]
     e = cp.zeros((n_rhs, n_t, 3), dtype=cp.complex128)
     f = cp.zeros_like(e)
-    module = _module(cp)
+    module = compiled_module(cp)
     if loop == "cuda-s":
         n_elem = n_t // q
         module.get_function("cuda_s")((-(-n_elem // BLOCK),), (BLOCK,),
@@ -84,52 +84,3 @@ def apply_gpu(loop: str, targets, sources, cur, k: float, q: int):
 
     e, f = launch(cp, loop, *_device_inputs(cp, targets, sources, cur), k, q)
     return e.get(), f.get()
-
-
-def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
-    """Consecutive element ranges [lo, hi) of nearly equal size, one per device."""
-    bounds = np.linspace(0, n_elem, parts + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(bounds, bounds[1:])]
-
-
-@dataclass(frozen=True)
-class MultiGpuRun:
-    """E, F (n_rhs, n_S, 3) complex on the host; the GPUs used and each one's kernel seconds (CUDA events,
-    without the transfers)."""
-
-    e: np.ndarray
-    f: np.ndarray
-    devices: int
-    kernel_seconds: tuple[float, ...]
-
-
-def apply_multi_gpu(targets, sources, cur, k: float, q: int, devices: int = 0,
-                    kernel: str = "cuda-s") -> MultiGpuRun:
-    """multi-gpu: the S elements split across the first `devices` GPUs (0: all), one host thread per
-    device copying the S' currents to it and running `kernel` (cuda-s, or cuda-tiled for multi-gpu-tiled)
-    on its part; no cross-device reduction."""
-    import cupy as cp  # noqa: PLC0415
-
-    available = cp.cuda.runtime.getDeviceCount()
-    count = available if devices == 0 else min(devices, available)
-    n_rhs, n_t = cur.dot_e.shape[0], len(targets)
-    e = np.empty((n_rhs, n_t, 3), dtype=complex)
-    f = np.empty_like(e)
-    ranges = split_elements(n_t // q, count)
-
-    def work(device: int) -> float:
-        lo, hi = ranges[device]
-        if hi == lo:
-            return 0.0
-        with cp.cuda.Device(device):
-            inputs = _device_inputs(cp, targets[lo * q:hi * q], sources, cur)
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            ed, fd = launch(cp, kernel, *inputs, k, q)
-            end.record()
-            e[:, lo * q:hi * q], f[:, lo * q:hi * q] = ed.get(), fd.get()
-            return cp.cuda.get_elapsed_time(start, end) / 1e3
-
-    with ThreadPoolExecutor(count) as pool:
-        seconds = tuple(pool.map(work, range(count)))  # re-raises a device's error here
-    return MultiGpuRun(e, f, count, seconds)

@@ -60,7 +60,7 @@ def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
                                "cpu-rhs or zgemm")
         backend = get_backend("cupy")
         if loop in MULTI_GPU_KERNEL:
-            from .gpu_loops import apply_multi_gpu  # noqa: PLC0415
+            from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
 
             run = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
             return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)

@@ -1,0 +1,125 @@
+"""multi-gpu and multi-gpu-tiled: the S elements split across GPUs, each running one kernel of gpu_loops
+(cuda-s or cuda-tiled) on its part, with no cross-device reduction.
+
+MultiGpuOperator keeps each GPU's share of S's points and all S' points resident across applications (as
+across FE-IIIEE iterations, where only the currents change); one persistent host thread and one stream per
+device send the currents up, run the kernel and copy the fields straight into one pinned host array."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .gpu_loops import compiled_module, launch
+from .operator import Currents
+
+PINNED_BYTES = 1 << 30  # fields above this size come back into pageable memory (no large page-locked blocks)
+DEVICE_TO_HOST = 2  # cudaMemcpyDeviceToHost
+
+
+def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
+    """Consecutive element ranges [lo, hi) of nearly equal size, one per device."""
+    bounds = np.linspace(0, n_elem, parts + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(bounds, bounds[1:])]
+
+
+@dataclass(frozen=True)
+class MultiGpuRun:
+    """E, F (n_rhs, n_S, 3) complex on the host; the GPUs used and each one's kernel seconds (CUDA events,
+    without the transfers)."""
+
+    e: np.ndarray
+    f: np.ndarray
+    devices: int
+    kernel_seconds: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _Share:
+    """One device's S points [lo, hi) (point indices) with its resident inputs and stream."""
+
+    device: int
+    lo: int
+    hi: int
+    targets: object  # (hi - lo, 3) float64 on the device
+    sources: object  # (n_S', 3) float64 on the device
+    stream: object
+
+
+class MultiGpuOperator:
+    """The operator for fixed S points targets (n_S, 3) (q per element, elements kept whole on one GPU) and
+    S' points sources (n_S', 3), split across the first `devices` GPUs (0: all); kernel: cuda-s or
+    cuda-tiled. Use as a context manager, or close() it, to end its host threads."""
+
+    def __init__(self, targets, sources, k: float, q: int, devices: int = 0, kernel: str = "cuda-s"):
+        import cupy as cp  # noqa: PLC0415
+
+        self._cp, self.k, self.q, self.kernel = cp, float(k), int(q), kernel
+        available = cp.cuda.runtime.getDeviceCount()
+        self.devices = available if devices == 0 else min(devices, available)
+        self.n_targets = len(targets)
+        shares = []
+        for device, (lo, hi) in enumerate(split_elements(self.n_targets // q, self.devices)):
+            with cp.cuda.Device(device):
+                stream = cp.cuda.Stream(non_blocking=True)
+                with stream:
+                    tgt = cp.asarray(targets[lo * q:hi * q], dtype=cp.float64)
+                    src = cp.asarray(sources, dtype=cp.float64)
+                stream.synchronize()
+                compiled_module(cp)
+            shares.append(_Share(device, lo * q, hi * q, tgt, src, stream))
+        self._shares = shares
+        self._pool = ThreadPoolExecutor(self.devices, thread_name_prefix="paraflux-gpu")
+
+    def apply(self, cur: Currents) -> MultiGpuRun:
+        """E, F (n_rhs, n_S, 3) complex128 on the host for the currents cur (host arrays)."""
+        import cupyx  # noqa: PLC0415
+
+        cp = self._cp
+        n_rhs = cur.dot_e.shape[0]
+        shape = (n_rhs, self.n_targets, 3)
+        pinned = 2 * 16 * np.prod(shape) <= PINNED_BYTES
+        e, f = ((cupyx.empty_pinned(shape, dtype=complex) if pinned else np.empty(shape, dtype=complex))
+                for _ in range(2))
+
+        def work(share: _Share) -> float:
+            if share.hi == share.lo:
+                return 0.0
+            with cp.cuda.Device(share.device), share.stream:
+                dev = [cp.asarray(a, dtype=cp.complex128) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                ed, fd = launch(cp, self.kernel, share.targets, share.sources, *dev, self.k, self.q)
+                end.record()
+                for host, part in ((e, ed), (f, fd)):
+                    _rows_to_host(cp, host, part, share.lo, share.stream)
+                share.stream.synchronize()
+                return cp.cuda.get_elapsed_time(start, end) / 1e3
+
+        seconds = tuple(self._pool.map(work, self._shares))  # re-raises a device's error here
+        return MultiGpuRun(e, f, self.devices, seconds)
+
+    def close(self) -> None:
+        self._pool.shutdown()
+
+    def __enter__(self) -> MultiGpuOperator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _rows_to_host(cp, host: np.ndarray, part, lo: int, stream) -> None:
+    """Copy part (n_rhs, m, 3) on the device into host[:, lo:lo + m] with one strided copy on stream."""
+    row = part.shape[1] * 3 * 16
+    cp.cuda.runtime.memcpy2DAsync(host.ctypes.data + lo * 3 * 16, host.shape[1] * 3 * 16, part.data.ptr, row, row,
+                                  part.shape[0], DEVICE_TO_HOST, stream.ptr)
+
+
+def apply_multi_gpu(targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
+                    kernel: str = "cuda-s") -> MultiGpuRun:
+    """One application by a MultiGpuOperator built for it (the geometry's upload included)."""
+    with MultiGpuOperator(targets, sources, k, q, devices, kernel) as op:
+        return op.apply(cur)
