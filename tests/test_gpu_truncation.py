@@ -65,10 +65,10 @@ def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monke
 
 @pytest.mark.parametrize("n_s", [100, 3000])
 def test_cuda_tiled_with_one_and_many_S_prime_chunks(cp, n_s):
-    from paraflux.engine.truncation.gpu_loops import BLOCK, launch, s_chunks  # noqa: PLC0415
+    from paraflux.engine.truncation.gpu_loops import BLOCK, launch, multiprocessors, s_chunks  # noqa: PLC0415
 
     cur, sources, targets = random_case(2, n_s=n_s)
-    chunks = s_chunks(cp, -(-len(targets) // BLOCK), n_s, 2 * len(targets))
+    chunks = s_chunks(multiprocessors(cp), -(-len(targets) // BLOCK), n_s, 2 * len(targets))
     assert (chunks == 1) == (n_s < 256)
     dev = [cp.asarray(a) for a in (targets, sources, cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
     e, f = (a.get() for a in launch(cp, "cuda-tiled", *dev, 6.0, 3))

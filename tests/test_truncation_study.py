@@ -161,15 +161,14 @@ def test_zgemm_on_blas_matches_the_specification_and_reuses_its_tiles(n_rhs):
 
 
 def test_cuda_tiled_chunks_fill_the_gpu_within_the_memory_cap():
-    from types import SimpleNamespace
-
     from paraflux.engine.truncation.gpu_loops import PARTIAL_BYTES, s_chunks
 
-    fake = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(attributes={"MultiProcessorCount": 132})))
-    assert s_chunks(fake, 2000, 4000, 1000) == 1  # enough blocks already
-    assert s_chunks(fake, 88, 3816, 11_000) == 12  # 8 x 132 / 88 blocks
-    assert s_chunks(fake, 1, 300, 100) == 2  # no chunk below one 128-point tile
-    assert s_chunks(fake, 88, 3816, PARTIAL_BYTES // 96 // 3) == 3  # partial sums capped
+    assert s_chunks(132, 5000, 4000, 1000) == 1  # enough blocks already
+    assert s_chunks(132, 760, 3774, 97_266) == 6  # 32 x 132 / 760 blocks
+    assert s_chunks(132, 192, 3774, 24_498) == 22
+    assert s_chunks(132, 88, 3816, 11_000) == 29  # no chunk below one 128-point tile
+    assert s_chunks(132, 1, 300, 100) == 2
+    assert s_chunks(132, 88, 3816, PARTIAL_BYTES // 96 // 3) == 3  # partial sums capped
 
 
 def test_case_meshes_come_close_to_the_paper_sizes():

@@ -78,7 +78,10 @@ class MultiGpuOperator:
         import cupyx  # noqa: PLC0415
 
         cp = self._cp
-        n_rhs = cur.dot_e.shape[0]
+        n_rhs, n_s = cur.dot_e.shape
+        staged = cupyx.empty_pinned(8 * n_rhs * n_s, dtype=complex)  # the four currents, one pinned block
+        for view, part in zip(_currents_views(staged, n_rhs, n_s), (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)):
+            view[...] = part
         shape = (n_rhs, self.n_targets, 3)
         pinned = 2 * 16 * np.prod(shape) <= PINNED_BYTES
         e, f = ((cupyx.empty_pinned(shape, dtype=complex) if pinned else np.empty(shape, dtype=complex))
@@ -88,10 +91,12 @@ class MultiGpuOperator:
             if share.hi == share.lo:
                 return 0.0
             with cp.cuda.Device(share.device), share.stream:
-                dev = [cp.asarray(a, dtype=cp.complex128) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
+                currents_on_device = cp.empty(staged.shape, dtype=cp.complex128)
+                currents_on_device.set(staged, share.stream)  # asynchronous: staged is pinned
                 start, end = cp.cuda.Event(), cp.cuda.Event()
                 start.record()
-                ed, fd = launch(cp, self.kernel, share.targets, share.sources, *dev, self.k, self.q)
+                ed, fd = launch(cp, self.kernel, share.targets, share.sources,
+                                *_currents_views(currents_on_device, n_rhs, n_s), self.k, self.q)
                 end.record()
                 for host, part in ((e, ed), (f, fd)):
                     _rows_to_host(cp, host, part, share.lo, share.stream)
@@ -109,6 +114,13 @@ class MultiGpuOperator:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _currents_views(flat, n_rhs: int, n_s: int):
+    """cross_e, cross_f (n_rhs, n_s, 3) and dot_e, dot_f (n_rhs, n_s): contiguous views of flat (8 n_rhs n_s,)."""
+    m = n_rhs * n_s
+    return (flat[:3 * m].reshape(n_rhs, n_s, 3), flat[3 * m:6 * m].reshape(n_rhs, n_s, 3),
+            flat[6 * m:7 * m].reshape(n_rhs, n_s), flat[7 * m:].reshape(n_rhs, n_s))
 
 
 def _rows_to_host(cp, host: np.ndarray, part, lo: int, stream) -> None:

@@ -84,11 +84,11 @@ class ZgemmOperator:
 
 
 def _coupling_gpu(cp, targets, sources, k: float):
-    from .gpu_loops import _module  # noqa: PLC0415
+    from .gpu_loops import compiled_module  # noqa: PLC0415
 
     n_t, n_s = len(targets), len(sources)
     a = cp.empty((n_t, 4 * n_s), dtype=cp.complex128)
-    _module(cp).get_function("coupling_tile")((-(-n_t * n_s // 256),), (256,),
-                                              (targets, np.int32(n_t), sources, np.int32(n_s), np.float64(k), a))
+    compiled_module(cp).get_function("coupling_tile")((-(-n_t * n_s // 256),), (256,),
+                                                      (targets, np.int32(n_t), sources, np.int32(n_s), np.float64(k), a))
     return a
 
