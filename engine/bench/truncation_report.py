@@ -110,17 +110,20 @@ def render_markdown(data: dict) -> str:
                      f"{m['gflops'] * _paper_ratio(last, 1):,.0f} | {PAPER_TABLE3['multi-GPU (4 P100)'] if m['devices'] == 4 else ''} |")
     multi = [(c, r) for c in data["cases"] for r in c.get("multi_gpu", [])]
     if multi:
-        lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each, wall "
-                  "clock with transfers", "",
-                  "Wall: the call from host arrays to host arrays. Kernels: the slowest GPU's kernel time (CUDA "
-                  "events), the part that splitting S divides.", "",
+        lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each", "",
+                  "Wall: one application, from the currents on the host to the fields on the host, by an operator "
+                  "built once (MultiGpuOperator: S's and S' points resident on each GPU, as across FE-IIIEE "
+                  "iterations, where only the currents change); each call sends the currents to every GPU and copies "
+                  "the fields back into pinned host memory. Kernels: the slowest GPU's kernel time (CUDA events). "
+                  "Set-up: building the operator (host threads, streams, the points' upload), once.", "",
                   "| numS | rhs | loop | GPUs | s wall | speed-up (wall) | s kernels | speed-up (kernels) | "
-                  "efficiency (kernels) | check |",
-                  "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "efficiency (kernels) | s set-up | check |",
+                  "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for c, r in multi:
             wall, kern = _speed_up(c, r, "seconds"), _speed_up(c, r)
+            setup = f"{r['setup_seconds']:.3g}" if "setup_seconds" in r else ""
             lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['loop']} | {r['devices']} | {r['seconds']:.4g} | "
-                         f"{wall:.2f} | {r['kernel_seconds']:.4g} | {kern:.2f} | {kern / r['devices']:.0%} | "
+                         f"{wall:.2f} | {r['kernel_seconds']:.4g} | {kern:.2f} | {kern / r['devices']:.0%} | {setup} | "
                          f"{r['check']:.1e} |")
     lines += ["", "## Targets", ""] + _targets(data) + [""]
     return "\n".join(lines)
@@ -151,26 +154,26 @@ def _targets(data: dict) -> list[str]:
                    f"with transfers ({best['seconds'] * 1e3:.1f} ms on the device), {ratio:.0f}x faster than the "
                    f"paper's P100 ({PAPER_P100_SECONDS} s; 30x asked): {'met' if ratio >= 30 else 'MISSED'}.")
     rows = [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]
-    four = max((r for r in rows if r["devices"] == 4), key=lambda r: _speed_up(last, r), default=None)
-    two = max((r for r in rows if r["devices"] == 2), key=lambda r: _speed_up(last, r), default=None)
-    if four:
-        speed = _speed_up(last, four)
-        out.append(f"- 4 GPUs over one at numS = {last['n_outer']:,}, 1 right-hand side: {four['loop']} {speed:.2f}x "
-                   f"in kernel time, {_speed_up(last, four, 'seconds'):.2f}x in wall time (3.5x asked): "
-                   f"{'met' if speed >= 3.5 else 'MISSED'}.")
+    most = max((r["devices"] for r in rows), default=0)
+    best = max((r for r in rows if r["devices"] == most), key=lambda r: _speed_up(last, r), default=None)
+    if best and most >= 4:
+        kern, wall = _speed_up(last, best), _speed_up(last, best, "seconds")
+        verdict = "met" if wall >= 3.5 else ("met in kernel time, MISSED in wall time" if kern >= 3.5 else "MISSED")
+        out.append(f"- {most} GPUs over one at numS = {last['n_outer']:,}, 1 right-hand side: {best['loop']} "
+                   f"{kern:.2f}x in kernel time, {wall:.2f}x in wall time (3.5x on 4 GPUs asked): {verdict}.")
     else:
-        measured = (f" On 2 GPUs: {two['loop']} {_speed_up(last, two):.2f}x over one in kernel time, "
-                    f"{_speed_up(last, two, 'seconds'):.2f}x in wall time." if two else "")
+        measured = (f" On {most} GPUs: {best['loop']} {_speed_up(last, best):.2f}x over one in kernel time, "
+                    f"{_speed_up(last, best, 'seconds'):.2f}x in wall time." if best else "")
         out.append("- 4 GPUs over one (3.5x asked): NOT MEASURED: no machine with 4 GPUs was lent for this run "
                    f"(the device tool withheld nvidia-h200-x4).{measured}")
-    if rows:
+    if best:
         out.append("  - Why the loops scale differently: multi-gpu runs cuda-s, one thread per S element; S's "
                    f"{last['n_outer']:,} elements fit in one wave of one GPU, so splitting S shortens no thread's "
-                   "loop and the kernel time stays. multi-gpu-tiled splits S' into chunks until each GPU is full, "
-                   "so its kernel time falls with the GPU count. The wall time also holds the per-call copies of S's "
-                   "points and the currents to each GPU and of the fields back to pageable host memory, which do "
-                   "not shrink; keeping S's points on the GPUs across FE-IIIEE iterations and returning the fields "
-                   "into pinned memory would bring the wall speed-up to the kernel one.")
+                   "loop and the kernel time stays (the paper's cuda_S split the same way). multi-gpu-tiled splits "
+                   "S' into chunks until each GPU is full, so its kernel time falls with the GPU count. The wall "
+                   f"time adds what splitting does not divide: on {most} GPUs {best['loop']} spends "
+                   f"{(best['seconds'] - best['kernel_seconds']) * 1e3:.2f} ms per call outside its kernels (the "
+                   "currents' upload, the fields' copy back, the host threads' hand-off).")
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]
     if z:
         frac = z[0]["gemm_gflops"] * 1e9 / data["zgemm_flops"]
