@@ -4,6 +4,7 @@ committed JSON (no number is typed by hand)."""
 import json
 from pathlib import Path
 
+import pytest
 
 from paraflux.engine.bench.ebe import _cpu_run, _scipy_cg, gpu_reductions
 from paraflux.engine.bench.ebe_report import render_markdown
@@ -98,3 +99,23 @@ def test_fmbem_merge_keeps_the_earlier_cases_this_run_did_not_measure():
     assert [(c["table"], c["target_dofs"], c["from"]) for c in merged["cases"]] == [
         ("1-3", 19_314, "old"), ("4", 1_000_000, "new")]
     assert merged["merged_runs"][0]["date"] == "old"
+
+
+def test_truncation_merge_joins_single_and_several_gpu_runs_in_either_order_and_keeps_joined_rows():
+    from paraflux.engine.bench.truncation import merge
+
+    def record(date, multi_only, rows):
+        return {"benchmark": "truncation", "date": date, "command": "c", "commit": date, "gpu": {"device": date},
+                "gpus": 2 if multi_only else 1, "versions": {}, "config": {"multi_gpu_only": multi_only},
+                "cases": [{"n_outer": 10, "gpu": [date], "multi_gpu": rows}]}
+
+    single, multi = record("one", False, []), record("two", True, [{"devices": 2}])
+    joined = merge(multi, single)
+    assert joined == merge(single, multi)
+    assert joined["multi_gpu_run"]["date"] == "two" and joined["date"] == "one"
+    assert joined["cases"][0] == {"n_outer": 10, "gpu": ["one"], "multi_gpu": [{"devices": 2}]}
+    rerun = merge(record("three", False, []), joined)  # a new single-GPU run keeps the joined rows
+    assert rerun["date"] == "three" and rerun["multi_gpu_run"]["date"] == "two"
+    assert rerun["cases"][0]["multi_gpu"] == [{"devices": 2}] and rerun["cases"][0]["gpu"] == ["three"]
+    with pytest.raises(ValueError, match="no several-GPU run"):
+        merge(record("three", False, []), single)

@@ -256,12 +256,19 @@ def run_truncation_benchmark(config: TruncationBenchConfig, command: list[str] |
 
 
 def merge(data: dict, earlier: dict) -> dict:
-    """Join a single-GPU run and a several-GPU run (multi_gpu_only) of the same configuration."""
+    """Join a single-GPU run and a several-GPU run (multi_gpu_only) of the same configuration. earlier may
+    also be an already joined file: a new single-GPU run then keeps its several-GPU rows and their facts."""
     if earlier.get("benchmark") != "truncation":
         raise ValueError("only truncation results can be merged")
-    main, multi = (data, earlier) if not data["config"]["multi_gpu_only"] else (earlier, data)
+    if data["config"]["multi_gpu_only"]:
+        main, multi, facts = earlier, data, data
+    else:
+        main, multi = data, earlier
+        facts = earlier.get("multi_gpu_run") or earlier
+        if not (earlier["config"]["multi_gpu_only"] or "multi_gpu_run" in earlier):
+            raise ValueError("it holds no several-GPU run")
     merged = dict(main)
-    merged["multi_gpu_run"] = {k: multi[k] for k in ("date", "command", "commit", "gpu", "gpus", "versions")}
+    merged["multi_gpu_run"] = {k: facts[k] for k in ("date", "command", "commit", "gpu", "gpus", "versions")}
     by_size = {c["n_outer"]: c for c in multi["cases"]}
     merged["cases"] = [dict(c, multi_gpu=by_size.get(c["n_outer"], {}).get("multi_gpu", [])) for c in main["cases"]]
     return merged
