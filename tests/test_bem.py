@@ -287,3 +287,27 @@ def test_numba_pair_kernel_matches_the_numpy_specification():
         h_ref, g_ref = _pair_integrals(x, el, p, e, bary[sl], weights[sl], MU, NU)
         assert np.abs(h - h_ref).max() < 1e-13 * np.abs(h_ref).max()
         assert np.abs(g - g_ref).max() < 1e-13 * np.abs(g_ref).max()
+
+
+@pytest.mark.parametrize("ratio", [0.3, 1.0, 3.0])  # 0.3: vertices lie outside the radius
+def test_near_pairs_by_size_class_match_the_all_pairs_rule(ratio):
+    from paraflux.engine.bem.assembly import elements_of
+    from paraflux.engine.bem.cases import bracket
+    from paraflux.engine.bem.near_pairs import near_pairs
+
+    surface, _ = bracket(1500)  # graded: small elements round the bolt holes, large ones on the plate
+    points, triangles = surface.points, surface.triangles
+    el = elements_of(points, triangles)
+    assert el.sizes.max() > 2 * el.sizes.min()  # three size classes or more
+    rng = np.random.default_rng(3)
+    inside = rng.integers(0, len(triangles), 200)  # extra points inside elements, no node of their own
+    extra = np.einsum("ka,kac->kc", rng.dirichlet(np.ones(3), 200), points[triangles[inside]])
+    targets = np.concatenate([points, extra])
+    target_node = np.r_[np.arange(len(points)), np.full(200, -1)]
+    p, e, distance = near_pairs(targets, target_node, triangles, el.centroids, el.sizes, ratio)
+    all_distance = np.linalg.norm(el.centroids[None] - targets[:, None], axis=2)
+    rule = (all_distance < ratio * el.sizes[None]) | (triangles[None] == target_node[:, None, None]).any(axis=2)
+    p_ref, e_ref = np.nonzero(rule)  # row-major: sorted by target, then element
+    assert np.array_equal(p, p_ref) and np.array_equal(e, e_ref)
+    assert np.allclose(distance, all_distance[p, e], rtol=0, atol=1e-15)
+    assert (all_distance[p, e] >= ratio * el.sizes[e]).any() == (ratio < 1)  # pairs by the vertex rule alone

@@ -21,13 +21,13 @@ from dataclasses import fields
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from ..fmm.fmm import LaplaceFMM
 from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
 from ..backend import array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
+from .near_pairs import near_pairs
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
@@ -79,17 +79,12 @@ class FmmBemOperator:
 
     # ---------------------------------------------------------------- near field
     def _near(self, known_traction):
-        """The near-field pairs (listed on the host), their integrals and node-block sums where the FMM runs
-        (Numba on the host, CUDA on the GPU); the block matrices stay there."""
+        """The near-field pairs (listed on the host, sorted by target so that chunks end at a row boundary),
+        their integrals and node-block sums where the FMM runs (Numba on the host, CUDA on the GPU); the
+        block matrices stay there."""
         el, tri, n, x, xp, dev = self.el, self.triangles, self.n, self.targets, self.xp, self.dev
         t = len(x)
-        tree = cKDTree(el.centroids)
-        lists = tree.query_ball_point(x, self.correction_ratio * el.sizes.max())
-        p = np.repeat(np.arange(t), [len(a) for a in lists])  # sorted: chunks below end at a row boundary
-        e = np.concatenate([np.asarray(a, dtype=np.int64) for a in lists])
-        keep = (np.linalg.norm(el.centroids[e] - x[p], axis=1) < self.correction_ratio * el.sizes[e]) | (
-            tri[e] == self.target_node[p][:, None]).any(axis=1)
-        p, e = p[keep], e[keep]
+        p, e, distance = near_pairs(x, self.target_node, tri, el.centroids, el.sizes, self.correction_ratio)
         known = xp.asarray(known_traction * ~self.disp[:, None, :])
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
         node, own, own_weights = (xp.asarray(a) for a in (self.target_node, self.own, self.own_weights))
@@ -98,8 +93,7 @@ class FmmBemOperator:
         known_correction = xp.zeros(3 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            level = xp.asarray(levels_of(np.linalg.norm(el.centroids[e[lo:hi]] - x[p[lo:hi]], axis=1)
-                                         / el.sizes[e[lo:hi]]))
+            level = xp.asarray(levels_of(distance[lo:hi] / el.sizes[e[lo:hi]]))
             pp, ee = xp.asarray(p[lo:hi]), xp.asarray(e[lo:hi])
             h_acc, g_acc = accurate_pair_integrals(dev["x"], node, el_x, dev["tri"], pp, ee, level, self.mu,
                                                    self.nu, own, own_weights)
