@@ -36,6 +36,19 @@ def test_gpu_many_densities_and_self_interaction(cp):
     assert set(timings) == {"upward", "m2l", "downward", "p2p"}
 
 
+def test_gpu_leaf_expansions_at_the_highest_order_and_past_one_launch_of_densities(cp):
+    from paraflux.engine.fmm.fmm import MAX_ORDER  # noqa: PLC0415
+
+    rng = np.random.default_rng(20)
+    src, tgt = rng.uniform(0, 1, (700, 3)), rng.uniform(0, 1, (600, 3)) ** 2
+    q, d = rng.standard_normal((19, 700)), rng.standard_normal((2, 700, 3))  # 19: three P2M launches at p = 20
+    for charges, dipoles in ((q, None), (None, d)):
+        cpu = LaplaceFMM(src, tgt, MAX_ORDER, 16, "standard", "numpy").apply(charges, dipoles, gradient=True)
+        gpu = LaplaceFMM(src, tgt, MAX_ORDER, 16, "standard", "cupy").apply(charges, dipoles, gradient=True)
+        for a, b in zip(gpu, cpu):
+            assert np.abs(a.get() - b).max() < 1e-12 * np.abs(b).max()
+
+
 def test_fmm_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     from paraflux.engine.bench import fmm as fmm_bench  # noqa: PLC0415
 

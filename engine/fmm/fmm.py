@@ -131,7 +131,8 @@ class LaplaceFMM:
         if charges is None and dipoles is None:
             raise ProblemError("give charges, dipoles or both")
         squeeze = (charges is not None and np.ndim(charges) == 1) or (dipoles is not None and np.ndim(dipoles) == 2)
-        order = xp.asarray(self.tree.src_order)  # host or device densities alike
+        res = self._resident()
+        order = res["src_order"]  # host or device densities alike
         q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, len(self.sources))[:, order]
         d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(
             -1, len(self.sources), 3)[:, order]
@@ -140,22 +141,21 @@ class LaplaceFMM:
         two_p = 2 * self.n_coef
         multipole = xp.zeros((n_boxes, n_dens, two_p))
         local = xp.zeros((n_boxes, n_dens, two_p))
-        src = xp.asarray(self.sources)
-        tgt = xp.asarray(self.targets)
+        src, tgt = res["src"], res["tgt"]
 
         # P2M at the source leaves, scaled by each leaf's side
-        sl = self.src_leaves
-        idx = xp.asarray(np.maximum(sl.index, 0))
-        mask = xp.asarray(sl.index >= 0)
-        side = xp.asarray(tree.side / 2.0 ** sl.level)
-        centre = xp.asarray(self._centres(sl))
-        gids = xp.asarray(self._gid(sl.level, sl.box))
-        for c in self._chunks(idx.shape):  # bounded scratch memory
-            pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
-            qq = None if q is None else q[:, idx[c]] * mask[c]
-            dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
-            m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), p, xp)
-            multipole[gids[c]] = xp.concatenate([m.real, m.imag], axis=-1)
+        idx, mask, side, centre, gids = (res["src_" + k] for k in ("idx", "mask", "side", "centre", "gid"))
+        if self.backend.is_gpu:
+            from .gpu_m2l import p2m_gpu  # noqa: PLC0415
+
+            p2m_gpu(src, q, d, res["src_padded"], centre, side, gids, p, multipole)
+        else:
+            for c in self._chunks(idx.shape):  # bounded scratch memory
+                pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
+                qq = None if q is None else q[:, idx[c]] * mask[c]
+                dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
+                m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), p, xp)
+                multipole[gids[c]] = xp.concatenate([m.real, m.imag], axis=-1)
 
         # M2M, finest level first
         for lv_i in range(len(tree.levels) - 1, 0, -1):
@@ -187,51 +187,47 @@ class LaplaceFMM:
                 local[children] += local[parents] @ self.l2l[o].T
 
         # L2P at the target leaves
-        tl = self.tgt_leaves
-        tidx = xp.asarray(np.maximum(tl.index, 0))
-        tmask = xp.asarray(tl.index >= 0)
-        tside = xp.asarray(tree.side / 2.0 ** tl.level)
-        tcentre = xp.asarray(self._centres(tl))
-        tgids = xp.asarray(self._gid(tl.level, tl.box))
-        phi_pad = xp.zeros((n_dens,) + tidx.shape)
-        grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
-        for c in self._chunks(tidx.shape):
-            tpts = (tgt[tidx[c]] - tcentre[c, None, :]) / tside[c, None, None]
-            lv_local = local[tgids[c]]
-            lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
-            ph, gr = l2p(lc, tpts, xp.zeros_like(tcentre[c]), p, gradient, xp)
-            phi_pad[:, c] = ph / tside[None, c, None]
-            if gradient:
-                grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
-
-        clock.lap("downward")
-        if not self.backend.is_gpu and self.p2p_reference:  # the NumPy specification, into the padded leaves
-            self._p2p(src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient)
         phi = xp.zeros((n_dens, len(self.targets)))
-        flat = tidx[tmask]
-        phi[:, flat] = phi_pad[:, tmask]
-        grad = None
-        if gradient:
-            grad = xp.zeros((n_dens, len(self.targets), 3))
-            grad[:, flat] = grad_pad[:, tmask]
-        if self.backend.is_gpu:  # P2P on the device, one thread per target
-            from .gpu_m2l import p2p_gpu  # noqa: PLC0415
+        grad = xp.zeros((n_dens, len(self.targets), 3)) if gradient else None
+        tidx, tmask, tside, tcentre, tgids = (res["tgt_" + k] for k in ("idx", "mask", "side", "centre", "gid"))
+        if self.backend.is_gpu:  # L2P fused, then P2P on the device, one thread per target
+            from .gpu_m2l import l2p_gpu, p2p_gpu  # noqa: PLC0415
 
-            p2p_gpu(tgt, src, q, d, *self._near_lists(), phi, grad)
-        elif not self.p2p_reference:  # the same loop compiled with Numba, parallel over targets
-            from .standard_m2l import p2p_numba  # noqa: PLC0415
+            l2p_gpu(tgt, local, res["tgt_padded"], tcentre, tside, tgids, p, phi, grad)
+            clock.lap("downward")
+            p2p_gpu(tgt, src, q, d, *res["near_lists"], phi, grad)
+        else:
+            phi_pad = xp.zeros((n_dens,) + tidx.shape)
+            grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
+            for c in self._chunks(tidx.shape):
+                tpts = (tgt[tidx[c]] - tcentre[c, None, :]) / tside[c, None, None]
+                lv_local = local[tgids[c]]
+                lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
+                ph, gr = l2p(lc, tpts, xp.zeros_like(tcentre[c]), p, gradient, xp)
+                phi_pad[:, c] = ph / tside[None, c, None]
+                if gradient:
+                    grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
+            clock.lap("downward")
+            if self.p2p_reference:
+                self._p2p(src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient)
+            flat = tidx[tmask]
+            phi[:, flat] = phi_pad[:, tmask]
+            if gradient:
+                grad[:, flat] = grad_pad[:, tmask]
+            if not self.p2p_reference:  # the same loop compiled with Numba, parallel over targets
+                from .standard_m2l import p2p_numba  # noqa: PLC0415
 
-            empty = np.zeros((1, 1, 3))
-            p2p_numba(tgt, src, q if q is not None else empty[..., 0], d if d is not None else empty,
-                      q is not None, d is not None, gradient, *self._near_lists(), phi,
-                      grad if gradient else empty)
+                empty = np.zeros((1, 1, 3))
+                p2p_numba(tgt, src, q if q is not None else empty[..., 0], d if d is not None else empty,
+                          q is not None, d is not None, gradient, *self._near_lists(), phi,
+                          grad if gradient else empty)
         clock.lap("p2p")
         out_phi = xp.empty_like(phi)
-        out_phi[:, xp.asarray(tree.tgt_order)] = phi
+        out_phi[:, res["tgt_order"]] = phi
         out_grad = None
         if gradient:
             out_grad = xp.empty_like(grad)
-            out_grad[:, xp.asarray(tree.tgt_order)] = grad
+            out_grad[:, res["tgt_order"]] = grad
         if squeeze:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
@@ -338,6 +334,28 @@ class LaplaceFMM:
         """(n, 3) centres of leaves at mixed levels."""
         coords = np.concatenate([lv.coords for lv in self.tree.levels])[self._gid(leaves.level, leaves.box)]
         return self.tree.corner + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
+
+    def _resident(self) -> dict:
+        """The arrays every application reads, moved to the backend's device once: sorted points, the
+        orderings, and per source / target leaf its slots (clipped "idx" and -1 "padded"), "mask", "side",
+        "centre" and box "gid"; the near-field CSR of the P2P kernel on the GPU."""
+        if getattr(self, "_resident_arrays", None) is None:
+            xp, tree = self.xp, self.tree
+            res = {"src": xp.asarray(self.sources), "tgt": xp.asarray(self.targets),
+                   "src_order": xp.asarray(tree.src_order), "tgt_order": xp.asarray(tree.tgt_order)}
+            for kind, leaves in (("src", self.src_leaves), ("tgt", self.tgt_leaves)):
+                res[kind + "_padded"] = xp.asarray(leaves.index)
+                res[kind + "_idx"] = xp.asarray(np.maximum(leaves.index, 0))
+                res[kind + "_mask"] = xp.asarray(leaves.index >= 0)
+                res[kind + "_side"] = xp.asarray(tree.side / 2.0 ** leaves.level)
+                res[kind + "_centre"] = xp.asarray(self._centres(leaves))
+                res[kind + "_gid"] = xp.asarray(self._gid(leaves.level, leaves.box))
+            if self.backend.is_gpu:
+                leaf_of, starts, pair_leaf, first, stop = self._near_lists()
+                res["near_lists"] = (xp.asarray(leaf_of, dtype=xp.int32), *(xp.asarray(a, dtype=xp.int64) for a in
+                                                                           (starts, pair_leaf, first, stop)))
+            self._resident_arrays = res
+        return self._resident_arrays
 
     def _near_lists(self):
         """CSR of the near field for the P2P kernels (CUDA, Numba): leaf of each sorted target, pair starts per

@@ -1,4 +1,5 @@
-"""Launchers of kernels/fmm.cu: the paper's M2L (a block per target box) and the near-field P2P."""
+"""Launchers of kernels/fmm.cu: the paper's M2L (a block per target box), the near-field P2P and the fused
+P2M / L2P at the leaves."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from pathlib import Path
 import numpy as np
 
 MAX_DENS = 8
+P2M_COMBOS_PER_THREAD = 8  # (density, coefficient) accumulators per thread of p2m_leaves
+P2M_MAX_THREADS = 256  # its registers allow no more at p = 20
+P2M_SHARED_BYTES = 32 << 10  # staged harmonics per block
+L2P_BLOCK = 64
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,7 +44,8 @@ def m2l_lists_gpu(multipole, local, targets, starts, sources, offsets, table_t) 
 
 def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop,
             phi, grad) -> None:
-    """Add the near field to phi (n_dens, n_t) and grad (n_dens, n_t, 3) or None, on the device."""
+    """Add the near field to phi (n_dens, n_t) and grad (n_dens, n_t, 3) or None, on the device; the CSR
+    arrays (LaplaceFMM._near_lists) already there, leaf_of_target int32 and the rest int64."""
     import cupy as cp  # noqa: PLC0415
 
     n_t, n_s, n_dens = len(tgt), len(src), phi.shape[0]
@@ -47,8 +53,47 @@ def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, l
         (-(-n_t // 128),), (128,),
         (tgt, src, cp.ascontiguousarray(charges) if charges is not None else phi,
          cp.ascontiguousarray(dipoles) if dipoles is not None else phi,
-         cp.asarray(leaf_of_target, dtype=cp.int32), cp.asarray(pair_start, dtype=cp.int64),
-         cp.asarray(pair_leaf, dtype=cp.int64), cp.asarray(leaf_first, dtype=cp.int64),
-         cp.asarray(leaf_stop, dtype=cp.int64), np.int32(n_t), np.int32(n_s), np.int32(n_dens),
+         leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop, np.int32(n_t), np.int32(n_s), np.int32(n_dens),
          np.int32(charges is not None), np.int32(dipoles is not None), np.int32(grad is not None), phi,
          grad if grad is not None else phi))
+
+
+def p2m_gpu(src, charges, dipoles, idx, centre, side, gid, order: int, multipole) -> None:
+    """multipole[gid[b], d] = [Re M | Im M] of each source leaf b (operators.p2m, fused): src (n_s, 3) sorted
+    sources, charges (n_dens, n_s) or None, dipoles (n_dens, n_s, 3) or None, idx (n_leaves, width) sorted
+    source per slot or -1, centre (n_leaves, 3), side (n_leaves,), gid (n_leaves,); device arrays."""
+    import cupy as cp  # noqa: PLC0415
+
+    n_coef = (order + 1) * (order + 2) // 2
+    dens = (charges if charges is not None else dipoles).shape[0]
+    per_launch = max(1, P2M_MAX_THREADS * P2M_COMBOS_PER_THREAD // n_coef)  # densities one block can hold
+    width = idx.shape[1]
+    chunk = int(min(64, width, max(1, P2M_SHARED_BYTES // (16 * n_coef))))
+    kernel = _module().get_function("p2m_leaves")
+    for d0 in range(0, dens, per_launch):
+        part = slice(d0, min(dens, d0 + per_launch))
+        q = cp.ascontiguousarray(charges[part]) if charges is not None else side
+        d = cp.ascontiguousarray(dipoles[part]) if dipoles is not None else side
+        n_dens = part.stop - part.start
+        whole = n_dens == dens
+        out = multipole if whole else cp.empty((multipole.shape[0], n_dens, multipole.shape[2]))
+        threads = min(P2M_MAX_THREADS, max(32, -(-n_dens * n_coef // 32) * 32))  # one combination each, up to 8
+        kernel((len(idx),), (threads,), (src, q, d, idx, centre, side, gid, np.int32(width), np.int32(chunk),
+                                         np.int32(len(src)), np.int32(n_dens), np.int32(order),
+                                         np.int32(charges is not None), np.int32(dipoles is not None), out),
+               shared_mem=16 * chunk * n_coef)
+        if not whole:
+            multipole[gid, part] = out[gid]
+
+
+def l2p_gpu(tgt, local, idx, centre, side, gid, order: int, phi, grad) -> None:
+    """phi (n_dens, n_t) and grad (n_dens, n_t, 3) or None at the sorted targets from the local expansions
+    (n_boxes, n_dens, 2 n_coef) of the target leaves (operators.l2p, fused); idx (n_leaves, width) sorted
+    target per slot or -1, centre, side, gid per leaf; device arrays. Overwrites the targets' entries."""
+    n_coef = (order + 1) * (order + 2) // 2
+    width = idx.shape[1]
+    _module().get_function("l2p_leaves")(
+        (len(idx),), (min(L2P_BLOCK, -(-width // 32) * 32),),
+        (tgt, local, idx, centre, side, gid, np.int32(width), np.int32(len(tgt)), np.int32(local.shape[1]),
+         np.int32(order), np.int32(grad is not None), phi, grad if grad is not None else phi),
+        shared_mem=16 * n_coef)

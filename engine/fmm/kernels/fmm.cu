@@ -1,4 +1,5 @@
-// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (M2L) and LaplaceFMM._p2p (near field).
+// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (M2L), LaplaceFMM._p2p (near field),
+// operators.p2m and operators.l2p (the leaf expansions).
 
 // The paper's M2L: one block per target box, one thread per real coefficient row (the real and
 // imaginary parts of each (j, k >= 0)), the source expansions of the interaction list staged through
@@ -77,6 +78,170 @@ extern "C" __global__ void p2p_leaves(
         if (gradient) {
             double* g = grad + ((long long)d * n_t + t) * 3;
             g[0] += gx; g[1] += gy; g[2] += gz;
+        }
+    }
+}
+
+// Regular solid harmonics R_n^m (0 <= m <= n <= p) of (x, y, z) at R[n (n + 1) / 2 + m], times i^m, by the
+// recurrences of harmonics.regular (its NumPy twin).
+__device__ void regular_harmonics(double x, double y, double z, int p, double2* R) {
+    const double r2 = x * x + y * y + z * z;
+    R[0] = make_double2(1.0, 0.0);
+    for (int m = 0; m <= p; ++m) {
+        const int mm = m * (m + 1) / 2 + m;
+        if (m > 0) {
+            const double2 a = R[(m - 1) * m / 2 + m - 1];
+            R[mm] = make_double2((a.x * x - a.y * y) / (2 * m), (a.x * y + a.y * x) / (2 * m));
+        }
+        if (m + 1 <= p) {
+            const int i = (m + 1) * (m + 2) / 2 + m;
+            R[i] = make_double2(z * R[mm].x, z * R[mm].y);
+        }
+        for (int n = m + 2; n <= p; ++n) {
+            const double2 a = R[(n - 1) * n / 2 + m], b = R[(n - 2) * (n - 1) / 2 + m];
+            const double c = (double)((n + m) * (n - m));
+            R[n * (n + 1) / 2 + m] = make_double2(((2 * n - 1) * z * a.x - r2 * b.x) / c,
+                                                  ((2 * n - 1) * z * a.y - r2 * b.y) / c);
+        }
+    }
+    for (int n = 1; n <= p; ++n)
+        for (int m = 1; m <= n; ++m) {  // times i^m
+            double2& v = R[n * (n + 1) / 2 + m];
+            const double re = v.x, im = v.y;
+            switch (m & 3) {
+                case 1: v = make_double2(-im, re); break;
+                case 2: v = make_double2(-re, -im); break;
+                case 3: v = make_double2(im, -re); break;
+                default: break;
+            }
+        }
+}
+
+// The gradient (d/dx, d/dy, d/dz) of stored harmonic (n, m) from the stored values R, as
+// operators.gradient_regular: d/dz R_n^m = R_{n-1}^m, d/dx = (i/2)(R_{n-1}^{m-1} + R_{n-1}^{m+1}),
+// d/dy = -(1/2)(R_{n-1}^{m-1} - R_{n-1}^{m+1}), with R_{n-1}^{-1} = -conj(R_{n-1}^1).
+__device__ void harmonic_gradient(const double2* R, int n, int m, double2* g) {
+    double2 minus = make_double2(0.0, 0.0), plus = minus, same = minus;
+    if (n >= 1) {
+        const int base = (n - 1) * n / 2;
+        if (m >= 1) minus = R[base + m - 1];
+        else if (n >= 2) minus = make_double2(-R[base + 1].x, R[base + 1].y);
+        if (m + 1 <= n - 1) plus = R[base + m + 1];
+        if (m <= n - 1) same = R[base + m];
+    }
+    const double2 s = make_double2(minus.x + plus.x, minus.y + plus.y);
+    const double2 d = make_double2(minus.x - plus.x, minus.y - plus.y);
+    g[0] = make_double2(-0.5 * s.y, 0.5 * s.x);
+    g[1] = make_double2(-0.5 * d.x, -0.5 * d.y);
+    g[2] = same;
+}
+
+// P2M at the source leaves (operators.p2m's twin): one block per leaf, points staged `chunk` at a time with
+// their harmonics in shared memory, one thread per (density, stored coefficient). idx (n_leaves, width):
+// sorted-source index or -1; points scaled (y - centre) / side, dipoles / side. multipole[gid, d] gets
+// [Re M | Im M], M_n^m = sum q conj(R_n^m) + dipole . conj(grad R_n^m).
+extern "C" __global__ void p2m_leaves(
+    const double* __restrict__ src, const double* __restrict__ charges, const double* __restrict__ dipoles,
+    const long long* __restrict__ idx, const double* __restrict__ centre, const double* __restrict__ side,
+    const long long* __restrict__ gid, int width, int chunk, int n_s, int n_dens, int p, int has_q, int has_d,
+    double* __restrict__ multipole)
+{
+    extern __shared__ double2 harm[];  // chunk x n_coef
+    __shared__ long long point[64];
+    const int b = blockIdx.x, n_coef = (p + 1) * (p + 2) / 2;
+    const double h = side[b], cx = centre[3 * b], cy = centre[3 * b + 1], cz = centre[3 * b + 2];
+    const int combos = n_dens * n_coef;
+    double2 acc[8];
+    for (int j = 0; j < 8; ++j) acc[j] = make_double2(0.0, 0.0);
+    for (int l0 = 0; l0 < width; l0 += chunk) {
+        const int count = min(chunk, width - l0);
+        __syncthreads();
+        for (int l = threadIdx.x; l < count; l += blockDim.x) {
+            const long long s = idx[(long long)b * width + l0 + l];
+            point[l] = s;
+            const long long si = s < 0 ? 0 : s;
+            regular_harmonics((src[3 * si] - cx) / h, (src[3 * si + 1] - cy) / h, (src[3 * si + 2] - cz) / h, p,
+                              harm + (long long)l * n_coef);
+        }
+        __syncthreads();
+        for (int c = threadIdx.x, j = 0; c < combos; c += blockDim.x, ++j) {
+            const int d = c / n_coef, t = c % n_coef;
+            int n = 0;
+            while ((n + 1) * (n + 2) / 2 <= t) ++n;
+            const int m = t - n * (n + 1) / 2;
+            for (int l = 0; l < count; ++l) {
+                const long long s = point[l];
+                if (s < 0) continue;
+                const double2* R = harm + (long long)l * n_coef;
+                if (has_q) {
+                    const double q = charges[(long long)d * n_s + s];
+                    acc[j].x += q * R[t].x;
+                    acc[j].y -= q * R[t].y;
+                }
+                if (has_d) {
+                    double2 g[3];
+                    harmonic_gradient(R, n, m, g);
+                    const double* dp = dipoles + ((long long)d * n_s + s) * 3;
+                    for (int k = 0; k < 3; ++k) {
+                        acc[j].x += dp[k] / h * g[k].x;
+                        acc[j].y -= dp[k] / h * g[k].y;
+                    }
+                }
+            }
+        }
+    }
+    for (int c = threadIdx.x, j = 0; c < combos; c += blockDim.x, ++j) {
+        const int d = c / n_coef, t = c % n_coef;
+        double* out = multipole + (gid[b] * n_dens + d) * 2 * n_coef;
+        out[t] = acc[j].x;
+        out[n_coef + t] = acc[j].y;
+    }
+}
+
+// L2P at the target leaves (operators.l2p's twin): one block per leaf, one thread per slot (blockDim at a
+// time), its harmonics in local memory; the leaf's local expansions (n_dens, [Re | Im]) staged one density
+// at a time. Writes phi (n_dens, n_t) / side and grad (n_dens, n_t, 3) / side^2 at each slot's sorted target.
+#define L2P_MAX_COEF 231
+extern "C" __global__ void l2p_leaves(
+    const double* __restrict__ tgt, const double* __restrict__ local, const long long* __restrict__ idx,
+    const double* __restrict__ centre, const double* __restrict__ side, const long long* __restrict__ gid,
+    int width, int n_t, int n_dens, int p, int gradient, double* __restrict__ phi, double* __restrict__ grad)
+{
+    extern __shared__ double staged[];  // 2 n_coef
+    const int b = blockIdx.x, n_coef = (p + 1) * (p + 2) / 2;
+    const double h = side[b];
+    double2 R[L2P_MAX_COEF];
+    for (int s0 = 0; s0 < width; s0 += blockDim.x) {  // uniform trip count: the barriers below are safe
+        long long t = -1;
+        if (s0 + threadIdx.x < width) t = idx[(long long)b * width + s0 + threadIdx.x];
+        if (t >= 0)
+            regular_harmonics((tgt[3 * t] - centre[3 * b]) / h, (tgt[3 * t + 1] - centre[3 * b + 1]) / h,
+                              (tgt[3 * t + 2] - centre[3 * b + 2]) / h, p, R);
+        for (int d = 0; d < n_dens; ++d) {
+            __syncthreads();
+            const double* loc = local + (gid[b] * n_dens + d) * 2 * n_coef;
+            for (int i = threadIdx.x; i < 2 * n_coef; i += blockDim.x) staged[i] = loc[i];
+            __syncthreads();
+            if (t < 0) continue;
+            double value = 0.0, gx = 0.0, gy = 0.0, gz = 0.0;
+            for (int n = 0, c = 0; n <= p; ++n)
+                for (int m = 0; m <= n; ++m, ++c) {
+                    const double w = m > 0 ? 2.0 : 1.0;
+                    const double lr = w * staged[c], li = w * staged[n_coef + c];
+                    value += lr * R[c].x - li * R[c].y;
+                    if (gradient) {
+                        double2 g[3];
+                        harmonic_gradient(R, n, m, g);
+                        gx += lr * g[0].x - li * g[0].y;
+                        gy += lr * g[1].x - li * g[1].y;
+                        gz += lr * g[2].x - li * g[2].y;
+                    }
+                }
+            phi[(long long)d * n_t + t] = value / h;
+            if (gradient) {
+                double* gout = grad + ((long long)d * n_t + t) * 3;
+                gout[0] = gx / (h * h); gout[1] = gy / (h * h); gout[2] = gz / (h * h);
+            }
         }
     }
 }
