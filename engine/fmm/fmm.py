@@ -93,7 +93,10 @@ class LaplaceFMM:
             self.m2l_table_t = xp.ascontiguousarray(self.m2l_table.transpose(0, 2, 1))
         self._near_pairs = self._leaf_pairs()
         self._m2l_work = self._prepare_m2l()
-        self._octants = [self._octant_groups(lv_i) for lv_i in range(len(tree.levels))]
+        if self.backend.is_gpu:  # M2M and L2L of a level in one launch of the list kernel each
+            self._tree_lists = [self._translation_lists(lv_i) for lv_i in range(len(tree.levels))]
+        else:
+            self._octants = [self._octant_groups(lv_i) for lv_i in range(len(tree.levels))]
         self.p2p_reference = False  # True: the near field by the NumPy specification (tests compare the two)
 
     # ----------------------------------------------------------------- set-up helpers
@@ -159,6 +162,11 @@ class LaplaceFMM:
 
         # M2M, finest level first
         for lv_i in range(len(tree.levels) - 1, 0, -1):
+            if self.backend.is_gpu:  # parents (level lv_i - 1) and children (lv_i) are distinct rows
+                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
+
+                m2l_lists_gpu(multipole, multipole, *self._tree_lists[lv_i][0])
+                continue
             for o, parents, children in self._octants[lv_i]:  # one child per octant and parent: no collisions
                 multipole[parents] += multipole[children] @ self.m2m[o].T
 
@@ -183,6 +191,11 @@ class LaplaceFMM:
         clock.lap("m2l")
         # L2L, coarsest level first
         for lv_i in range(1, len(tree.levels)):
+            if self.backend.is_gpu:
+                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
+
+                m2l_lists_gpu(local, local, *self._tree_lists[lv_i][1])
+                continue
             for o, parents, children in self._octants[lv_i]:
                 local[children] += local[parents] @ self.l2l[o].T
 
@@ -233,7 +246,7 @@ class LaplaceFMM:
         return out_phi, out_grad
 
     def _octant_groups(self, level: int) -> list:
-        """(octant, parent ids, child ids) of the boxes of a level, on the device: the M2M / L2L batches."""
+        """(octant, parent ids, child ids) of the boxes of a level: the M2M / L2L batches on the host."""
         if level == 0:
             return []
         lv, xp = self.tree.levels[level], self.xp
@@ -241,6 +254,17 @@ class LaplaceFMM:
         parents, children = self._gid(level - 1, lv.parent), self._gid(level, np.arange(lv.n_boxes))
         return [(o, xp.asarray(parents[octant == o]), xp.asarray(children[octant == o]))
                 for o in range(8) if (octant == o).any()]
+
+    def _translation_lists(self, level: int) -> tuple:
+        """(M2M, L2L) of a level as list-kernel work (targets, starts, sources, offsets, table_t) on the
+        device: children of the level onto their parents, parents onto the children; offset: the octant."""
+        if level == 0:
+            return (), ()
+        lv = self.tree.levels[level]
+        octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
+        parents, children = self._gid(level - 1, lv.parent), self._gid(level, np.arange(lv.n_boxes))
+        return (self._lists(parents, children, octant, self.m2m)[1:],
+                self._lists(children, parents, octant, self.l2l)[1:])
 
     def _prepare_m2l(self) -> list:
         """The M2L work of every level, sorted and moved to the device once: ("gemm", table, [(offset,

@@ -53,8 +53,8 @@ def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, l
         (-(-n_t // 128),), (128,),
         (tgt, src, cp.ascontiguousarray(charges) if charges is not None else phi,
          cp.ascontiguousarray(dipoles) if dipoles is not None else phi,
-         leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop, np.int32(n_t), np.int32(n_s), np.int32(n_dens),
-         np.int32(charges is not None), np.int32(dipoles is not None), np.int32(grad is not None), phi,
+         leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop, np.int32(n_t), np.int32(n_s),
+         np.int32(n_dens), np.int32(charges is not None), np.int32(dipoles is not None), np.int32(grad is not None), phi,
          grad if grad is not None else phi))
 
 
