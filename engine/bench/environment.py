@@ -128,6 +128,6 @@ def provenance_lines(data: dict) -> list[str]:
         f"- Date: {data['date']}; command: `{data['command']}`; code: "
         f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-        *[f"- Cases also from an earlier run on the same device: {r['date']}, `{r['command']}`, commit {r['commit']}"
-          for r in data.get("merged_runs", [])],
+        *[f"- Merged in, an earlier run on the same device (its cases that no later run re-measured): {r['date']}, "
+          f"`{r['command']}`, commit {r['commit']}" for r in data.get("merged_runs", [])],
     ]
