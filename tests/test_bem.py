@@ -311,3 +311,12 @@ def test_near_pairs_by_size_class_match_the_all_pairs_rule(ratio):
     assert np.array_equal(p, p_ref) and np.array_equal(e, e_ref)
     assert np.allclose(distance, all_distance[p, e], rtol=0, atol=1e-15)
     assert (all_distance[p, e] >= ratio * el.sizes[e]).any() == (ratio < 1)  # pairs by the vertex rule alone
+
+
+def test_near_pairs_list_a_pair_once_even_for_a_repeated_vertex():
+    from paraflux.engine.bem.near_pairs import near_pairs
+
+    points = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [5, 5, 5]])
+    triangles = np.array([[0, 1, 2], [0, 0, 1]])  # the second one degenerate: node 0 twice
+    p, e, _ = near_pairs(points, np.arange(4), triangles, points[triangles].mean(axis=1), np.ones(2), 0.1)
+    assert sorted(zip(p.tolist(), e.tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]

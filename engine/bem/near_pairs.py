@@ -29,7 +29,8 @@ def near_pairs(targets, target_node, triangles, centroids, sizes, ratio: float):
     p, e = _vertex_pairs(target_node, triangles)
     far = np.linalg.norm(centroids[e] - targets[p], axis=1) >= ratio * sizes[e]  # the rest were found above
     keys.append(p[far] * m + e[far])
-    key = np.sort(np.concatenate(keys))
+    key = np.unique(np.concatenate(keys))  # sorted; a pair found both ways (at the radius, or a repeated
+    # vertex of a degenerate triangle) counted once
     p, e = key // m, key % m
     return p, e, np.linalg.norm(centroids[e] - targets[p], axis=1)
 

@@ -94,6 +94,7 @@ class LaplaceFMM:
         self._near_pairs = self._leaf_pairs()
         self._m2l_work = self._prepare_m2l()
         if self.backend.is_gpu:  # M2M and L2L of a level in one launch of the list kernel each
+            self._m2m_t, self._l2l_t = (xp.ascontiguousarray(a.transpose(0, 2, 1)) for a in (self.m2m, self.l2l))
             self._tree_lists = [self._translation_lists(lv_i) for lv_i in range(len(tree.levels))]
         else:
             self._octants = [self._octant_groups(lv_i) for lv_i in range(len(tree.levels))]
@@ -147,12 +148,13 @@ class LaplaceFMM:
         src, tgt = res["src"], res["tgt"]
 
         # P2M at the source leaves, scaled by each leaf's side
-        idx, mask, side, centre, gids = (res["src_" + k] for k in ("idx", "mask", "side", "centre", "gid"))
+        side, centre, gids = (res["src_" + k] for k in ("side", "centre", "gid"))
         if self.backend.is_gpu:
             from .gpu_m2l import p2m_gpu  # noqa: PLC0415
 
-            p2m_gpu(src, q, d, res["src_padded"], centre, side, gids, p, multipole)
+            p2m_gpu(src, q, d, res["src_slots"], centre, side, gids, p, multipole)
         else:
+            idx, mask = res["src_idx"], res["src_mask"]
             for c in self._chunks(idx.shape):  # bounded scratch memory
                 pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
                 qq = None if q is None else q[:, idx[c]] * mask[c]
@@ -202,14 +204,15 @@ class LaplaceFMM:
         # L2P at the target leaves
         phi = xp.zeros((n_dens, len(self.targets)))
         grad = xp.zeros((n_dens, len(self.targets), 3)) if gradient else None
-        tidx, tmask, tside, tcentre, tgids = (res["tgt_" + k] for k in ("idx", "mask", "side", "centre", "gid"))
+        tside, tcentre, tgids = (res["tgt_" + k] for k in ("side", "centre", "gid"))
         if self.backend.is_gpu:  # L2P fused, then P2P on the device, one thread per target
             from .gpu_m2l import l2p_gpu, p2p_gpu  # noqa: PLC0415
 
-            l2p_gpu(tgt, local, res["tgt_padded"], tcentre, tside, tgids, p, phi, grad)
+            l2p_gpu(tgt, local, res["tgt_slots"], tcentre, tside, tgids, p, phi, grad)
             clock.lap("downward")
             p2p_gpu(tgt, src, q, d, *res["near_lists"], phi, grad)
         else:
+            tidx, tmask = res["tgt_idx"], res["tgt_mask"]
             phi_pad = xp.zeros((n_dens,) + tidx.shape)
             grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
             for c in self._chunks(tidx.shape):
@@ -263,8 +266,8 @@ class LaplaceFMM:
         lv = self.tree.levels[level]
         octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
         parents, children = self._gid(level - 1, lv.parent), self._gid(level, np.arange(lv.n_boxes))
-        return (self._lists(parents, children, octant, self.m2m)[1:],
-                self._lists(children, parents, octant, self.l2l)[1:])
+        return (self._lists(parents, children, octant, self.m2m, self._m2m_t)[1:],
+                self._lists(children, parents, octant, self.l2l, self._l2l_t)[1:])
 
     def _prepare_m2l(self) -> list:
         """The M2L work of every level, sorted and moved to the device once: ("gemm", table, [(offset,
@@ -336,16 +339,18 @@ class LaplaceFMM:
         lc = w_tgt @ et
         local[targets] += xp.concatenate([lc.real, lc.imag], axis=-1)
 
-    def _lists(self, tgt, src, off, table):
+    def _lists(self, tgt, src, off, table, table_t=None):
         """("lists", unique targets, starts, sources, offsets, table) sorted by target; table None means
-        the standard table (already on the device, transposed for the kernel)."""
+        the standard table (already on the device, transposed for the kernel); table_t: the table already
+        transposed on the device, shared by several lists."""
         xp = self.xp
         order = np.argsort(tgt, kind="stable")
         tgt, src, off = tgt[order], src[order], off[order]
         starts = np.r_[0, np.flatnonzero(np.diff(tgt)) + 1, len(tgt)]
         if xp is np:
             return ("lists", tgt[starts[:-1]], starts, src, off, table)
-        table_t = self.m2l_table_t if table is None else xp.ascontiguousarray(xp.asarray(table).transpose(0, 2, 1))
+        if table_t is None:
+            table_t = self.m2l_table_t if table is None else xp.ascontiguousarray(xp.asarray(table).transpose(0, 2, 1))
         return ("lists", xp.asarray(tgt[starts[:-1]], dtype=xp.int64), xp.asarray(starts, dtype=xp.int64),
                 xp.asarray(src, dtype=xp.int64), xp.asarray(off, dtype=xp.int32), table_t)
 
@@ -360,17 +365,19 @@ class LaplaceFMM:
         return self.tree.corner + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
 
     def _resident(self) -> dict:
-        """The arrays every application reads, moved to the backend's device once: sorted points, the
-        orderings, and per source / target leaf its slots (clipped "idx" and -1 "padded"), "mask", "side",
-        "centre" and box "gid"; the near-field CSR of the P2P kernel on the GPU."""
+        """The arrays every application reads, moved to the backend's device once (the device current at the
+        first application): sorted points, the orderings, and per source / target leaf its "side", "centre"
+        and box "gid" with its slots: on the GPU "slots" (-1 where padded) and the P2P kernel's near-field CSR,
+        on the host "idx" (clipped) and "mask"."""
         if getattr(self, "_resident_arrays", None) is None:
             xp, tree = self.xp, self.tree
             res = {"src": xp.asarray(self.sources), "tgt": xp.asarray(self.targets),
                    "src_order": xp.asarray(tree.src_order), "tgt_order": xp.asarray(tree.tgt_order)}
             for kind, leaves in (("src", self.src_leaves), ("tgt", self.tgt_leaves)):
-                res[kind + "_padded"] = xp.asarray(leaves.index)
-                res[kind + "_idx"] = xp.asarray(np.maximum(leaves.index, 0))
-                res[kind + "_mask"] = xp.asarray(leaves.index >= 0)
+                if self.backend.is_gpu:
+                    res[kind + "_slots"] = xp.asarray(leaves.index)
+                else:
+                    res[kind + "_idx"], res[kind + "_mask"] = np.maximum(leaves.index, 0), leaves.index >= 0
                 res[kind + "_side"] = xp.asarray(tree.side / 2.0 ** leaves.level)
                 res[kind + "_centre"] = xp.asarray(self._centres(leaves))
                 res[kind + "_gid"] = xp.asarray(self._gid(leaves.level, leaves.box))

@@ -13,6 +13,7 @@ P2M_COMBOS_PER_THREAD = 8  # (density, coefficient) accumulators per thread of p
 P2M_MAX_THREADS = 256  # its registers allow no more at p = 20
 P2M_SHARED_BYTES = 32 << 10  # staged harmonics per block
 L2P_BLOCK = 64
+L2P_MAX_COEF = 231  # the kernel's per-thread harmonics array: order 20 (fmm.MAX_ORDER)
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,7 +69,7 @@ def p2m_gpu(src, charges, dipoles, idx, centre, side, gid, order: int, multipole
     dens = (charges if charges is not None else dipoles).shape[0]
     per_launch = max(1, P2M_MAX_THREADS * P2M_COMBOS_PER_THREAD // n_coef)  # densities one block can hold
     width = idx.shape[1]
-    chunk = int(min(64, width, max(1, P2M_SHARED_BYTES // (16 * n_coef))))
+    chunk = int(min(64, width, max(1, P2M_SHARED_BYTES // (16 * n_coef))))  # 64: the kernel's point list
     kernel = _module().get_function("p2m_leaves")
     for d0 in range(0, dens, per_launch):
         part = slice(d0, min(dens, d0 + per_launch))
@@ -91,6 +92,8 @@ def l2p_gpu(tgt, local, idx, centre, side, gid, order: int, phi, grad) -> None:
     (n_boxes, n_dens, 2 n_coef) of the target leaves (operators.l2p, fused); idx (n_leaves, width) sorted
     target per slot or -1, centre, side, gid per leaf; device arrays. Overwrites the targets' entries."""
     n_coef = (order + 1) * (order + 2) // 2
+    if n_coef > L2P_MAX_COEF:
+        raise ValueError(f"l2p_leaves holds at most {L2P_MAX_COEF} coefficients (order 20), got order {order}")
     width = idx.shape[1]
     _module().get_function("l2p_leaves")(
         (len(idx),), (min(L2P_BLOCK, -(-width // 32) * 32),),

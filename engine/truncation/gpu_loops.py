@@ -1,7 +1,7 @@
 """Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled); multi_gpu.py runs them on several GPUs.
 
-Each takes host arrays and returns host arrays E, F (n_rhs, n_S, 3) complex128, like loops.apply_cpu;
-operator.apply_reference is the specification they are tested against."""
+launch works on device arrays; apply_gpu takes host arrays and returns host arrays E, F (n_rhs, n_S, 3)
+complex128, like loops.apply_cpu; operator.apply_reference is the specification they are tested against."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
     """E, F as device arrays by one kernel; tgt (n_t, 3) ... on the current device. q: S points per
     element (cuda-s's thread granularity)."""
     n_t, n_s, n_rhs = len(tgt), len(src), de.shape[0]
+    if n_t % q:
+        raise ValueError(f"{n_t} S points are not whole elements of {q} points")
     e = cp.empty((n_rhs, n_t, 3), dtype=cp.complex128)  # every kernel writes every output
     f = cp.empty_like(e)
     module = compiled_module(cp)

@@ -3,7 +3,8 @@
 
 MultiGpuOperator keeps each GPU's share of S's points and all S' points resident across applications (as
 across FE-IIIEE iterations, where only the currents change); one persistent host thread and one stream per
-device send the currents up, run the kernel and copy the fields straight into one pinned host array."""
+device send the currents up (from one pinned block), run the kernel and copy the fields straight into the
+host arrays E and F (pinned up to PINNED_BYTES)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 from .gpu_loops import compiled_module, launch
 from .operator import Currents
 
-PINNED_BYTES = 1 << 30  # fields above this size come back into pageable memory (no large page-locked blocks)
+PINNED_BYTES = 1 << 30  # E and F above this size come back into pageable memory instead
 DEVICE_TO_HOST = 2  # cudaMemcpyDeviceToHost
 
 
@@ -98,9 +99,11 @@ class MultiGpuOperator:
                 ed, fd = launch(cp, self.kernel, share.targets, share.sources,
                                 *_currents_views(currents_on_device, n_rhs, n_s), self.k, self.q)
                 end.record()
-                for host, part in ((e, ed), (f, fd)):
-                    _rows_to_host(cp, host, part, share.lo, share.stream)
-                share.stream.synchronize()
+                try:
+                    for host, part in ((e, ed), (f, fd)):
+                        _rows_to_host(cp, host, part, share.lo, share.stream)
+                finally:  # no copy may still run into (or from) pinned memory once this returns or raises
+                    share.stream.synchronize()
                 return cp.cuda.get_elapsed_time(start, end) / 1e3
 
         seconds = tuple(self._pool.map(work, self._shares))  # re-raises a device's error here

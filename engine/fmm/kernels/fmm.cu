@@ -3,8 +3,10 @@
 
 // The paper's M2L: one block per target box, one thread per real coefficient row (the real and
 // imaginary parts of each (j, k >= 0)), the source expansions of the interaction list staged through
-// shared memory one box at a time. table_t is (343, width, width) with rows and columns swapped so that
-// consecutive threads read consecutive addresses. Up to MAX_DENS densities per launch.
+// shared memory one box at a time. table_t is (n_tables, width, width) with rows and columns swapped so
+// that consecutive threads read consecutive addresses. Up to MAX_DENS densities per launch. M2M and L2L
+// use it too, with the same array as multipole and local: the rows read (one level) and written (the next)
+// never overlap.
 #define MAX_DENS 8
 extern "C" __global__ void m2l_lists(
     const double* __restrict__ multipole, double* __restrict__ local,
