@@ -27,10 +27,9 @@ def near_pairs(targets, target_node, triangles, centroids, sizes, ratio: float):
         close = found["v"] < ratio * sizes[members[found["j"]]]
         keys.append(found["i"][close].astype(np.int64) * m + members[found["j"][close]])
     p, e = _vertex_pairs(target_node, triangles)
-    far = np.linalg.norm(centroids[e] - targets[p], axis=1) >= ratio * sizes[e]  # the rest were found above
-    keys.append(p[far] * m + e[far])
-    key = np.unique(np.concatenate(keys))  # sorted; a pair found both ways (at the radius, or a repeated
-    # vertex of a degenerate triangle) counted once
+    keys.append(p * m + e)
+    key = np.sort(np.concatenate(keys))  # most vertex pairs are close ones too: each pair once below
+    key = key[np.r_[True, key[1:] != key[:-1]]]
     p, e = key // m, key % m
     return p, e, np.linalg.norm(centroids[e] - targets[p], axis=1)
 
