@@ -77,6 +77,19 @@ def test_cuda_tiled_with_one_and_many_S_prime_chunks(cp, n_s):
     assert np.abs(f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
 
 
+def test_sum_chunks_kernel_matches_numpy(cp):
+    from paraflux.engine.truncation.gpu_loops import compiled_module  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    pe, pf = (rng.standard_normal((7, 2, 301, 3)) + 1j * rng.standard_normal((7, 2, 301, 3)) for _ in range(2))
+    e, f = cp.empty(pe.shape[1:], dtype=complex), cp.empty(pe.shape[1:], dtype=complex)
+    n = 2 * e.size
+    compiled_module(cp).get_function("sum_chunks")((-(-n // 256),), (256,), (cp.asarray(pe), cp.asarray(pf),
+                                                                            np.int64(n), np.int32(7), e, f))
+    np.testing.assert_allclose(e.get(), pe.sum(axis=0), rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(f.get(), pf.sum(axis=0), rtol=1e-14, atol=1e-14)
+
+
 def test_study_on_the_gpu_matches_the_cpu(cp):
     from dataclasses import replace  # noqa: PLC0415
 

@@ -60,7 +60,8 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
         kernel((blocks, chunks), (BLOCK,), (tgt, np.int32(n_t), src, np.int32(n_s), np.int32(chunk_len), ce, cf,
                                             de, df, np.int32(n_rhs), np.float64(k), pe, pf))
         if chunks > 1:
-            e, f = pe.sum(axis=0), pf.sum(axis=0)
+            n = 2 * e.size  # doubles
+            module.get_function("sum_chunks")((-(-n // 256),), (256,), (pe, pf, np.int64(n), np.int32(chunks), e, f))
     elif loop == "cuda-rhs":
         cur_t = cp.ascontiguousarray(cp.concatenate([ce.transpose(1, 2, 0), cf.transpose(1, 2, 0),
                                                      de.T[:, None, :], df.T[:, None, :]], axis=1))  # (n_s, 8, n_rhs)

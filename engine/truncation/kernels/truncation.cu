@@ -175,6 +175,21 @@ extern "C" __global__ void cuda_tiled_4(const double* tgt, int n_t, const double
     tiled<4, 32>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);
 }
 
+// sum_chunks: cuda-tiled's S' chunks added in chunk order, for E and F in one launch; pe, pf hold chunks
+// blocks of n doubles, e[i] = sum over c of pe[c n + i] (the NumPy specification: part.sum(axis=0)).
+extern "C" __global__ void sum_chunks(const double* pe, const double* pf, long long n, int chunks, double* e,
+                                      double* f) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double se = 0, sf = 0;
+    for (int c = 0; c < chunks; ++c) {
+        se += pe[c * n + i];
+        sf += pf[c * n + i];
+    }
+    e[i] = se;
+    f[i] = sf;
+}
+
 // cuda_rhs (the paper's cuda_rhs): one block per S point, one thread per right-hand side (grid.y covers
 // more right-hand sides than a block holds). The block computes the couplings of a tile of S' points
 // once into shared memory; each thread then adds its right-hand side's contributions. Currents are
