@@ -113,9 +113,9 @@ def render_markdown(data: dict) -> str:
         lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each", "",
                   "Wall: one application, from the currents on the host to the fields on the host, by an operator "
                   "built once (MultiGpuOperator: S's and S' points resident on each GPU, as across FE-IIIEE "
-                  "iterations, where only the currents change); each call sends the currents to every GPU and copies "
-                  "the fields back into pinned host memory. Kernels: the slowest GPU's kernel time (CUDA events). "
-                  "Set-up: building the operator (host threads, streams, the points' upload), once.", "",
+                  "iterations, where only the currents change); each call queues every GPU's work from one host thread, "
+                  "sends the currents to every GPU and copies the fields back into pinned host memory. Kernels: the slowest GPU's kernel time (CUDA events). "
+                  "Set-up: building the operator (a stream per GPU, the points' upload), once.", "",
                   "| numS | rhs | loop | GPUs | s wall | speed-up (wall) | s kernels | speed-up (kernels) | "
                   "efficiency (kernels) | s set-up | check |",
                   "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -173,7 +173,7 @@ def _targets(data: dict) -> list[str]:
                    "S' into chunks until each GPU is full, so its kernel time falls with the GPU count. The wall "
                    f"time adds what splitting does not divide: on {most} GPUs {best['loop']} spends "
                    f"{(best['seconds'] - best['kernel_seconds']) * 1e3:.2f} ms per call outside its kernels (the "
-                   "currents' upload, the fields' copy back, the host threads' hand-off).")
+                   "currents' upload, the fields' copy back, the one host thread queuing each GPU's work in turn).")
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]
     if z:
         frac = z[0]["gemm_gflops"] * 1e9 / data["zgemm_flops"]
