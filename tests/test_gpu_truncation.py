@@ -47,20 +47,35 @@ def test_multi_gpu_splits_S_over_every_device(cp, kernel):
     assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
 
 
-@pytest.mark.parametrize("pinned_bytes", [0, 1 << 30])
-def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monkeypatch, pinned_bytes):
+@pytest.mark.parametrize(("pinned_bytes", "kernel"), [(0, "cuda-tiled"), (1 << 30, "cuda-tiled"), (1 << 30, "cuda-s")])
+def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monkeypatch, pinned_bytes, kernel):
     from paraflux.engine.truncation import multi_gpu  # noqa: PLC0415
 
     monkeypatch.setattr(multi_gpu, "PINNED_BYTES", pinned_bytes)  # fields into pageable, then pinned memory
     _, sources, targets = random_case(1, n_elem=101)
-    with multi_gpu.MultiGpuOperator(targets, sources, 6.0, 3, 0, "cuda-tiled") as op:
-        for seed, n_rhs in ((1, 2), (2, 5)):
+    runs = []
+    with multi_gpu.MultiGpuOperator(targets, sources, 6.0, 3, 0, kernel) as op:
+        for seed, n_rhs in ((1, 2), (2, 5), (3, 5), (4, 2)):  # new buffers, then the same ones for new currents
             cur = random_case(n_rhs, seed=seed)[0]
             run = op.apply(cur)
+            runs.append((cur, run.e.copy(), run))
             e_ref, f_ref = apply_reference(targets, sources, cur, 6.0)
             assert run.e.shape == (n_rhs, len(targets), 3)
             assert np.abs(run.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
             assert np.abs(run.f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
+        with pytest.raises(ValueError, match="S' points"):
+            op.apply(random_case(1, n_s=len(sources) + 1)[0])
+    assert all(np.array_equal(e, run.e) for _, e, run in runs)  # each application's fields are its own
+
+
+@pytest.mark.parametrize("loop", ["cuda-s", "cuda-tiled"])
+def test_cuda_launches_refuse_S_points_that_are_not_whole_elements(cp, loop):
+    from paraflux.engine.truncation.gpu_loops import launch  # noqa: PLC0415
+
+    cur, sources, targets = random_case(1, n_elem=5)
+    dev = [cp.asarray(a) for a in (targets[:-1], sources, cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
+    with pytest.raises(ValueError, match="not whole elements"):
+        launch(cp, loop, *dev, 6.0, 3)
 
 
 @pytest.mark.parametrize("n_s", [100, 3000])

@@ -6,6 +6,8 @@ complex128, like loops.apply_cpu; operator.apply_reference is the specification 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,38 +42,50 @@ def _device_inputs(cp, targets, sources, cur):
 def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
     """E, F as device arrays by one kernel; tgt (n_t, 3) ... on the current device. q: S points per
     element (cuda-s's thread granularity)."""
-    n_t, n_s, n_rhs = len(tgt), len(src), de.shape[0]
-    if n_t % q:
-        raise ValueError(f"{n_t} S points are not whole elements of {q} points")
+    n_t, n_rhs = len(tgt), de.shape[0]
     e = cp.empty((n_rhs, n_t, 3), dtype=cp.complex128)  # every kernel writes every output
     f = cp.empty_like(e)
-    module = compiled_module(cp)
-    if loop == "cuda-s":
-        n_elem = n_t // q
-        module.get_function("cuda_s")((-(-n_elem // BLOCK),), (BLOCK,),
-                                      (tgt, np.int32(n_elem), np.int32(q), src, np.int32(n_s), ce, cf, de, df,
-                                       np.int32(n_rhs), np.float64(k), e, f))
-    elif loop == "cuda-tiled":
-        blocks = -(-n_t // BLOCK)
-        chunks = s_chunks(multiprocessors(cp), blocks, n_s, n_rhs * n_t)
-        chunk_len = -(-n_s // chunks)
-        pe, pf = (e, f) if chunks == 1 else (cp.empty((chunks, *e.shape), dtype=e.dtype) for _ in range(2))
-        kernel = module.get_function("cuda_tiled_4" if n_rhs >= 4 else "cuda_tiled_1")
-        kernel((blocks, chunks), (BLOCK,), (tgt, np.int32(n_t), src, np.int32(n_s), np.int32(chunk_len), ce, cf,
-                                            de, df, np.int32(n_rhs), np.float64(k), pe, pf))
-        if chunks > 1:
-            n = 2 * e.size  # doubles
-            module.get_function("sum_chunks")((-(-n // 256),), (256,), (pe, pf, np.int64(n), np.int32(chunks), e, f))
-    elif loop == "cuda-rhs":
+    if loop == "cuda-rhs":
         cur_t = cp.ascontiguousarray(cp.concatenate([ce.transpose(1, 2, 0), cf.transpose(1, 2, 0),
                                                      de.T[:, None, :], df.T[:, None, :]], axis=1))  # (n_s, 8, n_rhs)
         threads = min(BLOCK, -(-n_rhs // 32) * 32)
-        module.get_function("cuda_rhs")((n_t, -(-n_rhs // threads)), (threads,),
-                                        (tgt, src, np.int32(n_s), cur_t, np.int32(n_rhs), np.int64(n_t),
-                                         np.float64(k), e, f))
+        compiled_module(cp).get_function("cuda_rhs")((n_t, -(-n_rhs // threads)), (threads,),
+                                                     (tgt, src, np.int32(len(src)), cur_t, np.int32(n_rhs),
+                                                      np.int64(n_t), np.float64(k), e, f))
     else:
-        raise ValueError(f"no CUDA kernel for loop '{loop}'")
+        for call in kernel_calls(cp, loop, tgt, src, ce, cf, de, df, k, q, e, f):
+            call()
     return e, f
+
+
+def kernel_calls(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int, e, f) -> list[Callable[[], None]]:
+    """The kernel launches, in order, by which cuda-s or cuda-tiled writes E, F into e, f (n_rhs, n_t, 3)
+    complex on the current device, from device arrays tgt (n_t, 3), src (n_s, 3) and the currents; any
+    scratch they need is allocated here and held by the calls. Each call queues on the current stream; a
+    caller that applies the operator again to new currents in the same arrays (multi_gpu) prepares them once."""
+    n_t, n_s, n_rhs = len(tgt), len(src), de.shape[0]
+    if n_t % q:
+        raise ValueError(f"{n_t} S points are not whole elements of {q} points")
+    module = compiled_module(cp)
+    if loop == "cuda-s":
+        n_elem = n_t // q
+        return [partial(module.get_function("cuda_s"), (-(-n_elem // BLOCK),), (BLOCK,),
+                        (tgt, np.int32(n_elem), np.int32(q), src, np.int32(n_s), ce, cf, de, df, np.int32(n_rhs),
+                         np.float64(k), e, f))]
+    if loop != "cuda-tiled":
+        raise ValueError(f"no CUDA kernel for loop '{loop}'")
+    blocks = -(-n_t // BLOCK)
+    chunks = s_chunks(multiprocessors(cp), blocks, n_s, n_rhs * n_t)
+    pe, pf = (e, f) if chunks == 1 else (cp.empty((chunks, *e.shape), dtype=e.dtype) for _ in range(2))
+    kernel = module.get_function("cuda_tiled_4" if n_rhs >= 4 else "cuda_tiled_1")
+    calls = [partial(kernel, (blocks, chunks), (BLOCK,), (tgt, np.int32(n_t), src, np.int32(n_s),
+                                                          np.int32(-(-n_s // chunks)), ce, cf, de, df,
+                                                          np.int32(n_rhs), np.float64(k), pe, pf))]
+    if chunks > 1:
+        n = 2 * e.size  # doubles
+        calls.append(partial(module.get_function("sum_chunks"), (-(-n // 256),), (256,),
+                             (pe, pf, np.int64(n), np.int32(chunks), e, f)))
+    return calls
 
 
 def s_chunks(sms: int, blocks: int, n_s: int, outputs: int) -> int:
