@@ -68,13 +68,14 @@ class Preconditioner:
 
 def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> Preconditioner:
     """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
-    Cuthill-McKee order (SuperLU), on the GPU ILU(0) there (DeviceIlu0)."""
+    Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour order of its 3x3 blocks
+    (DeviceIlu0)."""
     a = near_system(op, layout, mu)
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
     if op.xp is not np:
         try:
-            return Preconditioner(DeviceIlu0(a).solve, 0)
+            return Preconditioner(DeviceIlu0(a, block=3).solve, 0)  # 3x3 blocks: a node's or slot's components
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
