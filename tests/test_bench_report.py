@@ -96,9 +96,19 @@ def test_fmbem_merge_keeps_the_earlier_cases_this_run_did_not_measure():
                 "cases": [{"table": t, "target_dofs": d, "from": date} for t, d in cases]}
 
     merged = merge(record("new", [("4", 1_000_000)]), record("old", [("4", 1_000_000), ("1-3", 19_314)]))
-    assert [(c["table"], c["target_dofs"], c["from"]) for c in merged["cases"]] == [
-        ("1-3", 19_314, "old"), ("4", 1_000_000, "new")]
-    assert merged["merged_runs"][0]["date"] == "old"
+    assert [(c["table"], c["target_dofs"], c["from"], c["run"]["date"]) for c in merged["cases"]] == [
+        ("1-3", 19_314, "old", "old"), ("4", 1_000_000, "new", "new")]
+    assert [(r["date"], r.get("known")) for r in merged["merged_runs"]] == [("old", True)]
+    later = merge(record("newer", [("1-3", 19_314)]), merged)  # old's last case re-measured: old drops out
+    assert [(c["from"], c["run"]["date"]) for c in later["cases"]] == [("newer", "newer"), ("new", "new")]
+    assert [(r["date"], r.get("known")) for r in later["merged_runs"]] == [("new", True)]
+    legacy = dict(record("joined", [("1-3", 19_314), ("4", 37_698)]), merged_runs=[
+        {"date": "older", "command": "c", "commit": "y"}])  # joined before cases recorded their run
+    kept = merge(record("now", [("4", 37_698)]), legacy)
+    assert "run" not in kept["cases"][0]
+    assert [(r["date"], r.get("known")) for r in kept["merged_runs"]] == [("joined", None), ("older", None)]
+    assert [(r["date"], r.get("known")) for r in merge(record("all", [("1-3", 19_314)]), kept)["merged_runs"]] == [
+        ("now", True)]
 
 
 def test_truncation_merge_joins_single_and_several_gpu_runs_in_either_order_and_keeps_joined_rows():

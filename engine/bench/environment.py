@@ -110,15 +110,33 @@ def median_seconds(fn, repeats: int):
 
 def merge_cases(data: dict, earlier: dict, key, order) -> dict:
     """data plus the cases of an earlier run of the same benchmark on the same device that data did not
-    measure (same key(case)), sorted by order(case), the earlier run noted in merged_runs."""
+    measure (same key(case)), sorted by order(case). Each case records the run that measured it ("run":
+    date, command, commit), and merged_runs lists the earlier runs that measured a case still there. A file
+    joined before cases recorded their run keeps all its merged runs, marked as not known to hold a case."""
     name = data["benchmark"]
     if earlier.get("benchmark") != name or earlier["gpu"]["device"] != data["gpu"]["device"]:
         raise ValueError(f"only {name} results from the same device can be merged")
     have = {key(c) for c in data["cases"]}
-    cases = [c for c in earlier["cases"] if key(c) not in have] + data["cases"]
-    merged = dict(data, cases=sorted(cases, key=order))
-    merged["merged_runs"] = [*earlier.get("merged_runs", []), {k: earlier[k] for k in ("date", "command", "commit")}]
+    kept = [c for c in earlier["cases"] if key(c) not in have]
+    unknown = bool(earlier.get("merged_runs")) and any("run" not in c for c in kept)  # whose run is not known
+    before = _run_of(earlier)
+    kept = [c if "run" in c or unknown else {**c, "run": before} for c in kept]
+    runs = {}
+    for r in [*earlier.get("merged_runs", []), before] if unknown else []:
+        runs[tuple(r[k] for k in _RUN_KEYS)] = _run_of(r)
+    for c in kept:
+        if "run" in c:
+            runs[tuple(c["run"][k] for k in _RUN_KEYS)] = dict(_run_of(c["run"]), known=True)
+    merged = dict(data, cases=sorted(kept + [{**c, "run": _run_of(data)} for c in data["cases"]], key=order))
+    merged["merged_runs"] = sorted(runs.values(), key=lambda r: r["date"])
     return merged
+
+
+_RUN_KEYS = ("date", "command", "commit")
+
+
+def _run_of(record: dict) -> dict:
+    return {k: record[k] for k in _RUN_KEYS}
 
 
 def provenance_lines(data: dict) -> list[str]:
@@ -128,6 +146,12 @@ def provenance_lines(data: dict) -> list[str]:
         f"- Date: {data['date']}; command: `{data['command']}`; code: "
         f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-        *[f"- Merged in, an earlier run on the same device (its cases that no later run re-measured): {r['date']}, "
-          f"`{r['command']}`, commit {r['commit']}" for r in data.get("merged_runs", [])],
+        *[f"- Merged in, an earlier run on the same device ({_merged_what(r)}): {r['date']}, `{r['command']}`, "
+          f"commit {r['commit']}" for r in data.get("merged_runs", [])],
     ]
+
+
+def _merged_what(run: dict) -> str:
+    if run.get("known"):
+        return "its cases that no later run re-measured"
+    return "joined before each case recorded its run: later runs may have re-measured all it measured"
