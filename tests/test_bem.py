@@ -320,3 +320,23 @@ def test_near_pairs_list_a_pair_once_even_for_a_repeated_vertex():
     triangles = np.array([[0, 1, 2], [0, 0, 1]])  # the second one degenerate: node 0 twice
     p, e, _ = near_pairs(points, np.arange(4), triangles, points[triangles].mean(axis=1), np.ones(2), 0.1)
     assert sorted(zip(p.tolist(), e.tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]
+
+
+def test_block_csr_is_the_csr_form_of_the_bsr_matrix():
+    import scipy.sparse as sp
+
+    from paraflux.engine.bem.fmm_operator import block_csr
+
+    rng = np.random.default_rng(3)
+    n_block_rows, n_block_cols = 40, 30
+    dense = rng.random((n_block_rows, n_block_cols)) < 0.2
+    dense[7] = False  # an empty block row
+    rows, cols = np.nonzero(dense)  # sorted by row, then column
+    blocks = rng.standard_normal((len(rows), 3, 3))
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n_block_rows))]
+    expected = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n_block_rows, 3 * n_block_cols)).tocsr()
+    expected.sort_indices()
+    data, indices, ptr = block_csr(rows, cols, blocks, n_block_rows)
+    assert np.array_equal(ptr, expected.indptr)
+    assert np.array_equal(indices, expected.indices)
+    assert np.array_equal(data, expected.data)

@@ -53,6 +53,7 @@ def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
     unknowns (scaled t / mu), identity at idle slots."""
     xp = op.xp
     interp = layout.interpolation(op.triangles).tocsr()  # its pattern is the rigid-body terms' block pattern
+    interp.sort_indices()  # block_matrix takes blocks sorted by row, then column
     row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
     rigid = block_matrix(xp.asarray(row), xp.asarray(interp.indices),
                          xp.asarray(op.diag[row] * interp.data[:, None, None]),
