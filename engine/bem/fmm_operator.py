@@ -237,7 +237,7 @@ def block_csr(rows, cols, blocks, n_block_rows: int):
     indptr = xp.empty(3 * n_block_rows + 1, dtype=xp.int64)  # CuPy keeps int32 indices (cuSPARSE)
     indptr[:-1] = (9 * start[:, None] + 3 * count[:, None] * three[None, :]).reshape(-1)
     indptr[-1] = 9 * len(rows)
-    first = 9 * start[rows] + 3 * (xp.arange(len(rows)) - start[rows])  # (B,): the block's row-0 entries
+    first = 6 * start[rows] + 3 * xp.arange(len(rows))  # (B,): 9 start + 3 (its place in its block row)
     at = (first[:, None, None] + (3 * count[rows])[:, None, None] * three[None, :, None]
           + three[None, None, :]).reshape(-1)
     data = xp.empty(9 * len(rows))

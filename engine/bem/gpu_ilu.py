@@ -52,8 +52,6 @@ class DeviceIlu0:
             raise SolverError("the incomplete LU has a zero or non-finite pivot")
         self.lu, self.n = lu, lu.shape[0]
         self._flags = cp.empty(self.n + 1, dtype=cp.int32)  # ready flags, then the row counter
-        self.nbytes = int(lu.data.nbytes + lu.indices.nbytes + lu.indptr.nbytes + self._flags.nbytes
-                          + self.perm.nbytes + self.inverse.nbytes)
 
     def _sweep(self, name, rhs):
         import cupy as cp  # noqa: PLC0415

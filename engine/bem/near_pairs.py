@@ -12,8 +12,7 @@ SIZE_CLASS_RATIO = np.sqrt(2.0)  # largest over smallest element size within one
 def near_pairs(targets, target_node, triangles, centroids, sizes, ratio: float):
     """(p, e, distance): every pair of target p (targets (T, 3) m) and element e (triangles (M, 3), centroids
     (M, 3) m, sizes (M,) m) with |centroid_e - x_p| < ratio size_e, or with target_node[p] (-1: none) a
-    vertex of e;
-    sorted by p, then e; distance (P,) m from the centroid. Elements are searched in classes of sizes within
+    vertex of e; sorted by p, then e; distance (P,) m from the centroid. Elements are searched in classes of sizes within
     SIZE_CLASS_RATIO, each with its own radius, so a few large elements do not widen every search."""
     m = len(triangles)
     sizes = np.asarray(sizes, dtype=float)

@@ -40,8 +40,8 @@ def _device_inputs(cp, targets, sources, cur):
 
 
 def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
-    """E, F as device arrays by one kernel; tgt (n_t, 3) ... on the current device. q: S points per
-    element (cuda-s's thread granularity)."""
+    """E, F as device arrays by cuda-s, cuda-rhs or cuda-tiled; tgt (n_t, 3) ... on the current device. q: S
+    points per element (cuda-s's thread granularity)."""
     n_t, n_rhs = len(tgt), de.shape[0]
     e = cp.empty((n_rhs, n_t, 3), dtype=cp.complex128)  # every kernel writes every output
     f = cp.empty_like(e)
