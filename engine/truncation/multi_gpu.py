@@ -3,12 +3,14 @@
 
 MultiGpuOperator keeps each GPU's share of S's points and all S' points resident across applications (as
 across FE-IIIEE iterations, where only the currents change). One host thread queues every device's work on
-its own stream before waiting on any (the currents up from one pinned block, the kernel, the fields straight
+its own stream before waiting on any (the currents up from one pinned block, the kernels, the fields straight
 into the host arrays E and F, pinned up to PINNED_BYTES): kernel launches and copies are asynchronous, and on
 2 x H200 this took 0.4 ms less per application than a host thread per device, whose hand-offs and contention
-for Python's interpreter lock the GPUs waited on. Each device's buffers and prepared kernel calls are kept for
-the next application with as many right-hand sides, so queuing a device costs a few CUDA calls (32 us
-of host time on 2 x H200 instead of 101 us), the delay by which the last device starts after the first."""
+for Python's interpreter lock the GPUs waited on. Each device's buffers are kept for the next application
+with as many right-hand sides, and its kernel launches are captured once in a CUDA graph, so queuing a
+device costs one copy, one graph launch and two events (13 to 48 us of host time on an H100's host, against 88
+to 115 us for the launches one by one): that cost is the delay by which each device starts after the one
+before."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from .gpu_loops import compiled_module, kernel_calls
 from .operator import Currents
 
 PINNED_BYTES = 1 << 30  # E and F above this size come back into pageable memory instead
-DEVICE_TO_HOST = 2  # cudaMemcpyDeviceToHost
+HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2  # cudaMemcpyKind
 
 
 def split_elements(n_elem: int, parts: int) -> list[tuple[int, int]]:
@@ -55,11 +57,13 @@ class _Share:
 @dataclass(frozen=True)
 class _Workspace:
     """One device's buffers for n_rhs right-hand sides: the currents (8 n_rhs n_S',) and fields E, F
-    (n_rhs, hi - lo, 3) on the device, the prepared kernel calls between them and two timing events."""
+    (n_rhs, hi - lo, 3) on the device, the CUDA graph of the kernel launches between them, the launches
+    themselves (they hold the scratch the graph's kernels use) and two timing events."""
 
     n_rhs: int
     currents: object
     fields: tuple
+    graph: object
     calls: list
     start: object
     end: object
@@ -90,6 +94,7 @@ class MultiGpuOperator:
             shares.append(_Share(device, lo * q, hi * q, tgt, src, stream))
         self._shares = [share for share in shares if share.hi > share.lo]
         self._workspaces: dict[int, _Workspace] = {}  # by device
+        self._staged = np.empty(0, dtype=complex)  # the currents of every device's next upload, pinned
 
     def apply(self, cur: Currents) -> MultiGpuRun:
         """E, F (n_rhs, n_S, 3) complex128 on the host for the currents cur (host arrays)."""
@@ -99,7 +104,9 @@ class MultiGpuOperator:
         n_rhs, n_s = cur.dot_e.shape
         if n_s != self.n_sources:
             raise ValueError(f"currents at {n_s} points for an operator built on {self.n_sources} S' points")
-        staged = cupyx.empty_pinned(8 * n_rhs * n_s, dtype=complex)  # the four currents, one pinned block
+        if self._staged.size != 8 * n_rhs * n_s:  # the four currents, one pinned block kept across calls
+            self._staged = cupyx.empty_pinned(8 * n_rhs * n_s, dtype=complex)
+        staged = self._staged
         for view, part in zip(_currents_views(staged, n_rhs, n_s), (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)):
             view[...] = part
         shape = (n_rhs, self.n_targets, 3)
@@ -111,25 +118,26 @@ class MultiGpuOperator:
         try:
             for share in self._shares:  # every device's kernel queued before any copy back or wait
                 ws = self._workspace(share, n_rhs, n_s)
-                with cp.cuda.Device(share.device), share.stream:
-                    ws.currents.set(staged, share.stream)  # asynchronous: staged is pinned
-                    ws.start.record()
-                    for call in ws.calls:
-                        call()
-                    ws.end.record()
+                with cp.cuda.Device(share.device):
+                    cp.cuda.runtime.memcpyAsync(ws.currents.data.ptr, staged.ctypes.data, staged.nbytes,
+                                                HOST_TO_DEVICE, share.stream.ptr)  # asynchronous: staged is pinned
+                    ws.start.record(share.stream)
+                    ws.graph.launch(share.stream)
+                    ws.end.record(share.stream)
                 queued.append((share, ws))
             for share, ws in queued:
                 with cp.cuda.Device(share.device):
                     for host, part in zip((e, f), ws.fields):
                         _rows_to_host(cp, host, part, share.lo, share.stream)
-        finally:  # no copy may still run into (or from) pinned memory once this returns or raises
+        finally:  # no copy may still run into (or from) pinned memory once this returns or raises, and staged
+            # may be refilled by the next call
             for share in self._shares:
                 share.stream.synchronize()
         seconds = tuple(cp.cuda.get_elapsed_time(ws.start, ws.end) / 1e3 for _, ws in queued)
         return MultiGpuRun(e, f, self.devices, seconds)
 
     def _workspace(self, share: _Share, n_rhs: int, n_s: int) -> _Workspace:
-        """share's buffers and kernel calls for n_rhs right-hand sides, made when n_rhs changes."""
+        """share's buffers and kernel graph for n_rhs right-hand sides, made when n_rhs changes."""
         ws = self._workspaces.get(share.device)
         if ws is None or ws.n_rhs != n_rhs:
             cp = self._cp
@@ -139,12 +147,18 @@ class MultiGpuOperator:
                 fields = tuple(cp.empty((n_rhs, share.hi - share.lo, 3), dtype=cp.complex128) for _ in range(2))
                 calls = kernel_calls(cp, self.kernel, share.targets, share.sources,
                                      *_currents_views(currents, n_rhs, n_s), self.k, self.q, *fields)
-                ws = _Workspace(n_rhs, currents, fields, calls, cp.cuda.Event(), cp.cuda.Event())
+                share.stream.begin_capture()
+                try:
+                    for call in calls:
+                        call()
+                finally:
+                    graph = share.stream.end_capture()
+                ws = _Workspace(n_rhs, currents, fields, graph, calls, cp.cuda.Event(), cp.cuda.Event())
             self._workspaces[share.device] = ws
         return ws
 
     def close(self) -> None:
-        self._shares, self._workspaces = [], {}
+        self._shares, self._workspaces, self._staged = [], {}, np.empty(0, dtype=complex)
 
     def __enter__(self) -> MultiGpuOperator:
         return self
