@@ -114,7 +114,8 @@ def render_markdown(data: dict) -> str:
                   "Wall: one application, from the currents on the host to the fields on the host, by an operator "
                   "built once (MultiGpuOperator: S's and S' points resident on each GPU, as across FE-IIIEE "
                   "iterations, where only the currents change); each call queues every GPU's work from one host "
-                  "thread, sends the currents to every GPU and copies the fields back into pinned host memory. "
+                  "thread (the currents' upload and the kernels, replayed from a CUDA graph captured once per GPU) "
+                  "and copies the fields back into pinned host memory. "
                   "Kernels: the slowest GPU's kernel time (CUDA events). Set-up: building the operator (a stream "
                   "per GPU, the points' upload), once.", "",
                   "| numS | rhs | loop | GPUs | s wall | speed-up (wall) | s kernels | speed-up (kernels) | "
