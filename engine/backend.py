@@ -33,6 +33,56 @@ class Backend:
             self.xp.cuda.Device().synchronize()
 
 
+class DeviceMemory:
+    """What a computation holds in CuPy's default memory pool, this thread's allocations (zeros for NumPy).
+    Inside `with`: in_use_peak, the most bytes its arrays held at once (a memory hook). mark() where a phase
+    ends: the pool only grows within a phase, so its size then is the phase's largest; mark() notes it in
+    pool_peak and frees the pool's cached blocks that nothing uses, so that a phase's freed scratch is not
+    carried into the next one (pool_peak exceeds in_use_peak by what the pool could not reuse)."""
+
+    def __init__(self, xp: ModuleType):
+        self.xp, self.in_use, self.in_use_peak, self.pool_peak = xp, 0, 0, 0
+        self._hook = None
+
+    def __enter__(self) -> DeviceMemory:
+        if self.xp is not np:
+            self._hook = _counting_hook(self)
+            self._hook.__enter__()
+        self.mark()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._hook is not None:
+            self._hook.__exit__(*exc)
+            self._hook = None
+        self.mark()
+
+    def mark(self) -> int:
+        """Note the pool's size, free its unused blocks; pool_peak so far in bytes."""
+        if self.xp is not np:
+            pool = self.xp.get_default_memory_pool()
+            self.pool_peak = max(self.pool_peak, int(pool.total_bytes()))
+            pool.free_all_blocks()
+        return self.pool_peak
+
+
+def _counting_hook(memory: DeviceMemory):
+    """A CuPy memory hook adding this thread's pool allocations and frees into memory.in_use(_peak)."""
+    from cupy.cuda.memory_hook import MemoryHook  # noqa: PLC0415
+
+    class Counting(MemoryHook):
+        name = "paraflux-device-memory"
+
+        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            memory.in_use += mem_size
+            memory.in_use_peak = max(memory.in_use_peak, memory.in_use)
+
+        def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
+            memory.in_use -= mem_size
+
+    return Counting()
+
+
 def to_host(a) -> np.ndarray:
     """Return a NumPy array for a NumPy or CuPy array (or anything array-like)."""
     if hasattr(a, "get") and not isinstance(a, np.ndarray):

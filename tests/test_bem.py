@@ -3,6 +3,7 @@ linear elements), and a Kelvin manufactured solution on a sphere converging unde
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from paraflux.engine.bem.assembly import duffy_rule, subdivided_rule
 from paraflux.engine.bem.cases import pressurised_octant
@@ -204,6 +205,10 @@ def test_fmm_operator_approaches_the_direct_matrix_as_the_order_grows():
     rich = FmmBemOperator(s.points, s.triangles, layout, data.displacement_type, data.traction, MU, NU, order=9,
                           far_points=12, correction_ratio=2.0)  # a 12-point far rule, corrected less far out
     assert errors[2] < 2 * np.linalg.norm(rich.apply(u, t) - reference) / np.linalg.norm(reference)
+    near = op.take_near()  # handed over once, for the preconditioner; the operator applies without them
+    assert near[0].shape == (3 * n, 3 * n) and np.allclose(op.apply(u, t), op.apply(u, t))
+    with pytest.raises(RuntimeError, match="taken already"):
+        op.take_near()
     known = op.known_part(np.zeros((n, 3)), data.traction)
     assert np.linalg.norm(known - direct.b_t) < 1e-4 * np.linalg.norm(direct.b_t)
     load = traction_load(s.points, s.triangles, data.traction * ~data.displacement_type[:, None, :], MU, NU,
@@ -323,8 +328,6 @@ def test_near_pairs_list_a_pair_once_even_for_a_repeated_vertex():
 
 
 def test_block_csr_is_the_csr_form_of_the_bsr_matrix():
-    import scipy.sparse as sp
-
     from paraflux.engine.bem.fmm_operator import block_csr
 
     rng = np.random.default_rng(3)
@@ -336,7 +339,29 @@ def test_block_csr_is_the_csr_form_of_the_bsr_matrix():
     indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n_block_rows))]
     expected = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n_block_rows, 3 * n_block_cols)).tocsr()
     expected.sort_indices()
-    data, indices, ptr = block_csr(rows, cols, blocks, n_block_rows)
-    assert np.array_equal(ptr, expected.indptr)
-    assert np.array_equal(indices, expected.indices)
-    assert np.array_equal(data, expected.data)
+    for given in (blocks, [blocks[:5], blocks[5:5], blocks[5:100], blocks[100:]]):  # whole, or in pieces
+        data, indices, ptr = block_csr(rows, cols, given, n_block_rows)
+        assert np.array_equal(ptr, expected.indptr)
+        assert np.array_equal(indices, expected.indices)
+        assert np.array_equal(data, expected.data)
+    with pytest.raises(ValueError, match="blocks for"):
+        block_csr(rows, cols, [blocks[:-1]], n_block_rows)
+
+
+def test_sparse_system_matrix_is_the_dense_one():
+    from types import SimpleNamespace
+
+    from paraflux.engine.bem.direct import system_matrix
+
+    rng = np.random.default_rng(3)
+    n, t = 5, 7  # 5 nodes, 2 extra traction slots
+    displacement = rng.random((t, 3)) < 0.5
+    displacement[n:] = False
+    idle = np.zeros((t, 3), dtype=bool)
+    idle[n:] = rng.random((t - n, 3)) < 0.5
+    layout = SimpleNamespace(displacement=displacement[:n], traction=~displacement & ~idle, idle=idle)
+    h = sp.random(3 * t, 3 * n, density=0.4, format="csr", random_state=4)
+    g = sp.random(3 * t, 3 * t, density=0.4, format="csr", random_state=5)
+    dense = system_matrix(h.toarray(), g.toarray(), layout, 2.5)
+    assert np.array_equal(system_matrix(h, g, layout, 2.5).toarray(), dense)
+    assert (dense[idle.reshape(-1)] == np.eye(3 * t)[idle.reshape(-1)]).all()

@@ -82,6 +82,8 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case):
     assert gpu_report.relative_residual < 1e-12 and cpu_report.relative_residual < 1e-12
     assert np.linalg.norm(gpu.displacement - cpu.displacement) < 1e-10 * np.linalg.norm(cpu.displacement)
     assert np.linalg.norm(gpu.traction - cpu.traction) < 1e-10 * np.linalg.norm(cpu.traction)
+    memory = gpu_report.memory
+    assert 0 < memory["device_bytes"] <= memory["device_pool_bytes"] and cpu_report.memory["device_bytes"] == 0
 
 
 def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
@@ -114,3 +116,36 @@ def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
     singular[5, :] = 0.0
     with pytest.raises(SolverError, match="pivot"):
         DeviceIlu0(csp.csr_matrix(singular.tocsr()), block=3)
+
+
+def test_permuted_csr_matches_scipy():
+    cp = pytest.importorskip("cupy")
+    import cupyx.scipy.sparse as csp
+    import scipy.sparse as sp
+
+    from paraflux.engine.bem.gpu_ilu import permuted
+
+    a = sp.random(500, 500, density=0.03, random_state=2, format="csr")
+    perm = np.random.default_rng(2).permutation(500).astype(np.int32)
+    inverse = np.argsort(perm).astype(np.int32)
+    out = permuted(csp.csr_matrix(a), cp.asarray(perm), cp.asarray(inverse)).get()
+    expected = a[perm][:, perm].tocsr()
+    expected.sort_indices()
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(out, name), getattr(expected, name)), name
+
+
+def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache():
+    cp = pytest.importorskip("cupy")
+    from paraflux.engine.backend import DeviceMemory
+
+    pool = cp.get_default_memory_pool()
+    with DeviceMemory(cp) as memory:
+        kept = cp.ones(1 << 20)  # 8 MiB still in use after the phase
+        scratch = cp.ones(1 << 24)  # 128 MiB freed within it
+        del scratch
+        assert memory.in_use == kept.nbytes
+        assert memory.mark() >= (1 << 27) + (1 << 23)
+        assert pool.total_bytes() == pool.used_bytes()  # the cached scratch went back
+    assert memory.in_use_peak == (1 << 27) + (1 << 23)
+    assert DeviceMemory(np).mark() == 0

@@ -47,3 +47,13 @@ def test_multicolour_order_refuses_partial_blocks():
     a = grid_blocks(4, 1)
     with pytest.raises(ValueError, match="whole blocks of 3"):
         multicolour_order(a.indptr, a.indices, 3)
+
+
+def test_block_pairs_taken_piece_by_piece_are_the_pattern_s_block_pairs():
+    from paraflux.engine.bem.multicolour import _block_pairs  # noqa: PLC0415
+
+    a = sp.random(30, 30, density=0.2, format="csr", random_state=1)  # blocks partly filled
+    coo = a.tocoo()
+    expected = np.unique((coo.row // 3) * 10 + coo.col // 3)
+    for piece in (1, 7, 10_000):
+        assert np.array_equal(_block_pairs(a.indptr, a.indices, 3, piece), expected)

@@ -39,7 +39,7 @@ class BemSolution:
 def system_matrix(h, g, layout: UnknownLayout, mu: float):
     """The columns of the unknowns (3T, 3T): H where a displacement is unknown, -mu G where a traction is (solved
     as t / mu), identity rows and columns at idle slots; h (3T, 3N), g (3T, 3T) dense, SciPy sparse (CSC out) or
-    CuPy sparse (CSR out)."""
+    CuPy sparse (CSR out). Sparse CSR h and g are scaled in place (their memory reused): the caller's to give."""
     n3 = h.shape[1]
     displacement = np.r_[layout.displacement.reshape(-1), np.zeros(g.shape[1] - n3, dtype=bool)]
     traction = layout.traction.reshape(-1)
@@ -55,12 +55,12 @@ def system_matrix(h, g, layout: UnknownLayout, mu: float):
     else:  # CuPy sparse
         import cupy as xp  # noqa: PLC0415
         import cupyx.scipy.sparse as sparse  # noqa: PLC0415
-    keep_traction, keep_row = xp.asarray(traction * 1.0), xp.asarray(~idle * 1.0)
-    h, g = h.tocsr(), g.tocsr()  # masks scale the entries in place of products with diagonal matrices
-    a = (sparse.csr_matrix((h.data * xp.asarray(displacement * 1.0)[h.indices], h.indices, h.indptr), shape=g.shape)
-         + sparse.csr_matrix((-mu * g.data * keep_traction[g.indices], g.indices, g.indptr), shape=g.shape)).tocsr()
-    rows = xp.repeat(xp.arange(a.shape[0]), xp.diff(a.indptr))
-    a = sparse.csr_matrix((a.data * keep_row[rows], a.indices, a.indptr), shape=a.shape) + sparse.diags(1 - keep_row)
+    h, g = h.tocsr(), g.tocsr()
+    keep_row = xp.asarray(~idle)
+    for m, keep_column in ((h, xp.asarray(displacement)), (g, xp.asarray(traction))):  # masks: 1 byte an entry
+        m.data *= keep_column[m.indices] & keep_row[m.tocoo().row]
+    g.data *= -mu
+    a = sparse.csr_matrix((h.data, h.indices, h.indptr), shape=g.shape) + g + sparse.diags(xp.asarray(1.0 * idle))
     return a.tocsc() if xp is np else a.tocsr()
 
 

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from ..fmm.fmm import LaplaceFMM
 from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
-from ..backend import array_module, to_host
+from ..backend import DeviceMemory, array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 from .near_pairs import near_pairs
 
@@ -41,11 +41,13 @@ class FmmBemOperator:
     correction_ratio: how far out (centroid distance over element size) the near field replaces that rule.
     Sparse near corrections h_corr (3T, 3N) onto nodes and g_corr (3T, 3T) onto traction slots; known
     tractions' corrections are folded into `known_correction`. h_near and g_near hold the accurate near-field
-    blocks themselves (without the rigid-body terms): the preconditioner's matrix."""
+    blocks themselves (without the rigid-body terms), the preconditioner's matrix, until take_near() hands
+    them over. memory: a DeviceMemory whose phases the set-up marks (its own one, not counting, if none is
+    given)."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="standard", backend="numpy", far_points=FAR_POINTS,
-                 correction_ratio=CORRECTION_RATIO):
+                 correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -65,16 +67,19 @@ class FmmBemOperator:
         self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
         fmm_setup = time.perf_counter() - t0
         self.xp = self.fmm.xp
+        self.memory = DeviceMemory(self.xp) if memory is None else memory
         self.disp = np.asarray(displacement_type, dtype=bool)
         t0 = time.perf_counter()
         self._to_device()
         fmm_setup += time.perf_counter() - t0
         t0 = time.perf_counter()
         self._near(known_traction)
+        self.memory.mark()
         self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
         self.timings = {"near_setup": time.perf_counter() - t0, "fmm_setup": fmm_setup}
         t0 = time.perf_counter()
         self.diag = self._rigid_body_diagonal()
+        self.memory.mark()
         self.timings["far_setup"] = self.timings.pop("fmm_setup") + time.perf_counter() - t0
 
     # ---------------------------------------------------------------- near field
@@ -82,34 +87,47 @@ class FmmBemOperator:
         """The near-field pairs (listed on the host, sorted by target so that chunks end at a row boundary),
         their integrals and node-block sums where the FMM runs (Numba on the host, CUDA on the GPU); the
         block matrices stay there."""
-        el, tri, n, x, xp, dev = self.el, self.triangles, self.n, self.targets, self.xp, self.dev
+        el, tri, n, x, xp = self.el, self.triangles, self.n, self.targets, self.xp
         t = len(x)
         p, e, distance = near_pairs(x, self.target_node, tri, el.centroids, el.sizes, self.correction_ratio)
         known = xp.asarray(known_traction * ~self.disp[:, None, :])
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
         node, own, own_weights = (xp.asarray(a) for a in (self.target_node, self.own, self.own_weights))
-        slot = dev["slot"]
         h_parts, g_parts = [], []
         known_correction = xp.zeros(3 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            level = xp.asarray(levels_of(distance[lo:hi] / el.sizes[e[lo:hi]]))
-            pp, ee = xp.asarray(p[lo:hi]), xp.asarray(e[lo:hi])
-            h_acc, g_acc = accurate_pair_integrals(dev["x"], node, el_x, dev["tri"], pp, ee, level, self.mu,
-                                                   self.nu, own, own_weights)
-            h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
-            dg = g_acc - g_base
-            known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
-                                            xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)
-            unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
-            dg *= unknown
-            g_acc *= unknown
-            h_parts.append(node_blocks(pp, dev["tri"][ee], n, h_acc - h_base, h_acc))
-            g_parts.append(slot_blocks(pp, slot[ee], t, dg, g_acc))
+            h_part, g_part = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, node, own, own_weights,
+                                              known, known_correction)
+            h_parts.append(h_part)
+            g_parts.append(g_part)
         self.known_correction = to_host(known_correction)
-        self.h_corr, self.h_near = (_blocks_of(h_parts, i, (3 * t, 3 * n)) for i in range(2))
-        self.g_corr, self.g_near = (_blocks_of(g_parts, i, (3 * t, 3 * t)) for i in range(2))
+        matrices = []
+        for parts, shape in ((h_parts, (3 * t, 3 * n)), (g_parts, (3 * t, 3 * t))):
+            for i in range(2):  # each built from blocks of a size the freed scratch before it cannot serve
+                self.memory.mark()
+                matrices.append(_blocks_of(parts, i, shape))
+        self.h_corr, self.h_near, self.g_corr, self.g_near = matrices
         self.near_pairs = len(p)
+
+    def _near_chunk(self, p, e, distance, el_x, node, own, own_weights, known, known_correction):
+        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary): node_blocks of
+        (correction, accurate) H and slot_blocks of G; the known tractions' correction is added into
+        known_correction (3T,). Its scratch goes when it returns."""
+        xp, dev, n, t = self.xp, self.dev, self.n, len(self.targets)
+        level = xp.asarray(levels_of(distance / self.el.sizes[e]))
+        pp, ee = xp.asarray(p), xp.asarray(e)
+        h_acc, g_acc = accurate_pair_integrals(dev["x"], node, el_x, dev["tri"], pp, ee, level, self.mu, self.nu,
+                                               own, own_weights)
+        h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
+        dg = g_acc - g_base
+        known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
+                                        xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)
+        unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
+        dg *= unknown
+        g_acc *= unknown
+        return (node_blocks(pp, dev["tri"][ee], n, h_acc - h_base, h_acc),
+                slot_blocks(pp, dev["slot"][ee], t, dg, g_acc))
 
     # ---------------------------------------------------------------- far field
     def _to_device(self):
@@ -168,11 +186,13 @@ class FmmBemOperator:
         out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ slots.reshape(-1)
         return out + self._rigid_part(u)
 
-    def device_bytes(self) -> int:
-        """Bytes CuPy's memory pool holds (0 on the CPU backend): expansions, near corrections, geometry."""
-        if self.xp is np:
-            return 0
-        return int(self.xp.get_default_memory_pool().total_bytes())
+    def take_near(self):
+        """(h_near, g_near), handed over once (to build the preconditioner): the operator keeps no reference,
+        so their memory goes with the caller's."""
+        near, (self.h_near, self.g_near) = (self.h_near, self.g_near), (None, None)
+        if near[0] is None:
+            raise RuntimeError("the near-field blocks were taken already")
+        return near
 
     def known_part(self, u_known: np.ndarray, known_traction: np.ndarray) -> np.ndarray:
         """G t_known - H u_known (3T,): the right-hand side from the prescribed data."""
@@ -216,9 +236,11 @@ def slot_blocks(p, slots, n_slots, *pair_blocks):
 
 def block_matrix(rows, cols, blocks, shape):
     """The sparse matrix of 3x3 blocks (B, 3, 3) at block rows and columns (B,) sorted by row then column, no
-    two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR)."""
-    xp = array_module(blocks)
+    two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR). blocks may also be
+    an iterable of consecutive pieces of them, written one at a time (block_csr)."""
+    xp = array_module(rows)
     if xp is np:
+        blocks = blocks if isinstance(blocks, np.ndarray) else np.concatenate(list(blocks))
         indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
         return sp.bsr_matrix((blocks, cols, indptr), shape=shape)
     from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
@@ -228,27 +250,46 @@ def block_matrix(rows, cols, blocks, shape):
 
 def block_csr(rows, cols, blocks, n_block_rows: int):
     """(data, indices, indptr) of the CSR form of block_matrix's blocks, written in place without a sort:
-    scalar row 3 r + l holds, block by block in column order, row l of each block of block row r. NumPy or
-    CuPy arrays."""
-    xp = array_module(blocks)
+    scalar row 3 r + l holds, block by block in column order, row l of each block of block row r. blocks:
+    (B, 3, 3), or an iterable of consecutive pieces of them (their scratch is a piece's, not the whole's).
+    NumPy or CuPy arrays."""
+    xp = array_module(rows)
     count = xp.bincount(rows, minlength=n_block_rows)
     start = xp.cumsum(count) - count  # first block of each block row
     three = xp.arange(3)
     indptr = xp.empty(3 * n_block_rows + 1, dtype=xp.int64)  # CuPy keeps int32 indices (cuSPARSE)
     indptr[:-1] = (9 * start[:, None] + 3 * count[:, None] * three[None, :]).reshape(-1)
     indptr[-1] = 9 * len(rows)
-    first = 6 * start[rows] + 3 * xp.arange(len(rows))  # (B,): 9 start + 3 (its place in its block row)
-    at = (first[:, None, None] + (3 * count[rows])[:, None, None] * three[None, :, None]
-          + three[None, None, :]).reshape(-1)
+    index = xp.int32 if 9 * len(rows) < 2**31 else xp.int64  # positions in data: half the scratch where they fit
     data = xp.empty(9 * len(rows))
-    data[at] = blocks.reshape(-1)
     indices = xp.empty(9 * len(rows), dtype=xp.int32)
-    indices[at] = xp.broadcast_to(3 * cols[:, None, None] + three[None, None, :], blocks.shape).reshape(-1)
+    lo = 0
+    for piece in ([blocks] if hasattr(blocks, "shape") else blocks):
+        hi = lo + len(piece)
+        r = rows[lo:hi]
+        first = (6 * start[r] + 3 * xp.arange(lo, hi)).astype(index)  # 9 start + 3 (its place in its block row)
+        stride = (3 * count[r]).astype(index)  # from one scalar row of a block row to the next
+        at = (first[:, None, None] + stride[:, None, None] * three.astype(index)[None, :, None]
+              + three.astype(index)[None, None, :]).reshape(-1)
+        data[at] = piece.reshape(-1)
+        column = 3 * cols[lo:hi].astype(xp.int32)[:, None, None] + three.astype(xp.int32)[None, None, :]
+        indices[at] = xp.broadcast_to(column, piece.shape).reshape(-1)
+        lo = hi
+    if lo != len(rows):
+        raise ValueError(f"{lo} blocks for {len(rows)} block positions")
     return data, indices, indptr
 
 
 def _blocks_of(parts, i, shape):
-    """block_matrix of the i-th block list of node_blocks parts (rows sorted across parts)."""
+    """block_matrix of the i-th block list of node_blocks parts (rows sorted across parts); each part's i-th
+    blocks are dropped once written."""
     xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
     rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
-    return block_matrix(rows, cols, xp.concatenate([q[2][i] for q in parts]), shape)
+    return block_matrix(rows, cols, _taken(parts, i), shape)
+
+
+def _taken(parts, i):
+    """The parts' i-th blocks one by one, each part letting go of its own as it is handed out."""
+    for q in parts:
+        blocks, q[2][i] = q[2][i], None
+        yield blocks

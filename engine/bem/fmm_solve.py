@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..backend import to_host
+from ..backend import DeviceMemory, get_backend, to_host
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
@@ -42,7 +42,8 @@ class GmresReport:
     relative_residual: float  # ||b - A x|| / ||b|| of the returned solution, unpreconditioned
     timings: dict = field(default_factory=dict)  # s: near and far setup, preconditioner, GMRES
     near_pairs: int = 0
-    memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis), device (pool)
+    memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis); device: the most in
+    # use at once in CuPy's pool (device_bytes) and the most the pool held (device_pool_bytes), DeviceMemory
     right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3T,), by the FMM
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
 
@@ -58,7 +59,9 @@ def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
     rigid = block_matrix(xp.asarray(row), xp.asarray(interp.indices),
                          xp.asarray(op.diag[row] * interp.data[:, None, None]),
                          (3 * layout.n_targets, 3 * layout.n_nodes))
-    return system_matrix((op.h_near + rigid).tocsr(), op.g_near, layout, mu)
+    h, g = op.take_near()
+    h = (h + rigid).tocsr()  # the accurate blocks' own copy goes here
+    return system_matrix(h, g, layout, mu)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,10 +74,11 @@ def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: flo
     """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
     Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour order of its 3x3 blocks
     (DeviceIlu0)."""
-    a = near_system(op, layout, mu)
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
+    a = near_system(op, layout, mu)
     if op.xp is not np:
+        op.memory.mark()  # the assembly's scratch freed before the factorisation's
         try:
             return Preconditioner(DeviceIlu0(a, block=3).solve, 0)  # 3x3 blocks: a node's or slot's components
         except SolverError as exc:
@@ -108,10 +112,17 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
 
 
 def _solve(points, triangles, data, mu, poisson, layout, settings):
+    with DeviceMemory(get_backend(settings.backend).xp) as memory:
+        solution, report = _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory)
+    report.memory.update(device_bytes=memory.in_use_peak, device_pool_bytes=memory.pool_peak)
+    return solution, report
+
+
+def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory):
     n, n3 = len(points), 3 * layout.n_targets
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
-                        settings.correction_ratio)
+                        settings.correction_ratio, memory)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp
@@ -126,6 +137,7 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
 
     t0 = time.perf_counter()
     m = near_field_preconditioner(op, layout, mu)
+    op.memory.mark()
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
@@ -139,8 +151,7 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
     x = to_host(result.x)
     solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
     near = 0 if op.xp is not np else sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes  # else on the GPU
-                                         for a in (op.h_corr, op.g_corr, op.h_near, op.g_near))
+                                         for a in (op.h_corr, op.g_corr))  # (the accurate blocks went into m)
     krylov = (restart + 1) * n3 * 8 if xp is np else 0  # else in the device pool
-    memory = {"host_bytes": int(near + m.nbytes + krylov), "device_bytes": op.device_bytes()}
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
-                                 memory, to_host(b), len(layout.extra_node))
+                                 {"host_bytes": int(near + m.nbytes + krylov)}, to_host(b), len(layout.extra_node))

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..backend import array_module, to_host
 
+PIECE = 1 << 22  # pattern entries turned into block pairs at a time
+
 
 @numba.njit(cache=True)
 def greedy_colours(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -43,12 +45,26 @@ def multicolour_order(indptr, indices, block: int):
     if n_rows % block:
         raise ValueError(f"{n_rows} rows are not whole blocks of {block}")
     n = n_rows // block
-    rows = (xp.searchsorted(indptr, xp.arange(len(indices)), side="right") - 1) // block
-    graph = sparse.csr_matrix((xp.ones(len(rows), dtype=xp.float32), (rows, indices // block)), shape=(n, n))
+    pairs = _block_pairs(indptr, indices, block)
+    rows, cols = pairs // n, pairs % n
+    graph = sparse.csr_matrix((xp.ones(len(pairs), dtype=xp.float32), (rows, cols)), shape=(n, n))
     graph = (graph + graph.T).tocsr()
     colours = greedy_colours(to_host(graph.indptr).astype(np.int64), to_host(graph.indices).astype(np.int64))
     order = xp.asarray(np.argsort(colours, kind="stable"))
     return (block * order[:, None] + xp.arange(block)).reshape(-1)
+
+
+def _block_pairs(indptr, indices, block: int, piece: int = PIECE):
+    """Sorted keys block row x n + block column, each once, of the pattern's entries, taken `piece` entries at
+    a time: scratch of the order of a piece, not of the pattern (a block of 3x3 entries makes one key)."""
+    xp = array_module(indptr)
+    n = (len(indptr) - 1) // block
+    keys = []
+    for lo in range(0, len(indices), piece):
+        hi = min(lo + piece, len(indices))
+        rows = (xp.searchsorted(indptr, xp.arange(lo, hi), side="right") - 1) // block
+        keys.append(xp.unique(rows * n + indices[lo:hi] // block))
+    return xp.unique(xp.concatenate(keys)) if keys else xp.zeros(0, dtype=xp.int64)
 
 
 def _sparse_module(xp):
