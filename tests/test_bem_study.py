@@ -2,6 +2,7 @@
 outputs and refusals, a mesh file with physical groups."""
 
 import json
+from pathlib import Path
 
 import meshio
 import numpy as np
@@ -13,6 +14,7 @@ from paraflux.engine.problems import load_case_problem, parse_problem, problem_a
 from paraflux.engine.studies import STUDIES
 
 BEM = STUDIES["elastostatic-bem"]
+RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "problems"
 
 
 def test_bar_case_by_the_direct_method_is_exact(tmp_path, capsys):
@@ -147,3 +149,15 @@ def test_gmres_that_does_not_converge_is_refused(tmp_path, capsys):
     assert main(["solve", "--case", "bar", "--size", "200", "--method", "fmm", "--rtol", "1e-12",
                  "--max-iterations", "1", "--out", str(out), "--quiet"]) == 2
     assert "GMRES did not converge" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_probe_on_a_face_between_nodes_reads_the_surface_values(tmp_path):
+    text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "direct"')
+    text += '\n[[probes]]\nname = "end face"\npoint = [0.2, 0.013, 0.017]\n'  # on x = 200 mm, off the nodes
+    (tmp_path / "p.toml").write_text(text)
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "200"]) == 0
+    probe = json.loads((out / "summary.json").read_text())["probes"][1]
+    assert probe["where"] == "surface"
+    assert abs(probe["displacement"][0] - 1e-4) < 1e-3 * 1e-4  # u_x = 0.1 mm on the pulled end, exactly
+    assert abs(probe["von_mises"] - 1e8) < 0.05 * 1e8

@@ -6,11 +6,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from paraflux.engine.errors import ProblemError
+from paraflux.engine.errors import ProblemError, SolverError
 from paraflux.engine.hexfem.dofs import build_dof_map
 from paraflux.engine.hexfem.element_matrices import lame
 from paraflux.engine.hexfem.run import run_elasticity
-from paraflux.engine.hexfem.solve import constrained_system, solve_cg, solve_direct
+from paraflux.engine.hexfem.solve import constrained_system, solve_direct
 from paraflux.engine.hexfem.system import (BoundaryFaces, assemble_stiffness, check_rigid_body_held,
                                            face_constraints)
 from paraflux.engine.mesh.hexmesh import HEX_FACES, make_hexmesh
@@ -152,15 +152,19 @@ def test_a_free_body_is_refused_with_its_free_motions_counted():
     dofmap = build_dof_map(hexes, 2)
     face = BoundaryFaces(np.array([0]), np.array([2]), np.array([0]))  # the face t = -1
     dofs, _ = face_constraints(pts, dofmap, face, (None, None, 0.0))  # only u_z held on a plane
-    with pytest.raises(ProblemError, match="rigid-body motion left free.*3 of the 6"):
-        check_rigid_body_held(pts, dofmap, dofs)
+    with pytest.raises(ProblemError, match="rigid-body motion left free: .*only 3 of its 6"):
+        check_rigid_body_held(pts, hexes, dofmap, dofs)
     dofs, _ = face_constraints(pts, dofmap, face, (0.0, 0.0, 0.0))
-    check_rigid_body_held(pts, dofmap, dofs)
+    check_rigid_body_held(pts, hexes, dofmap, dofs)
+    far = np.vstack([pts, pts + [5.0, 0.0, 0.0]])  # a second, floating copy of the block, sharing no node
+    both = np.vstack([hexes, hexes + len(pts)])
+    dofmap = build_dof_map(both, 2)
+    dofs, _ = face_constraints(far, dofmap, face, (0.0, 0.0, 0.0))  # the first block held, the copy not
+    with pytest.raises(ProblemError, match="one of the mesh's 2 disconnected parts.*only 0 of its 6"):
+        check_rigid_body_held(far, both, dofmap, dofs)
 
 
 def test_cg_that_cannot_converge_says_so():
-    from paraflux.engine.errors import SolverError  # noqa: PLC0415
-
     problem = load_case_problem("cantilever").with_order(3).with_solver(max_iterations=3)
     with pytest.raises(SolverError, match="did not reach the tolerance"):
         run_elasticity(problem)
@@ -201,3 +205,17 @@ def test_prescribed_tip_displacement_with_free_components():
     assert result.probes[0].displacement[2] == pytest.approx(-1e-3, rel=1e-12)
     # the stiffness that holds the tip at 1 mm: about F / 1.9 mm per metre of deflection for the 10 kN beam
     assert 0.9 * 0.5 * 1e4 * 1e-3 * 1e-3 / 1.9e-3 < result.strain_energy < 1.2 * 0.5 * 1e4 * 1e-3 * 1e-3 / 1.9e-3
+
+
+def test_sparse_direct_refuses_a_singular_matrix_superlu_lets_through():
+    import scipy.sparse as sp
+
+    from paraflux.engine.hexfem.solve import solve_direct
+
+    w = np.random.default_rng(0).uniform(0.1, 1.0, 199)  # a floating chain of springs: singular, but its
+    k = sp.diags([np.r_[w, 0] + np.r_[0, w], -w, -w], [0, -1, 1], format="csr")  # last pivot is round-off
+    b = np.zeros(200)
+    b[-1] = 1.0  # a net force on a free body
+    with pytest.raises(SolverError, match="relative residual of .*singular"):
+        solve_direct(k, b)
+    assert solve_direct(sp.identity(2, format="csr"), np.array([1.0, 2.0])).relative_residual == 0.0

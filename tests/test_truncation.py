@@ -141,6 +141,8 @@ def test_pipeline_on_the_built_in_case_and_its_refusals():
 
     for bad, message in ((replace(setup, frequency=0.0), "frequency must be positive"),
                          (replace(setup, sources=(Dipole((0.4, 0, 0), (0, 0, 1)),)), "outside the inner surface"),
+                         (replace(setup, sources=(Dipole(tuple(inner.points[inner.triangles[0]].mean(axis=0)),
+                                                         (0, 0, 1)),)), "outside the inner surface .* or on it"),
                          (replace(setup, inner=outer, outer=inner), "not inside"),
                          (replace(setup, loop="gpu-magic"), "unknown loop")):
         with pytest.raises(ProblemError, match=message):
@@ -177,3 +179,21 @@ def test_almond_case_error_falls_with_the_quadrature_order():
     problem = load_case_problem("almond")
     errors = [study.run(study.with_variants(problem, {"quadrature": q})).relative_error for q in ("1", "6")]
     assert errors[0] < 1e-2 and errors[1] < 1e-4 and errors[0] / errors[1] > 30
+
+
+def test_nearest_point_on_a_surface_matches_a_dense_sampling():
+    from paraflux.engine.truncation.surfaces import compact_surface, nearest_on_surface, uv_sphere  # noqa: PLC0415
+
+    s = compact_surface("sphere", *uv_sphere(6, 1.0))
+    u, v = np.meshgrid(np.linspace(0, 1, 41), np.linspace(0, 1, 41))
+    keep = u + v <= 1
+    bary = np.stack([1 - u[keep] - v[keep], u[keep], v[keep]], axis=1)  # (k, 3) over each triangle
+    samples = np.einsum("ka,tad->tkd", bary, s.points[s.triangles]).reshape(-1, 3)
+    rng = np.random.default_rng(0)
+    for x in np.vstack([rng.normal(size=(20, 3)) * 1.5, s.points[:3] * 1.01]):
+        triangle, weights, distance = nearest_on_surface(s, x)
+        closest = weights @ s.points[s.triangles[triangle]]
+        assert weights.min() >= -1e-12 and abs(weights.sum() - 1) < 1e-12
+        assert abs(np.linalg.norm(x - closest) - distance) < 1e-12
+        assert distance <= np.linalg.norm(samples - x, axis=1).min() + 1e-12
+        assert distance > np.linalg.norm(samples - x, axis=1).min() - 0.02  # the sampling's spacing

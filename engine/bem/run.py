@@ -11,13 +11,14 @@ import numpy as np
 
 from ..errors import MeshError, ProblemError
 from ..run_control import RunControl
-from ..truncation.surfaces import TriSurface, compact_surface, read_triangle_mesh, winding_number
+from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_on_surface, read_triangle_mesh,
+                                   winding_number)
 from .assembly import elements_of
 from .direct import BemSolution, BoundaryData, solve_direct
 from .fmm_solve import FmmSettings, solve_fmm
 from .post import element_stress, interior_fields, nodal_average, von_mises
 
-SURFACE_TOLERANCE = 1e-6  # a probe this close to a node (times the mesh size) reads the surface values
+SURFACE_TOLERANCE = 1e-6  # a probe this close to the surface (times the mesh size) reads the surface values
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,25 +173,31 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     el = elements_of(s.points, s.triangles)
     stress = element_stress(s.points, s.triangles, solution.displacement, solution.traction, problem.young,
                             problem.poisson)
-    vm = nodal_average(s.triangles, von_mises(stress), el.areas, len(s.points))
+    vm_element = von_mises(stress)
+    vm = nodal_average(s.triangles, vm_element, el.areas, len(s.points))
     traction = nodal_average(s.triangles, solution.traction.mean(axis=1), el.areas, len(s.points))
-    probes = tuple(_probe(pr, problem, s, solution, vm) for pr in problem.probes)
+    probes = tuple(_probe(pr, problem, s, solution, vm, vm_element) for pr in problem.probes)
     timings["post"] = time.perf_counter() - t0
     control.report(1.0, "done")
     return BemResult(problem, grouped, solution, traction, vm, iterations, residuals, relative, probes,
                      backend.name, backend.device, memory, timings)
 
 
-def _probe(probe, problem, s: TriSurface, solution: BemSolution, vm: np.ndarray) -> BemProbe:
-    """Surface values at a node within SURFACE_TOLERANCE, else Somigliana's identity inside."""
+def _probe(probe, problem, s: TriSurface, solution: BemSolution, vm: np.ndarray, vm_element: np.ndarray) -> BemProbe:
+    """Surface values within SURFACE_TOLERANCE of the surface (a node's von Mises stress, the nodal average,
+    at a node; its triangle's elsewhere; displacements interpolated linearly), else Somigliana's identity
+    inside."""
     x = np.asarray(probe.point, dtype=float) * problem.length_scale
     size = np.ptp(s.points, axis=0).max()
     nearest = int(np.argmin(np.linalg.norm(s.points - x, axis=1)))
     if np.linalg.norm(s.points[nearest] - x) < SURFACE_TOLERANCE * size:
         return BemProbe(probe.name, tuple(x), tuple(solution.displacement[nearest]), float(vm[nearest]), "surface")
-    if winding_number(s, x[None])[0] < 0.5:
-        raise ProblemError(f"probe '{probe.name}' at {probe.point} {problem.length_unit} lies outside the body "
-                           "and is not a surface node")
+    triangle, weights, distance = nearest_on_surface(s, x)
+    if distance < SURFACE_TOLERANCE * size:
+        u = weights @ solution.displacement[s.triangles[triangle]]
+        return BemProbe(probe.name, tuple(x), tuple(u), float(vm_element[triangle]), "surface")
+    if winding_number(s, x[None])[0] < INSIDE:
+        raise ProblemError(f"probe '{probe.name}' at {probe.point} {problem.length_unit} lies outside the body")
     u, sigma = interior_fields(s.points, s.triangles, solution.displacement, solution.traction, problem.young,
                                problem.poisson, x[None])
     return BemProbe(probe.name, tuple(x), tuple(u[0]), float(von_mises(sigma[0])), "interior")

@@ -113,7 +113,7 @@ def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None
     t0 = time.perf_counter()
     dofmap = build_dof_map(mesh.hexes, problem.order)
     force, dofs, values = boundary_data(problem, mesh, dofmap)
-    check_rigid_body_held(mesh.points, dofmap, dofs)
+    check_rigid_body_held(mesh.points, mesh.hexes, dofmap, dofs)
     lam, mu = material_arrays(problem, mesh)
     coords = mesh.element_coords()
     timings["dofs_and_loads"] = time.perf_counter() - t0

@@ -11,6 +11,9 @@ from ..errors import SolverError
 from .system import _sparse
 
 
+DIRECT_RESIDUAL = 1e-6  # largest relative residual a sparse direct solve may leave
+
+
 @dataclass(frozen=True, eq=False)
 class LinearSolution:
     u: np.ndarray  # (n_dofs,) on the backend
@@ -102,4 +105,7 @@ def solve_direct(k, b) -> LinearSolution:
     if not np.isfinite(u).all():
         raise SolverError("the sparse direct solve produced non-finite values: the system is singular")
     rel = float(np.linalg.norm(k @ u - b) / max(np.linalg.norm(b), 1e-300))
+    if rel > DIRECT_RESIDUAL:  # SuperLU does not always notice a singular matrix
+        raise SolverError(f"the sparse direct solve left a relative residual of {rel:.1e}: the stiffness matrix "
+                          "is singular or nearly so; check that every region is connected and held")
     return LinearSolution(u, 1, rel, np.array([rel]))

@@ -162,21 +162,41 @@ def face_constraints(mesh_points, dofmap: DofMap, faces: BoundaryFaces, displace
     return dofs, values[:, components].reshape(-1)
 
 
-def check_rigid_body_held(points, dofmap: DofMap, constrained: np.ndarray) -> None:
-    """Raise ProblemError when the constrained DOFs leave a rigid-body motion of the body free."""
+def check_rigid_body_held(points, hexes, dofmap: DofMap, constrained: np.ndarray) -> None:
+    """Raise ProblemError when the constrained DOFs leave a rigid-body motion free, of the body or of any
+    part of it that shares no node with the rest (hexes (n_elements, 8) node indices)."""
+    from scipy.sparse import coo_matrix  # noqa: PLC0415
+    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
+
+    edges = np.repeat(hexes[:, :1], hexes.shape[1], axis=1)  # every node joined to its element's first node
+    graph = coo_matrix((np.ones(hexes.size), (edges.ravel(), hexes.ravel())), shape=(len(points),) * 2)
+    n_parts, part_of = connected_components(graph, directed=False)
+    used = np.zeros(len(points), dtype=bool)
+    used[hexes.ravel()] = True
+    parts = np.unique(part_of[used])
     scalar, comp = constrained // 3, constrained % 3
     vertex = scalar < len(dofmap.node_of_vertex_dof)
-    x = points[dofmap.node_of_vertex_dof[scalar[vertex]]]
-    x = (x - points.mean(axis=0)) / max(np.ptp(points, axis=0).max(), 1e-300)
-    comp = comp[vertex]
+    node, comp = dofmap.node_of_vertex_dof[scalar[vertex]], comp[vertex]
+    for part in parts:
+        on = part_of[node] == part
+        free = _free_rigid_motions(points[node[on]], comp[on], points[(part_of == part) & used])
+        if free:
+            where = "" if len(parts) == 1 else (
+                f" on one of the mesh's {len(parts)} disconnected parts ({int(((part_of == part) & used).sum())} "
+                "nodes, sharing no node with the rest)")
+            raise ProblemError(f"rigid-body motion left free{where}: the fixed and displacement boundaries hold "
+                               f"only {6 - free} of its 6 rigid-body motions (3 translations, 3 rotations); "
+                               "constrain more components")
+
+
+def _free_rigid_motions(x, comp, body) -> int:
+    """How many of the 6 rigid-body motions of body's points (m, 3) the held components comp (k,) at points x
+    (k, 3) leave free."""
+    x = (x - body.mean(axis=0)) / max(np.ptp(body, axis=0).max(), 1e-300)
     modes = np.zeros((len(comp), 6))
     modes[np.arange(len(comp)), comp] = 1.0
     for k in range(3):  # rotation about axis k: omega_k e_k x x
         rot = np.cross(np.eye(3)[k], x)
         modes[:, 3 + k] = rot[np.arange(len(comp)), comp]
     eig = np.linalg.eigvalsh(modes.T @ modes) if len(comp) else np.zeros(6)
-    free = int((eig < 1e-10 * max(eig.max(), 1.0)).sum())
-    if free:
-        raise ProblemError(f"rigid-body motion left free: the fixed and displacement boundaries hold only "
-                           f"{6 - free} of the 6 rigid-body motions (3 translations, 3 rotations); "
-                           "constrain more components")
+    return int((eig < 1e-10 * max(eig.max(), 1.0)).sum())

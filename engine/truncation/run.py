@@ -14,7 +14,7 @@ from .fields import dipole_fields, wavenumber
 from .loops import private_copy_bytes
 from .operator import currents, operator_flops, paper_flops
 from .strategies import apply_operator
-from .surfaces import TriSurface, check_inside, quadrature, read_surface, winding_number
+from .surfaces import INSIDE, TriSurface, check_inside, quadrature, read_surface, winding_number
 
 
 @dataclass(frozen=True)
@@ -104,9 +104,9 @@ def check_setup(setup: TruncationSetup) -> None:
     check_inside(setup.inner, setup.outer)
     inside = winding_number(setup.inner, np.array([s.position for s in setup.sources], dtype=float))
     for i, (src, w) in enumerate(zip(setup.sources, inside)):
-        if w < 0.5:
-            raise ProblemError(f"source {i + 1} at ({', '.join(f'{c:g}' for c in src.position)}) m lies outside the inner surface "
-                               f"'{setup.inner.name}'")
+        if w < INSIDE:
+            raise ProblemError(f"source {i + 1} at ({', '.join(f'{c:g}' for c in src.position)}) m lies outside the inner "
+                               f"surface '{setup.inner.name}' or on it")
 
 
 def run_truncation(setup: TruncationSetup, control: RunControl | None = None, problem=None) -> TruncationResult:
@@ -178,7 +178,7 @@ def random_dipoles(inner: TriSurface, count: int, seed: int) -> list[Dipole]:
     found = np.zeros((0, 3))
     for _ in range(50):
         trial = centre + 0.5 * (rng.uniform(lo, hi, (max(64, 2 * count), 3)) - centre)
-        found = np.vstack([found, trial[winding_number(inner, trial) > 0.5]])
+        found = np.vstack([found, trial[winding_number(inner, trial) > INSIDE]])
         if len(found) >= count:
             break
     if len(found) < count:

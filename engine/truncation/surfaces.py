@@ -147,12 +147,43 @@ def _winding(corners, x):
     return (2 * np.arctan2(num, den)).sum(axis=1) / (4 * np.pi)
 
 
+def nearest_on_surface(surface: TriSurface, x) -> tuple[int, np.ndarray, float]:
+    """The point of the surface nearest to x (3,): (its triangle, its barycentric weights (3,) there, the
+    distance in the surface's unit)."""
+    a, b, c = (surface.points[surface.triangles[:, i]] for i in range(3))
+    x = np.asarray(x, dtype=float)
+    e0, e1 = b - a, c - a
+    normal = np.cross(e0, e1)
+    n2 = np.einsum("tk,tk->t", normal, normal)
+    q = x - np.einsum("tk,tk->t", x - a, normal)[:, None] * normal / n2[:, None]  # projection onto each plane
+    v = np.einsum("tk,tk->t", np.cross(q - a, e1), normal) / n2  # weight of b
+    w = np.einsum("tk,tk->t", np.cross(e0, q - a), normal) / n2  # weight of c
+    best = np.stack([1 - v - w, v, w], axis=1)
+    dist = np.linalg.norm(x - q, axis=1)
+    outside = (best < 0).any(axis=1)
+    dist[outside] = np.inf
+    for i, j in ((0, 1), (1, 2), (2, 0)):  # the edges, for the projections that fall outside their triangle
+        p0, p1 = (a, b, c)[i], (a, b, c)[j]
+        d = p1 - p0
+        s = np.clip(np.einsum("tk,tk->t", x - p0, d) / np.einsum("tk,tk->t", d, d), 0.0, 1.0)
+        edge = np.linalg.norm(x - (p0 + s[:, None] * d), axis=1)
+        closer = outside & (edge < dist)
+        dist[closer] = edge[closer]
+        best[closer] = 0.0
+        best[closer, i], best[closer, j] = 1 - s[closer], s[closer]
+    t = int(np.argmin(dist))
+    return t, best[t], float(dist[t])
+
+
+INSIDE = 0.75  # winding number above which a point is inside a closed surface (0.5 or less on it, 1 inside)
+
+
 def check_inside(inner: TriSurface, outer: TriSurface) -> None:
     """Every node of inner lies inside outer (and the two do not touch)."""
     w = winding_number(outer, inner.points)
-    if (w < 0.5).any():
+    if (w < INSIDE).any():
         raise ProblemError(f"the inner surface '{inner.name}' is not inside the outer surface '{outer.name}': "
-                           f"{int((w < 0.5).sum())} of its nodes lie outside")
+                           f"{int((w < INSIDE).sum())} of its nodes lie outside it or on it")
 
 
 def quadrature(surface: TriSurface, n_points: int) -> SurfaceQuadrature:
