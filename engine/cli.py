@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 from dataclasses import replace
@@ -337,6 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     try:
         return args.func(args)
     except Cancelled:

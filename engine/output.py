@@ -1,21 +1,57 @@
-"""Result writers (VTU, JSON): each file goes to a temporary name first and is renamed when complete."""
+"""Result writers (VTU, JSON): each file goes to a temporary name first and is renamed when complete;
+write_all puts a study's files in place all together or not at all."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from .errors import ProblemError, SolverError
 from .mesh.io import write_trimesh
 
 
+def write_all(out_dir: Path, writer: Callable[[Path], list[Path]]) -> list[Path]:
+    """The files writer(folder) writes, moved into out_dir only once every one is complete: written into a
+    hidden folder inside out_dir first, so that a failure (a value that is not finite, a folder in the way of
+    a file, a full disk) leaves out_dir as it was (and no out_dir where there was none)."""
+    out_dir = Path(out_dir)
+    created = not out_dir.exists()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
+    done = False
+    try:
+        staged = writer(staging)
+        targets = [out_dir / p.name for p in staged]
+        for target in targets:
+            if target.is_dir():
+                raise ProblemError(f"cannot write {target}: a folder of that name is in the way")
+        for path, target in zip(staged, targets):
+            os.replace(path, target)
+        done = True
+        return targets
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not done:
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+
 def write_json(path: Path, data) -> None:
-    """Write JSON via a temporary file and an atomic rename."""
+    """Write JSON via a temporary file and an atomic rename; a NaN or infinity in data is a SolverError."""
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+    except ValueError:
+        raise SolverError(f"{path.name}: the result holds values that are not finite (NaN or infinity): the "
+                          "inputs' magnitudes overflowed double precision; check the loads, sources and "
+                          "material values") from None
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.write_text(text)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

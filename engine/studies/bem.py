@@ -41,6 +41,6 @@ BEM = register(Study(
     parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
     apply_variants=_apply,
     run=run_problem,
-    write=write_bem,
+    writer=write_bem,
     describe=describe,
 ))

@@ -48,6 +48,6 @@ ELASTICITY = register(Study(
     parameters=(ORDER, ELASTIC_RTOL),
     apply_variants=_apply,
     run=run_elasticity,
-    write=write_elasticity,
+    writer=write_elasticity,
     describe=describe,
 ))

@@ -46,6 +46,6 @@ MAGNETOSTATIC = register(Study(
     parameters=(RTOL,),
     apply_variants=_apply,
     run=run_magnetostatic,
-    write=write_magnetostatic,
+    writer=write_magnetostatic,
     describe=describe,
 ))

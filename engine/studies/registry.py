@@ -7,6 +7,7 @@ variant axes with their choices, and how to run a problem with chosen variants.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import ProblemError
@@ -31,8 +32,14 @@ class Study:
     parameters: tuple  # numeric settings (variants.Parameter), e.g. the solver tolerance
     apply_variants: Callable[[Any, Mapping[str, str]], Any]  # (problem, {axis: choice}) -> problem
     run: Callable[..., Any]  # run(problem, control) -> result
-    write: Callable[[Any, Any], list]  # write(result, out_dir) -> written paths
+    writer: Callable[[Any, Any], list]  # writer(result, folder) -> written paths (write() puts them in place)
     describe: Callable[[Any], list]  # describe(result) -> lines the command line prints
+
+    def write(self, result, out_dir) -> list:
+        """The result's files in out_dir, all of them or none (output.write_all)."""
+        from ..output import write_all  # noqa: PLC0415
+
+        return write_all(Path(out_dir), lambda folder: self.writer(result, folder))
 
     def axis(self, name: str) -> VariantAxis:
         for a in self.axes:

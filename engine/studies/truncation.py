@@ -43,6 +43,6 @@ TRUNCATION = register(Study(
     parameters=(),
     apply_variants=_apply,
     run=run_problem,
-    write=write_truncation,
+    writer=write_truncation,
     describe=describe,
 ))
