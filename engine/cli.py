@@ -76,7 +76,7 @@ def _cmd_studies(args) -> int:
 
 
 def _load(args):
-    from .problems import load_case_problem, load_problem  # noqa: PLC0415
+    from .problems import load_case_problem, load_problem, parse_problem, problem_as_dict  # noqa: PLC0415
 
     if (args.problem is None) == (args.case is None):
         raise ProblemError("give either a problem file or --case NAME (see 'paraflux cases')")
@@ -84,10 +84,10 @@ def _load(args):
     if args.size is not None:
         if problem.case is None:
             raise ProblemError("--size applies to built-in cases only; this problem reads a mesh file")
-        minimum = {"elasticity": 1, "truncation": 20}.get(problem.kind, 50)
-        if args.size < minimum:
-            raise ProblemError(f"--size must be at least {minimum} elements, got {args.size}")
-        problem = replace(problem, case_elements=args.size)
+        try:  # the problem file's own checks of [case] elements
+            problem = parse_problem(problem_as_dict(replace(problem, case_elements=args.size)), Path.cwd())
+        except ProblemError as exc:
+            raise ProblemError(f"--size {args.size}: {exc}") from None
     return problem
 
 
@@ -112,6 +112,8 @@ def _cmd_solve(args) -> int:
         RTOL.check(args.rtol)
     if args.max_iterations is not None and args.max_iterations < 1:
         raise ProblemError(f"--max-iterations must be at least 1, got {args.max_iterations}")
+    if args.check_every is not None and problem.kind != "magnetostatic":
+        raise ProblemError("--check-every applies to the magnetostatic study's GPU solver (EBE-J-PCG)")
     if args.check_every is not None and (args.check_every < 2 or args.check_every % 2):
         raise ProblemError(f"--check-every must be an even number of at least 2, got {args.check_every}")
     if args.out.exists() and not args.out.is_dir():
@@ -137,6 +139,11 @@ def _cmd_color(args) -> int:
     from .mesh.cases import CASES, mesh_case  # noqa: PLC0415
     from .mesh.io import read_trimesh, write_trimesh  # noqa: PLC0415
 
+    if args.out:  # checked before the colouring, which may take a while
+        if args.out.suffix.lower() not in (".vtu", ".vtk", ".msh"):
+            raise ProblemError(f"--out {args.out}: use a .vtu, .vtk or .msh file")
+        if not args.out.parent.is_dir():
+            raise ProblemError(f"--out {args.out}: the folder {args.out.parent} does not exist")
     if args.mesh in CASES:
         mesh = mesh_case(args.mesh, elements=args.size)
     elif args.size is not None:
@@ -154,8 +161,6 @@ def _cmd_color(args) -> int:
     print(f"group sizes: smallest {sizes.min()}, largest {sizes.max()}, ratio {groups.balance_ratio:.2f}")
     print("  " + ", ".join(f"{c}: {n}" for c, n in enumerate(sizes)))
     if args.out:
-        if args.out.suffix.lower() not in (".vtu", ".vtk", ".xdmf", ".msh"):
-            raise ProblemError(f"--out {args.out}: use a .vtu, .vtk, .xdmf or .msh file")
         write_trimesh(args.out, mesh, cell_data={"color": groups.colors,
                                                  "region": mesh.region_index.astype(np.int32)})
         print(f"wrote {args.out}")
@@ -176,8 +181,9 @@ def _cmd_bench(args) -> int:
             data = json.loads(Path(args.render).read_text())
         except (OSError, ValueError) as exc:
             raise ProblemError(f"cannot read benchmark results {args.render}: {exc}") from None
-        if data.get("benchmark") != args.name:
-            raise ProblemError(f"{args.render} holds '{data.get('benchmark')}' results, not '{args.name}'")
+        if not isinstance(data, dict) or data.get("benchmark") != args.name:
+            found = data.get("benchmark") if isinstance(data, dict) else type(data).__name__
+            raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
     else:
         get_backend("cupy")  # a clear error when no GPU is usable
         log = lambda m: print(m, flush=True)  # noqa: E731
@@ -268,7 +274,13 @@ def _cmd_bench(args) -> int:
             if args.repeats:
                 config = replace(config, repeats=args.repeats)
             data = coloring.run_coloring_benchmark(config, command, log)
-    for path in module.write_results(data, args.out):
+    try:
+        written = module.write_results(data, args.out)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        if not args.render:
+            raise
+        raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
+    for path in written:
         print(f"wrote {path}")
     return 0
 
@@ -295,8 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true", help="no progress output")
     for study in STUDIES.values():  # integer settings of studies, e.g. the element order
         for parameter in study.parameters:
-            if parameter.integer and f"--{parameter.name}" not in solve._option_string_actions:
-                solve.add_argument(f"--{parameter.name}", type=int,
+            option = f"--{parameter.name.replace('_', '-')}"
+            if parameter.integer and option not in solve._option_string_actions:
+                solve.add_argument(option, dest=parameter.name, type=int,
                                    help=f"{parameter.description} ({study.title}; {parameter.minimum:g} to "
                                         f"{parameter.maximum:g})")
     seen = {}

@@ -179,6 +179,20 @@ def test_solver_not_converging(tmp_path, capsys):
     ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\npotential = "scalar"\n[regions.air]\nmu_r = -1\n',
      "mu_r must be positive"),
     ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\n[regions.air]\nmu = 1\n', "unknown key(s): mu"),
+    ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\n[regions.air]\nmu_r = 1e-305\n',
+     "mu_r must lie from 1e-06 to 1e+08"),
+    ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\n[regions.air]\n[solver]\nrtol = 5.0\n',
+     "rtol must lie strictly"),
+    ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\n[case]\nelements = 9223372036854775807\n',
+     "[case] elements must be from 50 to 20,000,000"),
+    ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\n[regions.air]\n[[probes]]\npoint = [nan, 0.5]\n',
+     "point must be two finite numbers"),
+    ('[problem]\nkind = "elastostatic-bem"\ncase = "bar"\nlength_unit = "mm"\nyoung = 2e11\npoisson = 0.3\n',
+     "case 'bar' is drawn in m"),
+    ('[problem]\nkind = "truncation"\ncase = "sphere-in-box"\nlength_unit = "cm"\nfrequency = 6e8\n',
+     "case 'sphere-in-box' is drawn in m"),
+    ('[problem]\nkind = "truncation"\ncase = "sphere-in-box"\nfrequency = 6e8\n[random_sources]\ncount = 2\n'
+     'seed = -1\n', "seed must be zero or positive"),
     ('[problem]\nkind = "magnetostatic"\ncase = "solenoid"\n', "axisymmetric"),
     ('[problem]\nkind = "magnetostatic"\ncase = "open-slot"\nformulation = "planar"\npotential = "scalar"\n'
      '[regions.air]\ncurrent_density = 5.0\n', "no current regions"),
@@ -207,6 +221,7 @@ def test_console_script_exit_code(tmp_path):
     (["--max-iterations", "-1"], "--max-iterations must be at least 1"),
     (["--rtol", "0"], "tolerance must lie between 0 and 1"),
     (["--check-every", "3"], "--check-every must be an even number"),
+    (["--leaf-size", "16"], "--leaf-size does not apply"),
 ])
 def test_bad_numbers_on_the_command_line(tmp_path, capsys, extra, needle):
     square_mesh(tmp_path / "square.msh")
@@ -225,3 +240,31 @@ def test_out_must_be_a_folder(tmp_path, capsys):
 def test_bench_render_of_a_missing_file(tmp_path, capsys):
     assert main(["bench", "ebe", "--render", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
     assert "cannot read benchmark results" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--case", "bar", "--size", "100000000"], "--size 100000000: [case] elements must be from 20 to 2,000,000"),
+    (["--case", "solenoid", "--size", "100000000"], "from 50 to 20,000,000"),
+    (["--case", "cantilever", "--check-every", "4"], "--check-every applies to the magnetostatic study"),
+])
+def test_case_options_out_of_range(tmp_path, capsys, args, needle):
+    out = tmp_path / "out"
+    code = main(["solve", *args, "--out", str(out), "--quiet"])
+    assert_clean_failure(code, capsys.readouterr().err, out, needle)
+
+
+@pytest.mark.parametrize("content, needle", [("[]", "holds 'list' results"),
+                                             ('{"benchmark": "ebe"}', "not a complete 'ebe' results file")])
+def test_bench_render_of_a_malformed_file(tmp_path, capsys, content, needle):
+    (tmp_path / "r.json").write_text(content)
+    out = tmp_path / "out"
+    assert main(["bench", "ebe", "--render", str(tmp_path / "r.json"), "--out", str(out)]) == 2
+    assert needle in capsys.readouterr().err and not (out / "ebe.json").exists()
+
+
+def test_color_out_is_checked_before_colouring(tmp_path, capsys):
+    for target, needle in ((tmp_path / "c.xdmf", "use a .vtu, .vtk or .msh file"),
+                           (tmp_path / "missing" / "c.vtu", "does not exist")):
+        assert main(["color", "open-slot", "--out", str(target)]) == 2
+        captured = capsys.readouterr()
+        assert needle in captured.err and captured.out == ""

@@ -72,7 +72,7 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     top, head = problem_head(data, "elastostatic-bem", "an elastostatic-bem problem")
     mesh = head.take("mesh", str, None)
     case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
     young = head.positive("young")
     poisson = head.take("poisson", float)
     head.done()
@@ -82,6 +82,9 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
         raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
     case_table = Table(section(top, "case"), "case")
     case_elements = None
+    if case is not None and length_unit not in (None, "m"):
+        raise ProblemError(f"case '{case}' is drawn in m, but [problem] length_unit = {length_unit!r}")
+    length_unit = length_unit or "m"
     if case is not None:
         if case not in BEM_CASES:
             raise ProblemError(f"[problem] case = {case!r} is not a built-in boundary element case; choose one "

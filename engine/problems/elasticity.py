@@ -140,7 +140,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
         length_unit = spec.length_unit
         case_elements = case_table.take("elements", int, None)
         if case_elements is not None and not 1 <= case_elements <= MAX_CASE_ELEMENTS:
-            raise ProblemError(f"[case] elements must be from 1 to {MAX_CASE_ELEMENTS}, got {case_elements}")
+            raise ProblemError(f"[case] elements must be from 1 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
     else:
         mesh_path = (base_dir / mesh).resolve()
         length_unit = length_unit or "m"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION
+from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from ..mesh.trimesh import TriMesh
 from .toml_input import Table, problem_head, write_mesh_source
 
@@ -15,6 +16,8 @@ FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("dirichlet", "neumann")
+MAX_CASE_ELEMENTS = 20_000_000  # triangles of a built-in case (the benchmark's largest is 4,001,344)
+MU_R_RANGE = (1e-6, 1e8)  # relative permeabilities outside this overflow or underflow the CG's products
 
 
 
@@ -109,8 +112,8 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
                                f"length_unit = {length_unit!r}")
         length_unit = spec.length_unit
         case_elements = case_table.take("elements", int, None)
-        if case_elements is not None and case_elements < 50:
-            raise ProblemError(f"[case] elements must be at least 50, got {case_elements}")
+        if case_elements is not None and not 50 <= case_elements <= MAX_CASE_ELEMENTS:
+            raise ProblemError(f"[case] elements must be from 50 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
     else:
         mesh_path = (base_dir / mesh).resolve()
         length_unit = length_unit or "m"
@@ -121,6 +124,9 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
         t = Table(table, f"regions.{name}")
         region = Region(name, t.positive("mu_r", 1.0), t.take("current_density", float, 0.0))
         t.done()
+        if not MU_R_RANGE[0] <= region.mu_r <= MU_R_RANGE[1]:
+            raise ProblemError(f"[regions.{name}] mu_r must lie from {MU_R_RANGE[0]:g} to {MU_R_RANGE[1]:g}, "
+                               f"got {region.mu_r:g}")
         if potential == "scalar" and region.current_density != 0.0:
             raise ProblemError(f"[regions.{name}] carries current, but a scalar-potential problem "
                                "has no current regions")
@@ -143,7 +149,7 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
     if max_it is not None and max_it < 1:
         raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
     solver = SolverSettings(method=s.take("method", str, METHOD.default, METHOD.names),
-                            rtol=s.positive("rtol", 1e-8), max_iterations=max_it,
+                            rtol=s.take("rtol", float, RTOL.default), max_iterations=max_it,
                             backend=s.take("backend", str, BACKEND.default, BACKEND.names),
                             reduction=s.take("reduction", str, REDUCTION.default, REDUCTION.names),
                             check_every=s.take("check_every", int, None),
@@ -151,6 +157,9 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
                             coloring=s.take("coloring", str, COLORING.default, COLORING.names),
                             balance=s.take("balance", bool, True))
     s.done()
+    if not RTOL.minimum < solver.rtol < RTOL.maximum:
+        raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
+                           f"got {solver.rtol}")
     if solver.check_every is not None and (solver.check_every < 2 or solver.check_every % 2):
         raise ProblemError(f"[solver] check_every must be an even number of at least 2, got {solver.check_every}")
 
@@ -164,8 +173,8 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
         point = t.take("point", list)
         t.done()
         if len(point) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                      for v in point):
-            raise ProblemError(f"[[probes]] '{name}': point must be two numbers [x, y]")
+                                      and math.isfinite(v) for v in point):
+            raise ProblemError(f"[[probes]] '{name}': point must be two finite numbers [x, y]")
         probes.append(Probe(name, (float(point[0]), float(point[1]))))
     top.done()
     return MagnetostaticProblem(formulation, potential, length_unit, tuple(regions), tuple(boundaries),

@@ -97,7 +97,7 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
     inner = head.take("inner_surface", str, None)
     outer = head.take("outer_surface", str, None)
     case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
     frequency = head.take("frequency", float)
     if not frequency > 0:
         raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
@@ -113,6 +113,9 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
         raise ProblemError("[problem] needs inner_surface and outer_surface (mesh files), or case = \"...\"")
     case_table = Table(top.subtable("case"), "case")
     inner_elements = outer_elements = None
+    if case is not None and length_unit not in (None, "m"):
+        raise ProblemError(f"case '{case}' is drawn in m, but [problem] length_unit = {length_unit!r}")
+    length_unit = length_unit or "m"
     if case is not None:
         if case not in CASES:
             raise ProblemError(f"[problem] case = {case!r} is not a built-in truncation case; choose one of: "
@@ -146,6 +149,8 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
         t.done()
         if not 1 <= count <= MAX_RANDOM_SOURCES:
             raise ProblemError(f"[random_sources] count must be from 1 to {MAX_RANDOM_SOURCES:,}, got {count}")
+        if seed < 0:
+            raise ProblemError(f"[random_sources] seed must be zero or positive, got {seed}")
         random_sources = RandomSources(count, seed)
     if not sources and random_sources is None:
         raise ProblemError("the problem has no sources: add [[sources]] tables or [random_sources] count = N")
