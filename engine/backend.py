@@ -67,18 +67,23 @@ class DeviceMemory:
 
 
 def _counting_hook(memory: DeviceMemory):
-    """A CuPy memory hook adding this thread's pool allocations and frees into memory.in_use(_peak)."""
+    """A CuPy memory hook adding this thread's pool allocations, and frees of those allocations (not of
+    memory allocated before), into memory.in_use(_peak)."""
     from cupy.cuda.memory_hook import MemoryHook  # noqa: PLC0415
 
     class Counting(MemoryHook):
         name = "paraflux-device-memory"
 
+        def __init__(self):
+            self.sizes = {}  # pointer -> bytes of the allocations made inside the window
+
         def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            self.sizes[mem_ptr] = mem_size
             memory.in_use += mem_size
             memory.in_use_peak = max(memory.in_use_peak, memory.in_use)
 
         def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
-            memory.in_use -= mem_size
+            memory.in_use -= self.sizes.pop(mem_ptr, 0)
 
     return Counting()
 

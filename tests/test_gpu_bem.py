@@ -140,12 +140,15 @@ def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache():
     from paraflux.engine.backend import DeviceMemory
 
     pool = cp.get_default_memory_pool()
+    before = cp.ones(1 << 10)  # allocated before the window: its free does not count
     with DeviceMemory(cp) as memory:
+        del before
         kept = cp.ones(1 << 20)  # 8 MiB still in use after the phase
         scratch = cp.ones(1 << 24)  # 128 MiB freed within it
         del scratch
         assert memory.in_use == kept.nbytes
+        held = pool.total_bytes()
         assert memory.mark() >= (1 << 27) + (1 << 23)
-        assert pool.total_bytes() == pool.used_bytes()  # the cached scratch went back
+        assert pool.total_bytes() <= held - (1 << 27)  # the cached scratch went back
     assert memory.in_use_peak == (1 << 27) + (1 << 23)
     assert DeviceMemory(np).mark() == 0
