@@ -170,7 +170,7 @@ def check_rigid_body_held(points, hexes, dofmap: DofMap, constrained: np.ndarray
 
     edges = np.repeat(hexes[:, :1], hexes.shape[1], axis=1)  # every node joined to its element's first node
     graph = coo_matrix((np.ones(hexes.size), (edges.ravel(), hexes.ravel())), shape=(len(points),) * 2)
-    n_parts, part_of = connected_components(graph, directed=False)
+    _, part_of = connected_components(graph, directed=False)
     used = np.zeros(len(points), dtype=bool)
     used[hexes.ravel()] = True
     parts = np.unique(part_of[used])
