@@ -1,5 +1,6 @@
-"""Result writers (VTU, JSON): each file goes to a temporary name first and is renamed when complete;
-write_all puts a study's files in place all together or not at all."""
+"""Result writers (VTU, NPZ, JSON). A study's writer writes straight into the folder it is given; write_all
+(Study.write) gives it a hidden folder and puts the files in place all together or not at all. write_json
+also goes through a temporary name on its own, for the benchmarks' results."""
 
 from __future__ import annotations
 
@@ -87,7 +88,6 @@ def magnetostatic_summary(result) -> dict:
 def write_magnetostatic(result, out_dir) -> list[Path]:
     """Write DIR/solution.vtu (point data A, flux; cell data B, B_magnitude, region) and DIR/summary.json."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     b = result.flux_density
     point_data = {"A": result.potential}
     if result.flux_function is not None:
@@ -138,19 +138,13 @@ def write_elasticity(result, out_dir) -> list[Path]:
     import meshio  # noqa: PLC0415
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     f = result.field
     mesh = meshio.Mesh(f.points, [("hexahedron", f.cells)],
                        point_data={"displacement": f.displacement, "von_mises": f.von_mises},
                        cell_data={"element": [f.element.astype(np.int32)],
                                   "region": [result.mesh.region_index[f.element].astype(np.int32)]})
     vtu, summary = out_dir / "solution.vtu", out_dir / "summary.json"
-    tmp = out_dir / ".solution.partial.vtu"
-    try:
-        meshio.write(tmp, mesh)
-        os.replace(tmp, vtu)
-    finally:
-        tmp.unlink(missing_ok=True)
+    meshio.write(vtu, mesh)
     write_json(summary, elasticity_summary(result))
     return [vtu, summary]
 
@@ -188,20 +182,12 @@ def write_truncation(result, out_dir) -> list[Path]:
     import meshio  # noqa: PLC0415
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     npz, vtu, summary = out_dir / "fields_S.npz", out_dir / "solution.vtu", out_dir / "summary.json"
-    tmp_npz, tmp_vtu = out_dir / ".fields_S.partial.npz", out_dir / ".solution.partial.vtu"
     surface = result.setup.outer
-    try:
-        np.savez(tmp_npz, points=result.points, E=result.e, curlE=result.curl_e)
-        meshio.write(tmp_vtu, meshio.Mesh(surface.points, [("triangle", surface.triangles)],
-                                          cell_data={"E_magnitude": [result.element_magnitude],
-                                                     "E_error": [result.element_error]}))
-        os.replace(tmp_npz, npz)
-        os.replace(tmp_vtu, vtu)
-    finally:
-        tmp_npz.unlink(missing_ok=True)
-        tmp_vtu.unlink(missing_ok=True)
+    np.savez(npz, points=result.points, E=result.e, curlE=result.curl_e)
+    meshio.write(vtu, meshio.Mesh(surface.points, [("triangle", surface.triangles)],
+                                  cell_data={"E_magnitude": [result.element_magnitude],
+                                             "E_error": [result.element_error]}))
     write_json(summary, truncation_summary(result))
     return [npz, vtu, summary]
 
@@ -214,18 +200,12 @@ def write_bem(result, out_dir) -> list[Path]:
     from .bem.run import bem_summary  # noqa: PLC0415
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    vtu, tmp = out_dir / "solution.vtu", out_dir / ".solution.partial.vtu"
+    vtu, summary = out_dir / "solution.vtu", out_dir / "summary.json"
     s = result.mesh
-    try:
-        meshio.write(tmp, meshio.Mesh(s.points, [("triangle", s.triangles)],
-                                      point_data={"displacement": result.displacement,
-                                                  "traction": result.nodal_traction,
-                                                  "von_mises": result.nodal_von_mises},
-                                      cell_data={"group": [result.grouped.group.astype(np.int32)]}))
-        os.replace(tmp, vtu)
-    finally:
-        tmp.unlink(missing_ok=True)
-    summary = out_dir / "summary.json"
+    meshio.write(vtu, meshio.Mesh(s.points, [("triangle", s.triangles)],
+                                  point_data={"displacement": result.displacement,
+                                              "traction": result.nodal_traction,
+                                              "von_mises": result.nodal_von_mises},
+                                  cell_data={"group": [result.grouped.group.astype(np.int32)]}))
     write_json(summary, bem_summary(result))
     return [vtu, summary]
