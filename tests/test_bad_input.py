@@ -189,6 +189,8 @@ def test_solver_not_converging(tmp_path, capsys):
      "point must be two finite numbers"),
     ('[problem]\nkind = "elastostatic-bem"\ncase = "bar"\nlength_unit = "mm"\nyoung = 2e11\npoisson = 0.3\n',
      "case 'bar' is drawn in m"),
+    ('[problem]\nkind = "elastostatic-bem"\ncase = "bar"\nyoung = 1.7e308\npoisson = 0.3\n',
+     "[problem] young must lie from 1e-06 to 1e+16 Pa"),
     ('[problem]\nkind = "truncation"\ncase = "sphere-in-box"\nlength_unit = "cm"\nfrequency = 6e8\n',
      "case 'sphere-in-box' is drawn in m"),
     ('[problem]\nkind = "truncation"\ncase = "sphere-in-box"\nfrequency = 6e8\n[random_sources]\ncount = 2\n'

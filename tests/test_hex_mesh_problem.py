@@ -294,6 +294,7 @@ BAD = [
     ("case", {"cells": 10}, r"\[case\] unknown key\(s\): cells"),
     ("regions", {}, r"no \[regions.NAME\] tables"),
     ("regions.steel.young", -1.0, r"\[regions.steel\] young must be positive"),
+    ("regions.steel.young", 1.7e308, r"\[regions.steel\] young must lie from 1e-06 to 1e\+16 Pa"),
     ("regions.steel.young", "hard", r"\[regions.steel\] young must be a float"),
     ("regions.steel.young", ..., r"\[regions.steel\] is missing the key 'young'"),
     ("regions.steel.poisson", 0.5, r"\[regions.steel\] poisson must lie strictly between -1 and 0.5"),

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ProblemError
 from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
-from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_probes3
+from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, problem_head, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
@@ -73,11 +73,8 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     mesh = head.take("mesh", str, None)
     case = head.take("case", str, None)
     length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
-    young = head.positive("young")
-    poisson = head.take("poisson", float)
+    young, poisson = parse_material(head)
     head.done()
-    if not -1.0 < poisson < 0.5:
-        raise ProblemError(f"[problem] poisson must lie strictly between -1 and 0.5, got {poisson}")
     if (mesh is None) == (case is None):
         raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
     case_table = Table(section(top, "case"), "case")

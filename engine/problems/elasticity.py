@@ -17,6 +17,7 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
 FREE = "free"  # a displacement component left unconstrained
 MAX_CASE_ELEMENTS = 2_000_000
+YOUNG_RANGE = (1e-6, 1e16)  # Pa; moduli outside it overflow or underflow the stiffness products
 _SOLVER_AXES = {"method": ELASTIC_METHOD, "integration": INTEGRATION, "preconditioner": PRECONDITIONER,
                 "backend": BACKEND}
 
@@ -149,11 +150,8 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     regions = []
     for name, table in section(top, "regions").items():
         t = Table(table, f"regions.{name}")
-        young = t.positive("young")
-        poisson = t.take("poisson", float)
+        young, poisson = parse_material(t)
         t.done()
-        if not -1.0 < poisson < 0.5:
-            raise ProblemError(f"[regions.{name}] poisson must lie strictly between -1 and 0.5, got {poisson}")
         regions.append(ElasticRegion(name, young, poisson))
     if not regions:
         raise ProblemError("the problem file has no [regions.NAME] tables")
@@ -196,6 +194,18 @@ def parse_probes3(top: Table) -> tuple[Probe3, ...]:
             raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
         probes.append(Probe3(name, tuple(float(v) for v in point)))
     return tuple(probes)
+
+
+def parse_material(t: Table) -> tuple[float, float]:
+    """Young's modulus (Pa) within YOUNG_RANGE and Poisson's ratio in (-1, 0.5), popped from a table."""
+    young = t.positive("young")
+    if not YOUNG_RANGE[0] <= young <= YOUNG_RANGE[1]:
+        raise ProblemError(f"[{t.where}] young must lie from {YOUNG_RANGE[0]:g} to {YOUNG_RANGE[1]:g} Pa, "
+                           f"got {young:g}")
+    poisson = t.take("poisson", float)
+    if not -1.0 < poisson < 0.5:
+        raise ProblemError(f"[{t.where}] poisson must lie strictly between -1 and 0.5, got {poisson}")
+    return young, poisson
 
 
 def _parse_boundary(name: str, table: Any) -> ElasticBoundary:
