@@ -124,6 +124,8 @@ INTEGRATION = VariantAxis("integration", "Element matrices", (
     Choice("aii", "GPU, one thread per (element, Gauss point), then a summation (algorithm AII)",
            needs_gpu=True),
     Choice("gemm", "batched GEMM of the weighted gradient Gram matrix (cuBLAS on the GPU, BLAS on the CPU)"),
+    Choice("mma", "GPU, the Gram product and K^e fused in one kernel on the FP64 tensor cores, symmetric half",
+           needs_gpu=True),
     Choice("sumfact", "sum factorisation over the tensor-product basis, O(p^7) instead of O(p^9) (GPU or CPU)"),
 ), "numpy")
 

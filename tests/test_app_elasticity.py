@@ -61,7 +61,7 @@ def test_elasticity_controls_cases_and_table_come_from_the_registry(window):
     reason = gpu_unavailable_reason()
     if reason:
         box = window.axis_boxes["integration"]
-        for name in ("ai", "aii"):
+        for name in ("ai", "aii", "mma"):
             assert not box.model().item(box.findText(name)).isEnabled()
             assert reason in box.itemData(box.findText(name), QtCore.Qt.ToolTipRole)
     rows = table_rows(window)

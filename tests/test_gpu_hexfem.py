@@ -18,7 +18,7 @@ def cp():
 
 
 @pytest.mark.parametrize("p", range(1, 11))
-@pytest.mark.parametrize("variant", ["ai", "aii", "gemm", "sumfact"])
+@pytest.mark.parametrize("variant", ["ai", "aii", "gemm", "mma", "sumfact"])
 def test_gpu_element_matrices_match_the_cpu(cp, variant, p):
     if variant == "ai" and p > 7:
         pytest.skip("AI (a thread per element) takes minutes above p = 7; the benchmark runs it up to p = 6")
@@ -31,7 +31,7 @@ def test_gpu_element_matrices_match_the_cpu(cp, variant, p):
     assert np.abs(k.get() - reference).max() < 1e-12 * np.abs(reference).max()
 
 
-@pytest.mark.parametrize("integration", ["ai", "aii", "gemm", "sumfact", "numpy"])
+@pytest.mark.parametrize("integration", ["ai", "aii", "gemm", "mma", "sumfact", "numpy"])
 def test_gpu_cg_solve_matches_the_direct_cpu_solve(cp, integration):
     base = load_case_problem("cantilever").with_order(4)
     direct = run_elasticity(base.with_solver(method="sparse-direct", backend="numpy"))

@@ -136,3 +136,24 @@ def test_p1_matches_scikit_fem_trilinear_hexahedron():
 def test_textbook_flop_count():
     # n_G (12 N_e^2 + 72 N_e) at p = 5: 343 points, N_e = 222
     assert textbook_flops(5) == 343 * (12 * 222 ** 2 + 72 * 222)
+
+
+@pytest.mark.parametrize("p", range(1, 11))
+def test_mma_tiles_cover_every_block_of_k_once_and_count_only_real_entries(p):
+    from paraflux.engine.hexfem.gpu_element_matrices import mma_flops, mma_tile, mma_tile_pairs  # noqa: PLC0415
+
+    t = reference_tables(p)
+    ns, n_g = t.basis.n_functions, len(t.weights)
+    tile = mma_tile(ns)
+    assert tile <= 32 and -(-ns // tile) == -(-ns // 32)  # as few tiles as at most 32 functions allow
+    covered = np.zeros((ns, ns), dtype=int)
+    for a, b in mma_tile_pairs(ns):
+        assert a <= b
+        covered[a * tile:(a + 1) * tile, b * tile:(b + 1) * tile] += 1
+        if a != b:  # written mirrored
+            covered[b * tile:(b + 1) * tile, a * tile:(a + 1) * tile] += 1
+    assert (covered == 1).all()
+    upper = sum(min(tile, ns - a * tile) * min(tile, ns - b * tile) for a, b in mma_tile_pairs(ns).tolist())
+    assert mma_flops(ns, n_g) == 2 * n_g * 9 * upper
+    whole = 2 * n_g * (3 * ns) ** 2  # the whole Gram matrix: one tile computes it, several skip ta > tb
+    assert mma_flops(ns, n_g) == whole if len(mma_tile_pairs(ns)) == 1 else mma_flops(ns, n_g) <= 0.75 * whole

@@ -16,13 +16,14 @@ import numpy as np
 
 from ..hexfem.basis import hex_basis, quadrature_points_1d, reference_tables, slides_points_1d
 from ..hexfem.element_matrices import INTEGRATIONS, element_matrix_chunks, lame, textbook_flops
+from ..hexfem.gpu_element_matrices import mma_flops
 from . import environment
 from .environment import gpu_facts, run_facts
 
 # paper 004, Table 3: m = 10,000; one-core -O3 seconds (E5-2609) and speed-ups t_CPU / t_GPU (GTX680)
 PAPER_TABLE_3 = {1: (0.14, 0.74, 0.67), 2: (0.58, 1.08, 1.05), 3: (10.52, 1.48, 6.41), 4: (47.52, 1.41, 6.75),
                  5: (293.00, 1.50, 5.01)}
-GPU_VARIANTS = ("ai", "aii", "gemm", "sumfact")
+GPU_VARIANTS = ("ai", "aii", "gemm", "mma", "sumfact")
 CPU_VARIANTS = ("serial", "numpy")
 
 
@@ -53,6 +54,8 @@ def actual_flops(p: int, variant: str) -> int:
         return textbook_flops(p)
     if variant == "gemm":
         return 2 * n_g * (3 * n_s) ** 2
+    if variant == "mma":
+        return mma_flops(n_s, n_g)
     if variant == "aii":
         return n_g * n_s * n_s * 21  # 9 multiply-adds and 3 scalings per block and point, full matrix
     if variant in ("ai", "serial"):

@@ -3,7 +3,7 @@
 All variants return the same (m, N_e, N_e) float64 matrices, DOFs in local order 3 a + i (scalar
 function a, component i), reference (unoriented) functions; dofs.DofMap applies the orientation signs.
 `numpy`, `gemm` and `sumfact` take any array module (NumPy or CuPy); `serial` is one Numba core;
-`ai` and `aii` are the CUDA kernels of gpu_element_matrices.py.
+`ai`, `aii` and `mma` are the CUDA kernels of gpu_element_matrices.py.
 """
 
 from __future__ import annotations
@@ -163,6 +163,12 @@ def _aii(coords, lam, mu, p, xp=np):
     return stiffness_aii(coords, lam, mu, p)
 
 
+def _mma(coords, lam, mu, p, xp=np):
+    from .gpu_element_matrices import stiffness_mma  # noqa: PLC0415
+
+    return stiffness_mma(coords, lam, mu, p)
+
+
 def _gemm(coords, lam, mu, p, xp=np):
     if xp is np:
         return stiffness_gemm(coords, lam, mu, p)
@@ -178,6 +184,7 @@ INTEGRATIONS = {
     "ai": (_ai, "gpu"),
     "aii": (_aii, "gpu"),
     "gemm": (_gemm, "backend"),
+    "mma": (_mma, "gpu"),
     "sumfact": (stiffness_sumfact, "backend"),
 }
 
@@ -193,6 +200,7 @@ def working_bytes(p: int, integration: str) -> int:
         "ai": 2 * out + 8 * 3 * n_s,
         "aii": out + 8 * n_g * (3 * n_s + 1),
         "gemm": 3 * out + 8 * n_g * 3 * n_s * 3,
+        "mma": out + 8 * n_g * 9,
         "sumfact": 3 * out + 8 * 6 * n_q * (2 * n_1 ** 4 + 2 * n_s * n_s + n_q * n_q * (2 + n_1 ** 2)),
     }[integration]
     return int(scratch)

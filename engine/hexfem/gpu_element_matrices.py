@@ -1,5 +1,6 @@
 """CUDA element matrices of paper 004: AI (a thread per element) and AII (a thread per element and
-Gauss point, then a summation over the points), launched from kernels/hex_stiffness.cu."""
+Gauss point, then a summation over the points), launched from kernels/hex_stiffness.cu; the gemm
+variant's passes; and mma, the Gram product fused with K^e on the FP64 tensor cores (kernels/hex_gram_mma.cu)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,53 @@ def _module():
     import cupy  # noqa: PLC0415
 
     return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "hex_stiffness.cu").read_text())
+
+
+MMA_MAX_TILE = 32  # scalar functions per side of an mma block's Gram tile, at most
+MMA_KC = 32  # Gauss points staged per step (the kernel's KC)
+
+
+def mma_tile(ns: int) -> int:
+    """Tile side for n_s scalar functions: n_s split into equal tiles of at most MMA_MAX_TILE (little padding)."""
+    return -(-ns // -(-ns // MMA_MAX_TILE))
+
+
+def _mma_shape(tile: int) -> tuple[int, int, int]:
+    """(Gram tile rows padded to 16, threads per block, dynamic shared memory bytes) for a tile side."""
+    rows = -(-3 * tile // 16) * 16
+    return rows, 32 * (rows // 16) * 2, 8 * (max(2 * MMA_KC * (rows + 4), rows * (rows + 1)) + 9 * MMA_KC)
+
+
+@functools.lru_cache(maxsize=None)
+def _mma_kernel(tile: int):
+    import cupy  # noqa: PLC0415
+
+    from ..errors import BackendError  # noqa: PLC0415
+
+    capability = int(cupy.cuda.Device().compute_capability)
+    if capability < 90:
+        raise BackendError(f"integration 'mma' needs the FP64 tensor-core shape m16n8k8 (compute capability 9.0 "
+                           f"or newer); this GPU has {capability / 10:.1f}: choose gemm")
+    rows, _, smem = _mma_shape(tile)
+    source = (Path(__file__).with_name("kernels") / "hex_gram_mma.cu").read_text()
+    kernel = cupy.RawModule(code=source, options=(f"-DTILE={tile}", f"-DROWS={rows}")).get_function(
+        "hex_stiffness_mma")
+    kernel.max_dynamic_shared_size_bytes = smem
+    return kernel
+
+
+def mma_tile_pairs(ns: int) -> np.ndarray:
+    """(n_pairs, 2) int32 tile indices (ta, tb), ta <= tb, of the Gram tiles the mma kernel computes."""
+    n_tiles = -(-ns // mma_tile(ns))
+    return np.array([(a, b) for a in range(n_tiles) for b in range(a, n_tiles)], dtype=np.int32).reshape(-1, 2)
+
+
+def mma_flops(ns: int, n_g: int) -> int:
+    """Flops per element the mma kernel performs on real entries (padding past n_s not counted)."""
+    tile = mma_tile(ns)
+    sizes = np.minimum(tile, ns - tile * np.arange(-(-ns // tile)))
+    covered = sum(int(sizes[a] * sizes[b]) for a, b in mma_tile_pairs(ns))
+    return 2 * n_g * 9 * covered
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,6 +130,18 @@ def stiffness_aii(coords, lam, mu, p: int):
     return k
 
 
+def _scaled_inverse(coords, p: int):
+    """sqrt(w det J) J^-1 (m, n_G, 3, 3) at the Gauss points, one thread per point (CuPy)."""
+    import cupy as cp  # noqa: PLC0415
+
+    _, vgrads, weights, nq, _ = _device_tables(p)
+    m = len(coords)
+    s = cp.empty((m, nq, 3, 3))
+    _module().get_function("hex_scaled_inverse")((-(-(m * nq) // BLOCK),), (BLOCK,),
+                                                 (coords, vgrads, weights, np.int32(m), np.int32(nq), s))
+    return s
+
+
 def stiffness_gemm_gpu(coords, lam, mu, p: int):
     """The gemm variant on the GPU: the operand X (m, n_G, 3 n_s) of gradients scaled by sqrt(w det J)
     from two kernels, the Gram matrices X^T X by one batched cuBLAS DGEMM, K^e by a last kernel.
@@ -89,11 +149,9 @@ def stiffness_gemm_gpu(coords, lam, mu, p: int):
     import cupy as cp  # noqa: PLC0415
 
     coords, lam, mu = _inputs(coords, lam, mu)
-    ref_grads, vgrads, weights, nq, ns = _device_tables(p)
+    ref_grads, _, _, nq, ns = _device_tables(p)
     m, f = len(coords), _module().get_function
-    s = cp.empty((m, nq, 3, 3))
-    f("hex_scaled_inverse")((-(-(m * nq) // BLOCK),), (BLOCK,),
-                            (coords, vgrads, weights, np.int32(m), np.int32(nq), s))
+    s = _scaled_inverse(coords, p)
     x = cp.empty((m, nq, 3 * ns))
     f("hex_gram_operand")((-(-(m * nq * ns) // BLOCK),), (BLOCK,),
                           (ref_grads, s, np.int32(m), np.int32(nq), np.int32(ns), x))
@@ -102,4 +160,24 @@ def stiffness_gemm_gpu(coords, lam, mu, p: int):
     k = cp.empty((m, 3 * ns, 3 * ns))
     f("hex_gram_to_stiffness")((-(-(m * ns * ns) // BLOCK),), (BLOCK,),
                                (gram, lam, mu, np.int32(m), np.int32(ns), k))
+    return k
+
+
+def stiffness_mma(coords, lam, mu, p: int):
+    """K^e (m, N_e, N_e) as a CuPy array: the gemm variant's Gram product and K^e in one kernel on the FP64
+    tensor cores, the gradient operand formed in shared memory, only the tiles ta <= tb computed and
+    mirrored. NumPy twin: element_matrices.stiffness_gemm."""
+    import cupy as cp  # noqa: PLC0415
+
+    ref_grads, _, _, nq, ns = _device_tables(p)
+    tile = mma_tile(ns)
+    kernel = _mma_kernel(tile)
+    _, threads, smem = _mma_shape(tile)
+    coords, lam, mu = _inputs(coords, lam, mu)
+    m = len(coords)
+    s = _scaled_inverse(coords, p)
+    pairs = cp.asarray(mma_tile_pairs(ns))
+    k = cp.empty((m, 3 * ns, 3 * ns))
+    kernel((m * len(pairs),), (threads,),
+           (ref_grads, s, lam, mu, pairs, np.int32(len(pairs)), np.int32(nq), np.int32(ns), k), shared_mem=smem)
     return k
