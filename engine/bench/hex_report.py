@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..hexfem.gpu_element_matrices import mma_tile
 from .hex import CPU_VARIANTS, GPU_VARIANTS, PAPER_TABLE_3
 
 VARIANTS = (*CPU_VARIANTS, *GPU_VARIANTS)
@@ -166,17 +167,50 @@ def _analysis(data: dict) -> list[str]:
         figures = "; ".join(f"p = {p}: {whole:.0%} for the variant, {alone:.0%} for its DGEMM alone"
                             for p, whole, alone in low)
         out.append(
-            f"- Why 30 % of the GEMM rate is missed at low orders ({figures}): the Gram products are small "
-            "(N_e x n_G times n_G x N_e, e.g. 150 x 125 x 150 at p = 4), and cuBLAS's batched DGEMM does not "
-            "fill the FP64 tensor cores at that shape, so even a variant that were nothing but that DGEMM "
-            "would stay under 30 % there; the rest is memory traffic, writing the Gram matrix and reading it "
-            "back into K^e (16 N_e^2 bytes per element each way). From p = 6 on, the products are large enough "
-            f"and the variant holds {min(high):.0%}-{max(high):.0%}. What would reach it at p = 4-5: a fused kernel that computes each "
-            "element's Gram tiles with FP64 tensor-core MMA (DMMA) in shared memory and writes K^e once, "
-            "skipping the Gram round trip.")
+            f"- gemm at low orders ({figures}): the Gram products are small (N_e x n_G times n_G x N_e, e.g. "
+            "150 x 125 x 150 at p = 4), and cuBLAS's batched DGEMM does not fill the FP64 tensor cores at that "
+            "shape; the rest is memory traffic, writing the Gram matrix and reading it back into K^e (8 N_e^2 "
+            f"bytes per element each way). From p = 6 on the products are large enough: {min(high):.0%}-"
+            f"{max(high):.0%}.")
+    out += _mma_analysis(data)
     out.append(
         "- sumfact contracts the Gauss points one direction at a time (O(p^7) instead of O(p^9) flops), but "
         "54 coefficient fields per element and the gather of the trunk-space entries make it memory-bound "
         "in this batched CuPy form; a fused kernel that keeps an element's intermediates in shared memory "
         "would be needed for it to beat the Gram GEMM at these orders.")
+    return out
+
+
+def _mma_analysis(data: dict) -> list[str]:
+    rows = [r for r in data["orders"] if r["variants"].get("mma", {}).get("seconds")]
+    if not rows:
+        return []
+    m = data["config"]["elements"]
+    gains = {r["order"]: r["variants"]["gemm"]["seconds"] / r["variants"]["mma"]["seconds"] for r in rows}
+    out = [
+        "- mma fuses gemm's three passes into one kernel: a block forms the scaled gradients X of two tiles of "
+        "at most 32 scalar functions in shared memory (X never reaches device memory), multiplies them on the "
+        "FP64 tensor cores (mma.sync m16n8k8), and writes its K^e block and the mirrored one, so only tile "
+        "pairs ta <= tb run (the flops it performs count real entries, not the padding of a tile to a multiple "
+        f"of 16 rows). Against gemm: {min(gains.values()):.1f}x-{max(gains.values()):.1f}x faster ("
+        + ", ".join(f"p = {p}: {g:.1f}x" for p, g in gains.items()) + ")."]
+    rate = {r["order"]: r["variants"]["mma"]["actual_flops_per_element"] * m / r["variants"]["mma"]["seconds"]
+            / r["dgemm_flops"] for r in rows}
+    low = [r for r in rows if r["order"] >= 4 and rate[r["order"]] < 0.3]
+    if low:
+        r = low[0]
+        t = r["variants"]["mma"]["seconds"]
+        write = 8 * r["dofs_per_element"] ** 2 * m / data["copy_bandwidth"]
+        tile = mma_tile(r["dofs_per_element"] // 3)
+        out.append(
+            f"- Why 30 % of the GEMM rate is still missed at p = {r['order']} (mma {rate[r['order']]:.0%}): "
+            f"writing K^e alone ({8 * r['dofs_per_element'] ** 2 * m / 1e9:.2f} GB for m elements) takes "
+            f"{write * 1e3:.2f} ms at the measured copy bandwidth, {write / t:.0%} of the variant's "
+            f"{t * 1e3:.2f} ms; a block's products are short (a {tile}-function tile pads {3 * tile} rows to "
+            f"{-(-3 * tile // 16) * 16} and sums "
+            f"{r['gauss_points']} Gauss points in steps of 32), so forming X and the barriers between steps "
+            "weigh as much as the products, and two blocks per multiprocessor overlap one block's stores with "
+            "the other's products only in part. What would reach it: a persistent kernel with specialised "
+            "warps (some form X for the next step while others multiply, the stores of K^e issued "
+            "asynchronously), or several elements per block at low orders so each product is longer.")
     return out
