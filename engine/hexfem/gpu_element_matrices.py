@@ -5,6 +5,7 @@ variant's passes; and mma, the Gram product fused with K^e on the FP64 tensor co
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,6 @@ def _module():
 
 
 MMA_MAX_TILE = 32  # scalar functions per side of an mma block's Gram tile, at most
-MMA_KC = 32  # Gauss points staged per step (the kernel's KC)
 
 
 def mma_tile(ns: int) -> int:
@@ -31,10 +31,45 @@ def mma_tile(ns: int) -> int:
     return -(-ns // -(-ns // MMA_MAX_TILE))
 
 
-def _mma_shape(tile: int) -> tuple[int, int, int]:
-    """(Gram tile rows padded to 16, threads per block, dynamic shared memory bytes) for a tile side."""
-    rows = -(-3 * tile // 16) * 16
-    return rows, 32 * (rows // 16) * 2, 8 * (max(2 * MMA_KC * (rows + 4), rows * (rows + 1)) + 9 * MMA_KC)
+@dataclass(frozen=True)
+class MmaShape:
+    """Launch shape of the mma kernel for one tile side (the kernel's TILE, ROWS, KC, WARPS_C, MINB).
+
+    Tiles of up to 80 rows: one warp per 16-row strip and three blocks per multiprocessor; larger: two
+    warps per strip, 64 Gauss points per step and two blocks (measured fastest on an H100; more blocks
+    would spill registers).
+    """
+
+    tile: int
+
+    @property
+    def rows(self) -> int:  # Gram tile rows: 3 tile padded to a multiple of 16
+        return -(-3 * self.tile // 16) * 16
+
+    @property
+    def kc(self) -> int:
+        return 32 if self.rows <= 80 else 64
+
+    @property
+    def warps_c(self) -> int:
+        return 1 if self.rows <= 80 else 2
+
+    @property
+    def min_blocks(self) -> int:
+        return 3 if self.rows <= 80 else 2
+
+    @property
+    def threads(self) -> int:
+        return 32 * (self.rows // 16) * self.warps_c
+
+    @property
+    def shared_bytes(self) -> int:
+        return 8 * (max(2 * self.kc * (self.rows + 4), self.rows * (self.rows + 1)) + 9 * self.kc)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return (f"-DTILE={self.tile}", f"-DROWS={self.rows}", f"-DKC={self.kc}", f"-DWARPS_C={self.warps_c}",
+                f"-DMINB={self.min_blocks}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,11 +82,10 @@ def _mma_kernel(tile: int):
     if capability < 90:
         raise BackendError(f"integration 'mma' needs the FP64 tensor-core shape m16n8k8 (compute capability 9.0 "
                            f"or newer); this GPU has {capability / 10:.1f}: choose gemm")
-    rows, _, smem = _mma_shape(tile)
+    shape = MmaShape(tile)
     source = (Path(__file__).with_name("kernels") / "hex_gram_mma.cu").read_text()
-    kernel = cupy.RawModule(code=source, options=(f"-DTILE={tile}", f"-DROWS={rows}")).get_function(
-        "hex_stiffness_mma")
-    kernel.max_dynamic_shared_size_bytes = smem
+    kernel = cupy.RawModule(code=source, options=shape.options).get_function("hex_stiffness_mma")
+    kernel.max_dynamic_shared_size_bytes = shape.shared_bytes
     return kernel
 
 
@@ -172,12 +206,13 @@ def stiffness_mma(coords, lam, mu, p: int):
     ref_grads, _, _, nq, ns = _device_tables(p)
     tile = mma_tile(ns)
     kernel = _mma_kernel(tile)
-    _, threads, smem = _mma_shape(tile)
+    shape = MmaShape(tile)
     coords, lam, mu = _inputs(coords, lam, mu)
     m = len(coords)
     s = _scaled_inverse(coords, p)
     pairs = cp.asarray(mma_tile_pairs(ns))
     k = cp.empty((m, 3 * ns, 3 * ns))
-    kernel((m * len(pairs),), (threads,),
-           (ref_grads, s, lam, mu, pairs, np.int32(len(pairs)), np.int32(nq), np.int32(ns), k), shared_mem=smem)
+    kernel((m * len(pairs),), (shape.threads,),
+           (ref_grads, s, lam, mu, pairs, np.int32(len(pairs)), np.int32(nq), np.int32(ns), k),
+           shared_mem=shape.shared_bytes)
     return k

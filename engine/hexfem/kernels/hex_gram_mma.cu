@@ -9,8 +9,8 @@
 // (3 TILE) x (3 TILE) product (padded to ROWS, a multiple of 16) over the Gauss points, KC points at a
 // time. X is formed in shared memory (it never goes to device memory), the products run on the tensor
 // cores, and the block writes its K^e block and, off the diagonal, the mirrored block. Only tile pairs
-// ta <= tb run (K^e is symmetric). Two blocks share a multiprocessor, so one block's stores of K^e overlap
-// the other's products.
+// ta <= tb run (K^e is symmetric). Two or three blocks share a multiprocessor, so one block's stores of K^e
+// overlap the others' products. gpu_element_matrices.MmaShape picks TILE, ROWS, KC, WARPS_C and MINB.
 
 #ifndef TILE
 #define TILE 16
@@ -18,10 +18,17 @@
 #ifndef ROWS
 #define ROWS (3 * TILE)        // Gram tile side, a multiple of 16 >= 3 TILE
 #endif
+#ifndef KC
 #define KC 32                  // Gauss points staged per step (a multiple of 8)
+#endif
 #define LD (ROWS + 4)          // staged operand stride: fragment loads hit distinct banks
 #define GLD (ROWS + 1)         // Gram tile stride
+#ifndef WARPS_C
 #define WARPS_C 2              // warps across a row strip of 16
+#endif
+#ifndef MINB
+#define MINB 2                 // blocks per multiprocessor the registers must allow
+#endif
 #define THREADS (32 * (ROWS / 16) * WARPS_C)
 #define CTW (ROWS / 8 / WARPS_C)  // 16 x 8 products per warp per k step
 
@@ -33,8 +40,8 @@ __device__ __forceinline__ void mma_f64(double* c, double a0, double a1, double 
                  : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
 }
 
-// dynamic shared memory: max(2 KC LD, ROWS GLD) + 9 KC doubles
-extern "C" __global__ void __launch_bounds__(THREADS, 2) hex_stiffness_mma(
+// dynamic shared memory: max(2 KC LD, ROWS GLD) + 9 KC doubles (MmaShape.shared_bytes)
+extern "C" __global__ void __launch_bounds__(THREADS, MINB) hex_stiffness_mma(
     const double* __restrict__ ref_grads, const double* __restrict__ s, const double* __restrict__ lam,
     const double* __restrict__ mu, const int* __restrict__ pairs, int npairs, int nq, int ns,
     double* __restrict__ k)
