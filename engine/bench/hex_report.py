@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hexfem.gpu_element_matrices import mma_tile
+from ..hexfem.gpu_element_matrices import MmaShape, mma_tile
 from .hex import CPU_VARIANTS, GPU_VARIANTS, PAPER_TABLE_3
 
 VARIANTS = (*CPU_VARIANTS, *GPU_VARIANTS)
@@ -209,8 +209,8 @@ def _mma_analysis(data: dict) -> list[str]:
             f"{t * 1e3:.2f} ms; a block's products are short (a {tile}-function tile pads {3 * tile} rows to "
             f"{-(-3 * tile // 16) * 16} and sums "
             f"{r['gauss_points']} Gauss points in steps of 32), so forming X and the barriers between steps "
-            "weigh as much as the products, and two blocks per multiprocessor overlap one block's stores with "
-            "the other's products only in part. What would reach it: a persistent kernel with specialised "
+            f"weigh as much as the products, and {MmaShape(tile).min_blocks} blocks per multiprocessor overlap one "
+            "block's stores with the others' products only in part. What would reach it: a persistent kernel with specialised "
             "warps (some form X for the next step while others multiply, the stores of K^e issued "
             "asynchronously), or several elements per block at low orders so each product is longer.")
     return out
