@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import sys
 import threading
 from pathlib import Path
@@ -89,13 +90,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.size_box.setSingleStep(self.panel.size_step)
         self.size_box.setSpecialValueText("nominal")
         form.addRow("Elements", self.size_box)
-        open_button = QtWidgets.QPushButton("Open problem...")
-        open_button.clicked.connect(self.open_problem)
+        self.open_button = QtWidgets.QPushButton("Open problem...")
+        self.open_button.clicked.connect(self.open_problem)
         self.problem_label = QtWidgets.QLabel("(built-in case)")
-        form.addRow(open_button, self.problem_label)
-        open_mesh_button = QtWidgets.QPushButton("Open mesh...")
-        open_mesh_button.clicked.connect(self.open_mesh)
-        form.addRow(open_mesh_button, QtWidgets.QLabel("any meshio mesh with named groups"))
+        form.addRow(self.open_button, self.problem_label)
+        self.open_mesh_button = QtWidgets.QPushButton("Open mesh...")
+        self.open_mesh_button.clicked.connect(self.open_mesh)
+        form.addRow(self.open_mesh_button, QtWidgets.QLabel("any meshio mesh with named groups"))
         self.study_pages = QtWidgets.QStackedWidget()
         for panel in self.panels.values():
             self.study_pages.addWidget(panel.page)
@@ -197,8 +198,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        file_menu.addAction("Open problem...", self.open_problem)
-        file_menu.addAction("Open session...", self.open_session)
+        self.open_actions = [file_menu.addAction("Open problem...", self.open_problem),
+                             file_menu.addAction("Open session...", self.open_session)]
         file_menu.addAction("Save session...", self.save_session)
         self.recent_menu = file_menu.addMenu("Recent problems")
         self._fill_recent()
@@ -262,7 +263,12 @@ class MainWindow(QtWidgets.QMainWindow):
                                                         "ParaFlux sessions (*.json)")
         if path:
             try:
-                Path(path).write_text(json.dumps(self.session(), indent=2))
+                text = json.dumps(self.session(), indent=2)
+            except ParaFluxError as exc:
+                self.show_error(f"cannot save the session: {exc}")
+                return
+            try:
+                Path(path).write_text(text)
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -273,19 +279,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def restore_session(self, path: Path) -> None:
         """Bring back a saved study and problem (validated like a file), its variants and the camera.
-        Sessions saved before there was a choice of study are magnetostatic."""
+        Sessions saved before there was a choice of study are magnetostatic. Nothing changes unless the
+        whole file is valid."""
         try:
             data = json.loads(path.read_text())
-            if data.get("paraflux_session") != 1:
-                raise ValueError("not a ParaFlux session file")
-            study = data.get("study", "magnetostatic")
-            if study not in self.panels:
-                raise ValueError(f"unknown study '{study}'")
-            if data["problem"] is not None:
-                if problem_kind(data["problem"]) != STUDIES[study].problem_kind:
-                    raise ValueError(f"the problem is not one of study '{study}'")
-                parse_problem(copy.deepcopy(data["problem"]), Path.cwd())
-        except (OSError, ValueError, KeyError, ParaFluxError) as exc:
+            study = self._check_session(data)
+        except (OSError, ValueError, ParaFluxError) as exc:
             self.show_error(f"cannot open session {path}: {exc}")
             return
         self.select_study(study, load_case=False)
@@ -293,10 +292,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.case_box.setCurrentText(data.get("case") or self.case_box.currentText())
         self.case_box.blockSignals(False)
         self.size_box.setValue(int(data.get("elements") or 0))
-        self.problem_path = Path(data["problem_path"]) if data.get("problem_path") else None
-        self.problem_label.setText(self.problem_path.name if self.problem_path else "(built-in case)")
+        problem_path = Path(data["problem_path"]) if data.get("problem_path") else None
         if data["problem"] is not None:
+            self.problem_path = problem_path
+            self.problem_label.setText(problem_path.name if problem_path else "(built-in case)")
             self._show_problem(data["problem"])
+        elif problem_path is not None:  # saved while its file did not load: read the file again
+            self.set_problem_path(problem_path)
+        else:
+            self.use_case(self.case_box.currentText())
         for name, choice in data.get("variants", {}).items():
             if name in self.axis_boxes:
                 self.axis_boxes[name].setCurrentText(choice)
@@ -305,6 +309,41 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.panel.set_parameter(name, value)
         if data.get("camera"):
             self.view.camera_position = [tuple(v) for v in data["camera"]]
+
+    def _check_session(self, data) -> str:
+        """The session's study, once every entry has the type and range the window needs (ValueError)."""
+        if not isinstance(data, dict) or data.get("paraflux_session") != 1:
+            raise ValueError("not a ParaFlux session file")
+        study = data.get("study", "magnetostatic")
+        if study not in self.panels:
+            raise ValueError(f"unknown study '{study}'")
+        if "problem" not in data or not (data["problem"] is None or isinstance(data["problem"], dict)):
+            raise ValueError("'problem' must be a problem table or null")
+        if data["problem"] is not None:
+            if problem_kind(data["problem"]) != STUDIES[study].problem_kind:
+                raise ValueError(f"the problem is not one of study '{study}'")
+            parse_problem(copy.deepcopy(data["problem"]), Path.cwd())
+        for key in ("case", "problem_path"):
+            if not isinstance(data.get(key), (str, type(None))):
+                raise ValueError(f"'{key}' must be text")
+        elements = data.get("elements") or 0
+        if not isinstance(elements, int) or isinstance(elements, bool) or not 0 <= elements <= self.size_box.maximum():
+            raise ValueError(f"'elements' must be a whole number from 0 to {self.size_box.maximum():,}")
+        for key in ("variants", "parameters"):
+            if not isinstance(data.get(key, {}), dict):
+                raise ValueError(f"'{key}' must be a table")
+        if not all(isinstance(v, str) for v in data.get("variants", {}).values()):
+            raise ValueError("'variants' must name each choice as text")
+        panel = self.panels[study]
+        for name, value in data.get("parameters", {}).items():
+            if name in panel.parameter_edits and not panel.parameter_allows(name, value):
+                raise ValueError(f"parameter '{name}' = {value!r} is not allowed")
+        camera = data.get("camera")
+        if camera and not (isinstance(camera, list) and len(camera) == 3 and all(
+                isinstance(v, list) and len(v) == 3 and all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                                                           and math.isfinite(c) for c in v) for v in camera)):
+            raise ValueError("'camera' must be three points of three finite numbers")
+        return study
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -402,13 +441,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panel.show_problem(data, boundary_names)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        """Stop a running solve before the window and its thread go away; remember the layout."""
+        """Stop a running job before the window and its thread go away; remember the layout.
+
+        A job stops at its next check; one inside a step it cannot interrupt (meshing, a dense
+        factorisation) keeps running with the window hidden, and the window closes when it ends, so the
+        thread is never destroyed while it runs.
+        """
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("splitter", self.splitter.saveState())
         self.cancel()
-        if self.thread is not None and self.thread.isRunning():
-            self.thread.quit()
-            self.thread.wait(10_000)
+        if self.thread is not None and self.thread.isRunning() and not self.thread.wait(2_000):
+            self.thread.finished.connect(self.close)
+            self.hide()
+            event.ignore()
+            return
         self.view.close()
         self.charts.close()
         super().closeEvent(event)
@@ -507,10 +553,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.failed.connect(self.on_failed)
         self.worker.finished.connect(self.thread.quit)
         self.worker.failed.connect(self.thread.quit)
-        for button in (self.solve_button, self.compare_button, self.preview_button, self.study_box):
-            button.setEnabled(False)
+        for widget in self._busy_widgets():
+            widget.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
+
+    def _busy_widgets(self) -> list:
+        """What must not start a second job or change the problem while one runs (one job at a time)."""
+        return [self.solve_button, self.compare_button, self.preview_button, self.study_box, self.open_button,
+                self.open_mesh_button, self.panels["truncation"].scaling_button, self.recent_menu,
+                *self.open_actions]
 
     def _fill_compare_choices(self, axis_name: str) -> None:
         self.compare_choices.clear()
@@ -572,8 +624,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self._log(message)
 
     def _idle(self) -> None:
-        for button in (self.solve_button, self.compare_button, self.preview_button, self.study_box):
-            button.setEnabled(True)
+        for widget in self._busy_widgets():
+            widget.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
     def _show_result(self, result) -> StudyPanel:

@@ -111,6 +111,16 @@ class StudyPanel:
         return {name: field.value() if isinstance(field, QtWidgets.QSpinBox) else field.text()
                 for name, field in self.parameter_edits.items()}
 
+    def parameter_allows(self, name: str, value) -> bool:
+        """Whether set_parameter can show value: a whole number within a spin box's range, or a number
+        or text for a text field."""
+        field = self.parameter_edits[name]
+        if isinstance(value, bool):
+            return False
+        if isinstance(field, QtWidgets.QSpinBox):
+            return isinstance(value, int) and field.minimum() <= value <= field.maximum()
+        return isinstance(value, (int, float, str))
+
     def set_parameter(self, name: str, value) -> None:
         field = self.parameter_edits[name]
         if isinstance(field, QtWidgets.QSpinBox):
@@ -357,11 +367,7 @@ class TruncationPanel(StudyPanel):
 
     def edited(self, data: dict) -> dict:
         data = super().edited(data)
-        text = self.frequency_edit.text().strip()
-        try:
-            data["problem"]["frequency"] = float(text)
-        except ValueError:
-            raise ProblemError(f"frequency must be a number in Hz, got '{text}'") from None
+        data["problem"]["frequency"] = self._frequency()
         data["problem"]["quadrature"] = int(self.axis_boxes["quadrature"].currentText())
         data.setdefault("solver", {})["loop"] = self.axis_boxes["loop"].currentText()
         seed = data.get("random_sources", {}).get("seed", 0)
@@ -370,8 +376,17 @@ class TruncationPanel(StudyPanel):
             data["random_sources"] = {"count": self.random_box.value(), "seed": seed}
         return data
 
+    def _frequency(self) -> float:
+        """The frequency field in Hz (ProblemError names a value that is not a number)."""
+        text = self.frequency_edit.text().strip()
+        try:
+            return float(text)
+        except ValueError:
+            raise ProblemError(f"frequency must be a number in Hz, got '{text}'") from None
+
     def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
         """The file is S'; a second dialog asks for S. One dipole along z at S''s node centroid."""
+        frequency = self._frequency() if self.frequency_edit.text().strip() else 600e6
         outer, _ = QtWidgets.QFileDialog.getOpenFileName(None, "Open the outer surface S", str(path.parent),
                                                          self.mesh_filter)
         if not outer:
@@ -382,7 +397,7 @@ class TruncationPanel(StudyPanel):
         centre = [float(c) for c in inner.points.mean(axis=0)]
         data = {"problem": {"kind": "truncation", "inner_surface": str(path), "outer_surface": outer,
                             "length_unit": self.unit_box.currentText(),
-                            "frequency": float(self.frequency_edit.text() or 600e6),
+                            "frequency": frequency,
                             "quadrature": int(self.axis_boxes["quadrature"].currentText())},
                 "sources": [{"position": centre, "moment": [0.0, 0.0, 1.0], "moment_imag": [0.0, 0.0, 0.0]}]}
         return data, ()

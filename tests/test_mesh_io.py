@@ -56,6 +56,15 @@ def test_garbage_file_is_rejected(tmp_path):
         read_trimesh(path)
 
 
+def test_empty_and_truncated_files_are_named(tmp_path):
+    (tmp_path / "empty.msh").write_bytes(b"")
+    with pytest.raises(MeshError, match="empty.msh is empty"):
+        read_trimesh(tmp_path / "empty.msh")
+    (tmp_path / "cut.vtu").write_text("<VTKFile>")
+    with pytest.raises(MeshError, match="cut.vtu: it is malformed or incomplete"):
+        read_trimesh(tmp_path / "cut.vtu")
+
+
 def test_unused_nodes_are_dropped_and_clockwise_regions_flipped():
     points = np.array([[0, 0], [1, 0], [0, 1], [9, 9]], dtype=float)
     mesh = make_trimesh(points, [[0, 2, 1]], [0], ("r",), [[0, 1]], [0], ("b",))

@@ -79,6 +79,8 @@ def test_solve_writes_fields_vtu_and_summary(spheres, capsys):
     (dict(extra='[solver]\nloop = "warp-drive"'), "loop = 'warp-drive' is not one of"),
     (dict(inner="missing.vtu"), "not found"),
     (dict(extra='[solver]\nloop = "fmm"\nprecision = 0.5'), "precision must be from"),
+    (dict(extra='[[sources]]\nposition = [0.0, 0.0, 0.0]\nmoment = [1e300, 0.0, 0.0]'),
+     "the fields on S overflow double precision"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_output(spheres, capsys, case, message):
     write_sphere(spheres / "open.vtu", 0.3, 8, drop=3)
@@ -208,3 +210,15 @@ def test_study_runs_the_fmm_loop_from_the_problem_file(spheres):
     fmm = study.run(problem)
     direct = study.run(study.with_variants(problem, {"loop": "cpu-s"}))
     assert np.linalg.norm(fmm.solution - direct.solution) < 1e-8 * np.linalg.norm(direct.solution)
+
+
+@pytest.mark.parametrize("sizes, rhs, message", [
+    ([0], [1], "S triangle counts must be from 20"),
+    ([300], [0], "right-hand-side counts must be from 1"),
+    ([300], [-1], "right-hand-side counts must be from 1"),
+])
+def test_scaling_refuses_counts_out_of_range(sizes, rhs, message):
+    from paraflux.engine.truncation.scaling import scaling_sweep  # noqa: PLC0415
+
+    with pytest.raises(ProblemError, match=message):
+        scaling_sweep(load_case_problem("sphere-in-box"), ["serial"], sizes, rhs)

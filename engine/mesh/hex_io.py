@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError
+from .meshio_read import read_meshio
 from .hexmesh import HexMesh, make_hexmesh
 
 _JOIN_CHARACTERS = "-_#+/"  # meshio joins cell-set names with the first of these absent from all names
@@ -23,15 +24,8 @@ def read_hexmesh(path: str | os.PathLike) -> HexMesh:
     meshio writes for cell sets (the set names joined into the array's name). Coordinates are returned
     as stored (the problem's length_unit says what they mean).
     """
-    import meshio  # noqa: PLC0415 (slow import, only needed here)
-
     path = Path(path)
-    if not path.is_file():
-        raise MeshError(f"mesh file not found: {path}")
-    try:
-        mesh = meshio.read(path)
-    except (Exception, SystemExit) as exc:  # meshio raises many types (even SystemExit) on garbage
-        raise MeshError(f"cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
+    mesh = read_meshio(path)
 
     points = np.asarray(mesh.points, dtype=np.float64)
     if points.ndim != 2 or points.shape[0] == 0:

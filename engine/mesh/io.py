@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError
+from .meshio_read import read_meshio
 from .trimesh import TriMesh, make_trimesh
 
 _IGNORED_CELLS = {"vertex"}
@@ -19,15 +20,8 @@ def read_trimesh(path: str | os.PathLike) -> TriMesh:
     2D groups become regions, 1D groups boundaries. Coordinates are returned as stored
     (the problem's length_unit says what they mean).
     """
-    import meshio  # noqa: PLC0415 (slow import, only needed here)
-
     path = Path(path)
-    if not path.is_file():
-        raise MeshError(f"mesh file not found: {path}")
-    try:
-        mesh = meshio.read(path)
-    except (Exception, SystemExit) as exc:  # meshio raises many types (even SystemExit) on garbage
-        raise MeshError(f"cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
+    mesh = read_meshio(path)
 
     points = np.asarray(mesh.points, dtype=np.float64)
     if points.ndim != 2 or points.shape[0] == 0:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ProblemError
+from ..errors import ProblemError, SolverError
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
 from .loops import private_copy_bytes
@@ -142,11 +142,15 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
     exact = [dipole_fields(qo.points, s.position, s.moment, k) for s in setup.sources]
     ee, fe = np.stack([a for a, _ in exact]), np.stack([b for _, b in exact])
     timings["reference"] = time.perf_counter() - t0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        errors = (float(np.linalg.norm(applied.e - ee) / np.linalg.norm(ee)),
+                  float(np.linalg.norm(applied.f - fe) / np.linalg.norm(fe)))
+    if not (np.isfinite(errors).all() and np.isfinite(applied.e).all() and np.isfinite(applied.f).all()):
+        raise SolverError("the fields on S overflow double precision: a source moment or the frequency is too "
+                          "large")
     control.report(1.0, "done")
     return TruncationResult(
-        setup, qo.points, applied.e, applied.f, ee, fe,
-        float(np.linalg.norm(applied.e - ee) / np.linalg.norm(ee)),
-        float(np.linalg.norm(applied.f - fe) / np.linalg.norm(fe)),
+        setup, qo.points, applied.e, applied.f, ee, fe, *errors,
         operator_flops(len(qi.points), len(qo.points), n_rhs),
         paper_flops(setup.inner.n_elements, setup.outer.n_elements, n_rhs),
         applied.backend, applied.device, applied.devices, memory, timings, problem)

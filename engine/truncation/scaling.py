@@ -11,7 +11,8 @@ import numpy as np
 
 from ..errors import ProblemError
 from ..run_control import RunControl
-from .cases import mesh_surface_case
+from ..problems.truncation import MAX_RANDOM_SOURCES
+from .cases import MAX_SURFACE_ELEMENTS, mesh_surface_case
 from .fields import dipole_fields, wavenumber
 from .operator import currents
 from .run import random_dipoles
@@ -38,6 +39,12 @@ def scaling_sweep(problem, loops: Sequence[str], outer_sizes: Sequence[int], rhs
         raise ProblemError("scaling runs remesh S: pick a built-in case")
     if not loops or not outer_sizes or not rhs_counts:
         raise ProblemError("give at least one loop, one S size and one right-hand-side count")
+    if not all(20 <= n <= MAX_SURFACE_ELEMENTS for n in outer_sizes):
+        raise ProblemError(f"S triangle counts must be from 20 to {MAX_SURFACE_ELEMENTS:,}, got "
+                           f"{', '.join(map(str, outer_sizes))}")
+    if not all(1 <= n <= MAX_RANDOM_SOURCES for n in rhs_counts):
+        raise ProblemError(f"right-hand-side counts must be from 1 to {MAX_RANDOM_SOURCES:,}, got "
+                           f"{', '.join(map(str, rhs_counts))}")
     k, q = wavenumber(problem.frequency), problem.quadrature
     rows, total, done = [], len(loops) * len(outer_sizes) * len(rhs_counts), 0
     for n_outer in outer_sizes:

@@ -102,15 +102,10 @@ def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> Tri
 def read_triangle_mesh(path, what: str):
     """A meshio-readable file with finite 3D points and at least one triangle block (MeshError naming what
     otherwise): the meshio Mesh."""
-    import meshio  # noqa: PLC0415
+    from ..mesh.meshio_read import read_meshio  # noqa: PLC0415
 
     path = Path(path)
-    if not path.is_file():
-        raise MeshError(f"{what}: mesh file not found: {path}")
-    try:
-        mesh = meshio.read(path)
-    except (Exception, SystemExit) as exc:  # meshio raises many types on garbage
-        raise MeshError(f"{what}: cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
+    mesh = read_meshio(path, f"{what}: ")
     if not any(c.type == "triangle" for c in mesh.cells):
         raise MeshError(f"{what}: {path} has no triangles (a 2D physical group of first-order triangles is needed)")
     points = np.asarray(mesh.points)

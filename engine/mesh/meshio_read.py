@@ -1,0 +1,25 @@
+"""meshio.read with every failure turned into one MeshError that names the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import MeshError
+
+
+def read_meshio(path: str | Path, what: str = ""):
+    """The meshio Mesh of path; MeshError (prefixed with what, e.g. "inner_surface: ") when the file is
+    missing, empty or not a mesh meshio can parse."""
+    import meshio  # noqa: PLC0415 (slow import, only needed here)
+
+    path = Path(path)
+    if not path.is_file():
+        raise MeshError(f"{what}mesh file not found: {path}")
+    if path.stat().st_size == 0:
+        raise MeshError(f"{what}mesh file {path} is empty")
+    try:
+        return meshio.read(path)
+    except SystemExit:  # meshio's XML readers exit on a truncated or malformed file
+        raise MeshError(f"{what}cannot read mesh file {path}: it is malformed or incomplete") from None
+    except Exception as exc:  # meshio raises many types on garbage
+        raise MeshError(f"{what}cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
