@@ -365,3 +365,17 @@ def test_sparse_system_matrix_is_the_dense_one():
     dense = system_matrix(h.toarray(), g.toarray(), layout, 2.5)
     assert np.array_equal(system_matrix(h, g, layout, 2.5).toarray(), dense)
     assert (dense[idle.reshape(-1)] == np.eye(3 * t)[idle.reshape(-1)]).all()
+
+
+def test_direct_solve_stops_between_chunks_of_the_assembly_when_asked():
+    surface, _, data = bar((6, 3, 3))
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        solve_direct(surface.points, surface.triangles, data, E, NU, check)
+    assert len(calls) == 2

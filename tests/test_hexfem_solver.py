@@ -219,3 +219,19 @@ def test_sparse_direct_refuses_a_singular_matrix_superlu_lets_through():
     with pytest.raises(SolverError, match="relative residual of .*singular"):
         solve_direct(k, b)
     assert solve_direct(sp.identity(2, format="csr"), np.array([1.0, 2.0])).relative_residual == 0.0
+
+
+def test_cpu_chunks_stay_short_and_pending_pieces_sum_to_the_same_matrix(monkeypatch):
+    from paraflux.engine.hexfem import element_matrices, system  # noqa: PLC0415
+
+    pts, hexes = distorted_block(2)
+    coords = pts[hexes[:3]]
+    lam, mu = lame(np.full(3, 70e9), np.full(3, 0.33))
+    sizes = [stop - start for start, stop, _ in element_matrices.element_matrix_chunks(coords, lam, mu, 8, "numpy")]
+    assert sizes == [1, 1, 1]  # 5.3e9 textbook flops an element at p = 8: a chunk each, Cancel checked between
+    assert [stop for _, stop, _ in element_matrices.element_matrix_chunks(coords, lam, mu, 1, "numpy")] == [3]
+    _, _, _, k_once = solve_patch(pts, hexes, 2)
+    monkeypatch.setattr(system, "PENDING_ENTRIES", 1)  # a sparse sum after every chunk
+    monkeypatch.setattr(element_matrices, "CPU_CHUNK_FLOPS", 1.0)  # one element a chunk
+    _, _, _, k_each = solve_patch(pts, hexes, 2)
+    assert abs(k_each - k_once).max() <= 1e-12 * abs(k_once).max()

@@ -197,3 +197,13 @@ def test_nearest_point_on_a_surface_matches_a_dense_sampling():
         assert abs(np.linalg.norm(x - closest) - distance) < 1e-12
         assert distance <= np.linalg.norm(samples - x, axis=1).min() + 1e-12
         assert distance > np.linalg.norm(samples - x, axis=1).min() - 0.02  # the sampling's spacing
+
+
+def test_winding_number_checks_for_cancel_before_each_chunk():
+    from paraflux.engine.truncation.surfaces import TriSurface, check_closed_outward, winding_number  # noqa: PLC0415
+
+    surface = check_closed_outward(TriSurface("sphere", *uv_sphere(12, 1.0)))
+    calls = []
+    x = np.zeros((20_000, 3))  # several chunks of about 64 MB of scratch
+    w = winding_number(surface, x, lambda: calls.append(1))
+    assert len(calls) > 1 and np.allclose(w, 1.0)

@@ -242,10 +242,11 @@ class Assembled:
     b_t: np.ndarray
 
 
-def assemble(points, triangles, layout, displacement_type, traction, mu, nu) -> Assembled:
+def assemble(points, triangles, layout, displacement_type, traction, mu, nu, check=lambda: None) -> Assembled:
     """Dense H, G and b_t. layout: the UnknownLayout; displacement_type (M, 3) bool: component k of element e
     is a prescribed displacement (its traction an unknown slot); traction (M, 3, 3) Pa: known tractions at
-    element node a, component k, where not displacement_type."""
+    element node a, component k, where not displacement_type. check() runs before each chunk of rows (it
+    raises to stop, e.g. RunControl.check)."""
     n, m = len(points), len(triangles)
     x, nodes, own, own_weights = layout.collocation(points, triangles)
     t = len(x)
@@ -259,6 +260,7 @@ def assemble(points, triangles, layout, displacement_type, traction, mu, nu) -> 
     known = traction * (1 - disp)[:, None, :]
     rows_per_chunk = max(1, CHUNK_BYTES // (m * 27 * 8 * 6))
     for start in range(0, t, rows_per_chunk):
+        check()
         rows = np.arange(start, min(t, start + rows_per_chunk))
         h, g = collocation_integrals(points, triangles, x[rows], nodes[rows], own[rows], own_weights[rows], mu, nu)
         h_all[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(h, b)

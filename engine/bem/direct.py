@@ -64,15 +64,18 @@ def system_matrix(h, g, layout: UnknownLayout, mu: float):
     return a.tocsc() if xp is np else a.tocsr()
 
 
-def solve_direct(points, triangles, data: BoundaryData, young: float, poisson: float) -> BemSolution:
-    """Assemble the dense system and solve it by LU; a rigid-body motion left free is a SolverError."""
+def solve_direct(points, triangles, data: BoundaryData, young: float, poisson: float,
+                 check=lambda: None) -> BemSolution:
+    """Assemble the dense system and solve it by LU; a rigid-body motion left free is a SolverError.
+    check() runs between chunks of the assembly and before the factorisation (it raises to stop)."""
     mu = young / (2 * (1 + poisson))
     n = len(points)
     layout = unknown_layout(points, triangles, data.displacement_type)
     if layout.displacement.all():
         raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
-    system = assemble(points, triangles, layout, data.displacement_type, data.traction, mu, poisson)
+    system = assemble(points, triangles, layout, data.displacement_type, data.traction, mu, poisson, check)
     a = system_matrix(system.h, system.g, layout, mu)
+    check()
     u_known = np.where(layout.displacement, 0.0, data.displacement).reshape(-1)
     rhs = np.where(layout.idle.reshape(-1), 0.0, system.b_t - system.h @ u_known)
     lu, piv = scipy.linalg.lu_factor(a, check_finite=False)

@@ -156,7 +156,7 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
     t0 = time.perf_counter()
     if solver.method == "direct":
-        solution = solve_direct(s.points, s.triangles, data, problem.young, problem.poisson)
+        solution = solve_direct(s.points, s.triangles, data, problem.young, problem.poisson, control.check)
         iterations, residuals, relative = 0, (), 0.0
         memory = {"host_bytes": int((3 * len(s.points)) ** 2 * 8 * 3), "device_bytes": 0}
     else:

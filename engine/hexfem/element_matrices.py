@@ -206,6 +206,9 @@ def working_bytes(p: int, integration: str) -> int:
     return int(scratch)
 
 
+CPU_CHUNK_FLOPS = 5e9  # textbook flops per chunk of a CPU variant: a run checks for Cancel every few seconds
+
+
 def element_matrix_chunks(coords, lam, mu, p: int, integration: str, xp=np, budget_bytes: int = 1 << 30):
     """Yield (start, stop, K) over element chunks that fit budget_bytes of scratch memory.
 
@@ -213,14 +216,15 @@ def element_matrix_chunks(coords, lam, mu, p: int, integration: str, xp=np, budg
     NumPy array for numpy / serial, CuPy for ai / aii, of xp for gemm / sumfact.
     """
     function, where = INTEGRATIONS[integration]
+    step = max(1, budget_bytes // working_bytes(p, integration))
     if where == "cpu":
         module = np
+        step = min(step, max(1, int(CPU_CHUNK_FLOPS // textbook_flops(p))))  # seconds, not minutes, a chunk
     elif where == "gpu":
         import cupy as module  # noqa: PLC0415
     else:
         module = xp
     coords, lam, mu = (module.asarray(a) for a in (coords, lam, mu))
-    step = max(1, budget_bytes // working_bytes(p, integration))
     for start in range(0, len(coords), step):
         stop = min(start + step, len(coords))
         yield start, stop, function(coords[start:stop], lam[start:stop], mu[start:stop], p, module)

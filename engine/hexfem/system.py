@@ -35,6 +35,9 @@ def boundary_faces(mesh: HexMesh, name: str) -> BoundaryFaces:
     return BoundaryFaces(owner, FACE_AXIS_SIDE[local, 0], FACE_AXIS_SIDE[local, 1])
 
 
+PENDING_ENTRIES = 1 << 24  # element-matrix entries gathered before a sparse sum (about 384 MB as COO)
+
+
 def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np, progress=None):
     """Global K (n_dofs, n_dofs) as a CSR matrix of xp (SciPy or CuPy sparse), and the seconds spent
     computing element matrices (device work waited for).
@@ -46,9 +49,16 @@ def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np,
     dofs, signs = dofmap.vector()
     n = dofmap.n_dofs
     total = sparse.csr_matrix((n, n))
+    pending: list[tuple] = []  # COO pieces of small chunks, added to total together (one sum per PENDING_ENTRIES)
     m = len(coords)
     chunks = element_matrix_chunks(coords, lam, mu, dofmap.order, integration, xp)
     seconds = 0.0
+
+    def flush(total):
+        values, rows, cols = (xp.concatenate(parts) for parts in zip(*pending))
+        pending.clear()
+        return total + sparse.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()
+
     while True:
         t0 = time.perf_counter()
         try:
@@ -64,10 +74,12 @@ def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np,
         index = np.int64 if xp is np else xp.int32  # cuSPARSE takes 32-bit indices
         rows = xp.broadcast_to(d[:, :, None], ke.shape).reshape(-1).astype(index)
         cols = xp.broadcast_to(d[:, None, :], ke.shape).reshape(-1).astype(index)
-        total = total + sparse.coo_matrix((values, (rows, cols)), shape=(n, n)).tocsr()
+        pending.append((values, rows, cols))
+        if sum(len(v) for v, _, _ in pending) >= PENDING_ENTRIES:
+            total = flush(total)
         if progress is not None:
             progress(stop / m)
-    return total, seconds
+    return (flush(total) if pending else total), seconds
 
 
 def _synchronize(a) -> None:

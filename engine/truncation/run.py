@@ -92,7 +92,9 @@ class TruncationResult:
         return np.linalg.norm(self.e[0], axis=1).reshape(-1, self.setup.quadrature).mean(axis=1)
 
 
-def check_setup(setup: TruncationSetup) -> None:
+def check_setup(setup: TruncationSetup, check=lambda: None) -> None:
+    """Frequency, sources, loop and surfaces of a run (ProblemError names the first fault); check() runs
+    between chunks of the inside tests (it raises to stop)."""
     from ..variants import LOOP  # noqa: PLC0415
 
     if not setup.frequency > 0:
@@ -102,7 +104,7 @@ def check_setup(setup: TruncationSetup) -> None:
     if setup.loop not in LOOP.names:
         raise ProblemError(f"unknown loop '{setup.loop}'; choose one of: {', '.join(LOOP.names)}")
     check_inside(setup.inner, setup.outer)
-    inside = winding_number(setup.inner, np.array([s.position for s in setup.sources], dtype=float))
+    inside = winding_number(setup.inner, np.array([s.position for s in setup.sources], dtype=float), check)
     for i, (src, w) in enumerate(zip(setup.sources, inside)):
         if w < INSIDE:
             raise ProblemError(f"source {i + 1} at ({', '.join(f'{c:g}' for c in src.position)}) m lies outside the inner "
@@ -112,23 +114,31 @@ def check_setup(setup: TruncationSetup) -> None:
 def run_truncation(setup: TruncationSetup, control: RunControl | None = None, problem=None) -> TruncationResult:
     """E and curl E on S's quadrature points from the exact dipole fields on S', by setup.loop."""
     control = control or RunControl()
-    check_setup(setup)
+    check_setup(setup, control.check)
     timings = {}
     t0 = time.perf_counter()
     k = wavenumber(setup.frequency)
     qi, qo = quadrature(setup.inner, setup.quadrature), quadrature(setup.outer, setup.quadrature)
-    inner_fields = [dipole_fields(qi.points, s.position, s.moment, k) for s in setup.sources]
+    n_rhs = len(setup.sources)
+    # E and curl E with their currents on S', the applied and the exact fields on S: complex (n_rhs, N, 3) each
+    _check_memory(4 * n_rhs * (len(qi.points) + len(qo.points)) * 3 * 16,
+                  f"{n_rhs:,} right-hand sides on {len(qi.points):,} S' and {len(qo.points):,} S points",
+                  "use fewer dipoles or coarser surfaces")
+    inner_fields = []
+    for i, s in enumerate(setup.sources):
+        if i % 1000 == 999:
+            control.check()
+        inner_fields.append(dipole_fields(qi.points, s.position, s.moment, k))
     cur = currents(qi.normals, qi.weights, np.stack([e for e, _ in inner_fields]),
                    np.stack([f for _, f in inner_fields]))
     timings["currents"] = time.perf_counter() - t0
-    n_rhs = len(setup.sources)
     output = 2 * n_rhs * len(qo.points) * 3 * 16
     memory = {"output_bytes": output, "extra_bytes": 0}
     if setup.loop == "cpu-sprime":
         import numba  # noqa: PLC0415
 
         memory["extra_bytes"] = private_copy_bytes(n_rhs, len(qo.points), numba.get_num_threads())
-        _check_memory(memory["extra_bytes"] + output)
+        _check_memory(memory["extra_bytes"] + output, "cpu-sprime's per-thread copies of the output", "use cpu-s")
     control.check()
     control.report(0.1, f"operator ({setup.loop}): {len(qi.points):,} S' points x {len(qo.points):,} S points x "
                         f"{n_rhs} right-hand sides")
@@ -156,8 +166,9 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
         applied.backend, applied.device, applied.devices, memory, timings, problem)
 
 
-def setup_from_problem(problem) -> TruncationSetup:
-    """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run."""
+def setup_from_problem(problem, check=lambda: None) -> TruncationSetup:
+    """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run; check() runs
+    while random dipoles are placed (it raises to stop)."""
     from .cases import mesh_surface_case  # noqa: PLC0415
 
     scale = problem.length_scale
@@ -168,21 +179,21 @@ def setup_from_problem(problem) -> TruncationSetup:
         outer = read_surface(problem.outer_path, scale, "outer_surface")
     sources = [Dipole(tuple(scale * np.asarray(s.position)), s.moment) for s in problem.sources]
     if problem.random_sources is not None:
-        sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed)
+        sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed, check)
     return TruncationSetup(inner, outer, problem.frequency, problem.quadrature, tuple(sources), problem.solver.loop,
                            problem.solver.devices, problem.solver.precision)
 
 
-def random_dipoles(inner: TriSurface, count: int, seed: int) -> list[Dipole]:
+def random_dipoles(inner: TriSurface, count: int, seed: int, check=lambda: None) -> list[Dipole]:
     """count dipoles inside S' (points of its bounding box pulled half-way to its centroid and kept when
-    inside), unit moments in random directions with random phases."""
+    inside), unit moments in random directions with random phases; check() as in winding_number."""
     rng = np.random.default_rng(seed)
     centre = inner.points.mean(axis=0)
     lo, hi = inner.points.min(axis=0), inner.points.max(axis=0)
     found = np.zeros((0, 3))
     for _ in range(50):
         trial = centre + 0.5 * (rng.uniform(lo, hi, (max(64, 2 * count), 3)) - centre)
-        found = np.vstack([found, trial[winding_number(inner, trial) > INSIDE]])
+        found = np.vstack([found, trial[winding_number(inner, trial, check) > INSIDE]])
         if len(found) >= count:
             break
     if len(found) < count:
@@ -198,7 +209,7 @@ def run_problem(problem, control: RunControl | None = None) -> TruncationResult:
     control = control or RunControl()
     control.report(0.0, "surfaces")
     t0 = time.perf_counter()
-    setup = setup_from_problem(problem)
+    setup = setup_from_problem(problem, control.check)
     seconds = time.perf_counter() - t0
     result = run_truncation(setup, control, problem)
     later = dict(result.timings)
@@ -207,7 +218,8 @@ def run_problem(problem, control: RunControl | None = None) -> TruncationResult:
     return result
 
 
-def _check_memory(need: int) -> None:
+def _check_memory(need: int, what: str, hint: str) -> None:
+    """ProblemError when need bytes of host memory exceed 80 % of what is free (unknown free: no check)."""
     try:
         import os  # noqa: PLC0415
 
@@ -215,8 +227,7 @@ def _check_memory(need: int) -> None:
     except (ValueError, OSError, AttributeError):
         return
     if need > 0.8 * free:
-        raise ProblemError(f"cpu-sprime needs {need / 2**30:.1f} GiB for its per-thread copies of the output, "
-                           f"more than the {free / 2**30:.1f} GiB free; use cpu-s")
+        raise ProblemError(f"{what} needs {need / 2**30:.1f} GiB, more than the {free / 2**30:.1f} GiB free; {hint}")
 
 
 @dataclass(frozen=True, eq=False)

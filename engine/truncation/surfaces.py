@@ -122,14 +122,17 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
     return compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
 
 
-def winding_number(surface: TriSurface, x: np.ndarray) -> np.ndarray:
+def winding_number(surface: TriSurface, x: np.ndarray, check=lambda: None) -> np.ndarray:
     """Generalized winding number (n,) of the closed outward surface at points x (n, 3): 1 inside, 0 outside.
-    Evaluated in chunks of points (about 64 MB of scratch)."""
+    Evaluated in chunks of points (about 64 MB of scratch); check() runs before each (it raises to stop)."""
     x = np.asarray(x, dtype=float)
     corners = surface.points[surface.triangles]
     step = max(1, (1 << 23) // (9 * len(corners)))
-    return np.concatenate([_winding(corners, x[i:i + step]) for i in range(0, len(x), step)]) if len(x) else \
-        np.zeros(0)
+    parts = []
+    for i in range(0, len(x), step):
+        check()
+        parts.append(_winding(corners, x[i:i + step]))
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _winding(corners, x):
