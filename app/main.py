@@ -451,7 +451,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("splitter", self.splitter.saveState())
         self.cancel()
         if self.thread is not None and self.thread.isRunning() and not self.thread.wait(2_000):
-            self.thread.finished.connect(self.close)
+            self.thread.finished.connect(self.close, QtCore.Qt.QueuedConnection)  # in the window's thread
             self.hide()
             event.ignore()
             return
