@@ -222,3 +222,16 @@ def test_scaling_refuses_counts_out_of_range(sizes, rhs, message):
 
     with pytest.raises(ProblemError, match=message):
         scaling_sweep(load_case_problem("sphere-in-box"), ["serial"], sizes, rhs)
+
+
+def test_the_mesh_preview_does_not_place_the_random_dipoles(monkeypatch):
+    from paraflux.engine.truncation import run  # noqa: PLC0415
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("random dipoles placed for a preview")
+
+    monkeypatch.setattr(run, "random_dipoles", refuse)
+    problem = parse_problem({"problem": {"kind": "truncation", "case": "sphere-in-box", "frequency": 3e8},
+                             "random_sources": {"count": 100_000}}, ".")
+    pair = run.load_surfaces(problem)
+    assert pair.inner.n_elements > 0 and pair.outer.n_elements > pair.inner.n_elements

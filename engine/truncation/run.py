@@ -169,19 +169,24 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
 def setup_from_problem(problem, check=lambda: None) -> TruncationSetup:
     """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run; check() runs
     while random dipoles are placed (it raises to stop)."""
-    from .cases import mesh_surface_case  # noqa: PLC0415
-
     scale = problem.length_scale
-    if problem.case is not None:
-        inner, outer = mesh_surface_case(problem.case, problem.inner_elements, problem.case_elements)
-    else:
-        inner = read_surface(problem.inner_path, scale, "inner_surface")
-        outer = read_surface(problem.outer_path, scale, "outer_surface")
+    inner, outer = surfaces_of(problem)
     sources = [Dipole(tuple(scale * np.asarray(s.position)), s.moment) for s in problem.sources]
     if problem.random_sources is not None:
         sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed, check)
     return TruncationSetup(inner, outer, problem.frequency, problem.quadrature, tuple(sources), problem.solver.loop,
                            problem.solver.devices, problem.solver.precision)
+
+
+def surfaces_of(problem) -> tuple[TriSurface, TriSurface]:
+    """(S', S) of a TruncationProblem in metres: its case meshed, or its two files read."""
+    from .cases import mesh_surface_case  # noqa: PLC0415
+
+    if problem.case is not None:
+        return mesh_surface_case(problem.case, problem.inner_elements, problem.case_elements)
+    scale = problem.length_scale
+    return (read_surface(problem.inner_path, scale, "inner_surface"),
+            read_surface(problem.outer_path, scale, "outer_surface"))
 
 
 def random_dipoles(inner: TriSurface, count: int, seed: int, check=lambda: None) -> list[Dipole]:
@@ -247,7 +252,7 @@ class SurfacePair:
 
 
 def load_surfaces(problem) -> SurfacePair:
-    """The problem's surfaces, checked (closed, outward, S' inside S)."""
-    setup = setup_from_problem(problem)
-    check_inside(setup.inner, setup.outer)
-    return SurfacePair(setup.inner, setup.outer)
+    """The problem's surfaces, checked (closed, outward, S' inside S); its sources are not placed."""
+    inner, outer = surfaces_of(problem)
+    check_inside(inner, outer)
+    return SurfacePair(inner, outer)
