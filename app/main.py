@@ -450,6 +450,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("splitter", self.splitter.saveState())
         self.cancel()
+        if self.thread is not None and self.thread.isRunning():
+            self.thread.quit()  # its event loop ends once the job returns to it
         if self.thread is not None and self.thread.isRunning() and not self.thread.wait(2_000):
             self.thread.finished.connect(self.close, QtCore.Qt.QueuedConnection)  # in the window's thread
             self.hide()

@@ -98,3 +98,25 @@ def test_bare_surfaces_with_a_frequency_that_is_not_a_number(window, tmp_path):
     window.panel.frequency_edit.setText("600 MHz")
     window.set_mesh_path(tmp_path / "inner.vtu")
     assert window.dialogs and "frequency must be a number in Hz, got '600 MHz'" in window.dialogs[-1]
+
+
+def test_closing_during_a_job_that_honours_cancel_closes_at_once(qtbot, tmp_path):
+    import time  # noqa: PLC0415
+
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+
+    def job(control):
+        while True:
+            control.check()
+            time.sleep(0.01)
+
+    w._start(job, lambda _: w._idle())
+    assert w.thread.isRunning()
+    t0 = time.perf_counter()
+    assert w.close() and not w.thread.isRunning()
+    assert time.perf_counter() - t0 < 1.5  # ended by the cancel the close set, not by the 2 s wait
