@@ -198,8 +198,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        self.open_actions = [file_menu.addAction("Open problem...", self.open_problem),
-                             file_menu.addAction("Open session...", self.open_session)]
+        file_menu.addAction("Open problem...", self.open_problem)
+        file_menu.addAction("Open session...", self.open_session)
         file_menu.addAction("Save session...", self.save_session)
         self.recent_menu = file_menu.addMenu("Recent problems")
         self._fill_recent()
@@ -273,6 +273,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.show_error(f"cannot write {path}: {exc}")
 
     def open_session(self) -> None:
+        if self._refuse_while_busy():
+            return
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", "", "ParaFlux sessions (*.json)")
         if path:
             self.restore_session(Path(path))
@@ -348,7 +350,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for path in self.recent_problems():
-            self.recent_menu.addAction(path, lambda p=path: self.set_problem_path(Path(p)))
+            self.recent_menu.addAction(path, lambda p=path: self._refuse_while_busy() or self.set_problem_path(Path(p)))
 
     def recent_problems(self) -> list[str]:
         value = self.settings.value("recent", [])
@@ -387,6 +389,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage(message, 5000)
 
     def open_problem(self) -> None:
+        if self._refuse_while_busy():
+            return
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem", "", "Problem files (*.toml)")
         if path:
             self.set_problem_path(Path(path))
@@ -563,8 +567,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def _busy_widgets(self) -> list:
         """What must not start a second job or change the problem while one runs (one job at a time)."""
         return [self.solve_button, self.compare_button, self.preview_button, self.study_box, self.open_button,
-                self.open_mesh_button, self.panels["truncation"].scaling_button, self.recent_menu,
-                *self.open_actions]
+                self.open_mesh_button, self.panels["truncation"].scaling_button]
+
+    def _refuse_while_busy(self) -> bool:
+        """True, with a dialog, when a job runs (the File menu's Open entries stay enabled)."""
+        busy = self.thread is not None and self.thread.isRunning()
+        if busy:
+            self.show_error("a run is in progress: wait for it or cancel it first")
+        return busy
 
     def _fill_compare_choices(self, axis_name: str) -> None:
         self.compare_choices.clear()

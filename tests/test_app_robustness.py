@@ -27,6 +27,9 @@ def test_controls_that_start_a_job_or_change_the_problem_are_off_while_one_runs(
     busy = window._busy_widgets()
     assert window.panels["truncation"].scaling_button in busy and window.open_button in busy
     assert all(not w.isEnabled() for w in busy) and window.cancel_button.isEnabled()
+    window.open_problem()  # the File menu's entry
+    window.open_session()
+    assert window.dialogs[-2:] == ["a run is in progress: wait for it or cancel it first"] * 2
     release.set()
     qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=10_000)
     assert all(w.isEnabled() for w in busy) and not window.cancel_button.isEnabled()
