@@ -88,6 +88,14 @@ def _counting_hook(memory: DeviceMemory):
     return Counting()
 
 
+def host_free_bytes() -> int | None:
+    """Host memory free now in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def to_host(a) -> np.ndarray:
     """Return a NumPy array for a NumPy or CuPy array (or anything array-like)."""
     if hasattr(a, "get") and not isinstance(a, np.ndarray):

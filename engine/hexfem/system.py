@@ -50,6 +50,7 @@ def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np,
     n = dofmap.n_dofs
     total = sparse.csr_matrix((n, n))
     pending: list[tuple] = []  # COO pieces of small chunks, added to total together (one sum per PENDING_ENTRIES)
+    pending_entries = 0
     m = len(coords)
     chunks = element_matrix_chunks(coords, lam, mu, dofmap.order, integration, xp)
     seconds = 0.0
@@ -75,8 +76,9 @@ def assemble_stiffness(coords, lam, mu, dofmap: DofMap, integration: str, xp=np,
         rows = xp.broadcast_to(d[:, :, None], ke.shape).reshape(-1).astype(index)
         cols = xp.broadcast_to(d[:, None, :], ke.shape).reshape(-1).astype(index)
         pending.append((values, rows, cols))
-        if sum(len(v) for v, _, _ in pending) >= PENDING_ENTRIES:
-            total = flush(total)
+        pending_entries += len(values)
+        if pending_entries >= PENDING_ENTRIES:
+            total, pending_entries = flush(total), 0
         if progress is not None:
             progress(stop / m)
     return (flush(total) if pending else total), seconds

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backend import host_free_bytes
 from ..errors import ProblemError, SolverError
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
@@ -225,13 +226,8 @@ def run_problem(problem, control: RunControl | None = None) -> TruncationResult:
 
 def _check_memory(need: int, what: str, hint: str) -> None:
     """ProblemError when need bytes of host memory exceed 80 % of what is free (unknown free: no check)."""
-    try:
-        import os  # noqa: PLC0415
-
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return
-    if need > 0.8 * free:
+    free = host_free_bytes()
+    if free is not None and need > 0.8 * free:
         raise ProblemError(f"{what} needs {need / 2**30:.1f} GiB, more than the {free / 2**30:.1f} GiB free; {hint}")
 
 

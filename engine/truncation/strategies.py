@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, gpu_unavailable_reason
+from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes
 from ..errors import BackendError, SolverError
 from ..variants import LOOP
 from .fmm_loop import DEFAULT_PRECISION, apply_fmm
@@ -83,14 +83,6 @@ def make_zgemm(targets, sources, k: float, backend):
     """A ZgemmOperator on the backend's device, its coupling cache sized to a share of free memory."""
     from .zgemm import ZgemmOperator  # noqa: PLC0415
 
-    if backend.is_gpu:
-        free = backend.xp.cuda.runtime.memGetInfo()[0]
-    else:
-        import os  # noqa: PLC0415
-
-        try:
-            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            free = 0
+    free = backend.xp.cuda.runtime.memGetInfo()[0] if backend.is_gpu else host_free_bytes() or 0
     return ZgemmOperator(targets, sources, k, backend.xp, int(ZGEMM_CACHE_FRACTION * free))
 
