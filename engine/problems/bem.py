@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
-from .toml_input import Table, problem_head, section, write_mesh_source
+from .toml_input import Table, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
@@ -75,21 +75,9 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
     young, poisson = parse_material(head)
     head.done()
-    if (mesh is None) == (case is None):
-        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
-    case_table = Table(section(top, "case"), "case")
-    case_elements = None
-    if case is not None and length_unit not in (None, "m"):
-        raise ProblemError(f"case '{case}' is drawn in m, but [problem] length_unit = {length_unit!r}")
-    length_unit = length_unit or "m"
-    if case is not None:
-        if case not in BEM_CASES:
-            raise ProblemError(f"[problem] case = {case!r} is not a built-in boundary element case; choose one "
-                               f"of: {', '.join(BEM_CASES)}")
-        case_elements = case_table.take("elements", int, None)
-        if case_elements is not None and not 20 <= case_elements <= MAX_CASE_ELEMENTS:
-            raise ProblemError(f"[case] elements must be from 20 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
-    case_table.done()
+    mesh_path, case_elements, length_unit = read_mesh_source(
+        top, mesh, case, length_unit, base_dir, dict.fromkeys(BEM_CASES, "m"), "boundary element case",
+        (20, MAX_CASE_ELEMENTS))
 
     boundaries = tuple(_parse_boundary(name, table) for name, table in section(top, "boundaries").items())
     if not any(b.type in ("fixed", "displacement") for b in boundaries):
@@ -116,7 +104,7 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     top.done()
     return BemProblem(length_unit, young, poisson, boundaries,
                       BemSolverSettings(**axes, **params, rtol=rtol, max_iterations=max_it), probes,
-                      (base_dir / mesh).resolve() if mesh else None, case, case_elements)
+                      mesh_path, case, case_elements)
 
 
 def bem_to_dict(problem: BemProblem) -> dict[str, Any]:

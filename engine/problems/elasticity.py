@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..mesh.hexmesh import HexMesh
 from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
-from .toml_input import Table, problem_head, section, write_mesh_source
+from .toml_input import Table, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
@@ -126,26 +126,9 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     case = head.take("case", str, None)
     length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
     head.done()
-    if (mesh is None) == (case is None):
-        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
-    mesh_path, case_elements = None, None
-    case_table = Table(section(top, "case"), "case")
-    if case is not None:
-        if case not in HEX_CASES:
-            raise ProblemError(f"[problem] case = {case!r} is not a built-in 3D case; choose one of: "
-                               f"{', '.join(HEX_CASES)}")
-        spec = HEX_CASES[case]
-        if length_unit not in (None, spec.length_unit):
-            raise ProblemError(f"case '{case}' is drawn in {spec.length_unit}, but [problem] "
-                               f"length_unit = {length_unit!r}")
-        length_unit = spec.length_unit
-        case_elements = case_table.take("elements", int, None)
-        if case_elements is not None and not 1 <= case_elements <= MAX_CASE_ELEMENTS:
-            raise ProblemError(f"[case] elements must be from 1 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
-    else:
-        mesh_path = (base_dir / mesh).resolve()
-        length_unit = length_unit or "m"
-    case_table.done()
+    mesh_path, case_elements, length_unit = read_mesh_source(
+        top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in HEX_CASES.items()},
+        "3D case", (1, MAX_CASE_ELEMENTS))
 
     regions = []
     for name, table in section(top, "regions").items():

@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from ..mesh.trimesh import TriMesh
-from .toml_input import Table, problem_head, write_mesh_source
+from .toml_input import Table, problem_head, read_mesh_source, write_mesh_source
 
 FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
@@ -95,29 +95,12 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
     case = head.take("case", str, None)
     length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
     head.done()
-    if (mesh is None) == (case is None):
-        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
-    mesh_path, case_elements = None, None
-    case_table = Table(top.subtable("case"), "case")
-    if case is not None:
-        if case not in CASES:
-            raise ProblemError(f"[problem] case = {case!r} is not a built-in case; choose one of: "
-                               f"{', '.join(CASES)}")
-        spec = CASES[case]
-        if formulation != spec.formulation:
-            raise ProblemError(f"case '{case}' is {spec.formulation}, but [problem] formulation = "
-                               f"{formulation!r}")
-        if length_unit not in (None, spec.length_unit):
-            raise ProblemError(f"case '{case}' is drawn in {spec.length_unit}, but [problem] "
-                               f"length_unit = {length_unit!r}")
-        length_unit = spec.length_unit
-        case_elements = case_table.take("elements", int, None)
-        if case_elements is not None and not 50 <= case_elements <= MAX_CASE_ELEMENTS:
-            raise ProblemError(f"[case] elements must be from 50 to {MAX_CASE_ELEMENTS:,}, got {case_elements}")
-    else:
-        mesh_path = (base_dir / mesh).resolve()
-        length_unit = length_unit or "m"
-    case_table.done()
+    mesh_path, case_elements, length_unit = read_mesh_source(
+        top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in CASES.items()},
+        "case", (50, MAX_CASE_ELEMENTS))
+    if case is not None and formulation != CASES[case].formulation:
+        raise ProblemError(f"case '{case}' is {CASES[case].formulation}, but [problem] formulation = "
+                           f"{formulation!r}")
 
     regions = []
     for name, table in top.subtable("regions").items():

@@ -86,6 +86,36 @@ def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Ta
     return top, head
 
 
+def read_mesh_source(top: Table, mesh: str | None, case: str | None, length_unit: str | None,
+                     base_dir: Path, case_units: dict[str, str], label: str,
+                     elements: tuple[int, int]) -> tuple[Path | None, int | None, str]:
+    """A one-mesh problem's source: exactly one of [problem] mesh (a file, relative to base_dir) or case
+    (a key of case_units, which gives the unit the case is drawn in; label names the kind of case) with
+    its optional [case] elements in the range `elements`. Returns (mesh path or None, case elements or
+    None, length unit); a mesh file's unit defaults to metres."""
+    if (mesh is None) == (case is None):
+        raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
+    mesh_path, case_elements = None, None
+    case_table = Table(section(top, "case"), "case")
+    if case is not None:
+        if case not in case_units:
+            raise ProblemError(f"[problem] case = {case!r} is not a built-in {label}; choose one of: "
+                               f"{', '.join(case_units)}")
+        if length_unit not in (None, case_units[case]):
+            raise ProblemError(f"case '{case}' is drawn in {case_units[case]}, but [problem] "
+                               f"length_unit = {length_unit!r}")
+        length_unit = case_units[case]
+        case_elements = case_table.take("elements", int, None)
+        low, high = elements
+        if case_elements is not None and not low <= case_elements <= high:
+            raise ProblemError(f"[case] elements must be from {low} to {high:,}, got {case_elements}")
+    else:
+        mesh_path = (base_dir / mesh).resolve()
+        length_unit = length_unit or "m"
+    case_table.done()
+    return mesh_path, case_elements, length_unit
+
+
 def write_mesh_source(problem, head: dict[str, Any], data: dict[str, Any]) -> None:
     """A one-mesh problem's source into the file dictionary: [problem] case (with [case] elements) or mesh."""
     if problem.case is not None:
