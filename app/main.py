@@ -447,8 +447,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         """Stop a running job before the window and its thread go away; remember the layout.
 
-        A job stops at its next check; one inside a step it cannot interrupt (meshing, a dense
-        factorisation) keeps running with the window hidden, and the window closes when it ends, so the
+        A job stops at its next check; one inside a step it cannot interrupt (a dense factorisation)
+        keeps running with the window hidden, and the window closes when it ends, so the
         thread is never destroyed while it runs.
         """
         self.settings.setValue("geometry", self.saveGeometry())
@@ -499,7 +499,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         panel = self.panel
-        self._start(lambda control: panel.load_mesh(problem), self.on_previewed)
+        self._start(lambda control: panel.load_mesh(problem, control), self.on_previewed)
 
     def on_previewed(self, mesh) -> None:
         self._idle()

@@ -151,8 +151,8 @@ class StudyPanel:
         """A mesh file as a problem dictionary with default materials, and its boundary names."""
         raise NotImplementedError
 
-    def load_mesh(self, problem):
-        """The problem's mesh (engine call, for the preview)."""
+    def load_mesh(self, problem, control):
+        """The problem's mesh (engine call, for the preview; control can cancel its meshing)."""
         raise NotImplementedError
 
     def show_mesh(self, view, mesh) -> None:
@@ -207,8 +207,8 @@ class MagnetostaticPanel(StudyPanel):
                 "regions": {name: {"mu_r": 1.0, "current_density": 0.0} for name in mesh.region_names}}
         return data, mesh.boundary_names
 
-    def load_mesh(self, problem):
-        return load_mesh(problem)
+    def load_mesh(self, problem, control):
+        return load_mesh(problem, control)
 
     def show_mesh(self, view, mesh) -> None:
         view.show_mesh(mesh)
@@ -255,8 +255,8 @@ class ElasticityPanel(StudyPanel):
                             for name in mesh.region_names}}
         return data, mesh.boundary_names
 
-    def load_mesh(self, problem):
-        return load_hex_mesh(problem)
+    def load_mesh(self, problem, control):
+        return load_hex_mesh(problem, control)
 
     def show_mesh(self, view, mesh) -> None:
         view.show_hex_mesh(mesh)
@@ -402,8 +402,8 @@ class TruncationPanel(StudyPanel):
                 "sources": [{"position": centre, "moment": [0.0, 0.0, 1.0], "moment_imag": [0.0, 0.0, 0.0]}]}
         return data, ()
 
-    def load_mesh(self, problem):
-        return load_surfaces(problem)
+    def load_mesh(self, problem, control):
+        return load_surfaces(problem, control)
 
     def show_mesh(self, view, mesh) -> None:
         self.shown = None
@@ -445,8 +445,8 @@ class BemPanel(StudyPanel):
                             "young": self.default_young, "poisson": self.default_poisson}}
         return data, grouped.names
 
-    def load_mesh(self, problem):
-        return surface_of(problem)
+    def load_mesh(self, problem, control):
+        return surface_of(problem, control)
 
     def show_mesh(self, view, mesh) -> None:
         view.show_grouped_surface(mesh)

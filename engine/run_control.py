@@ -23,6 +23,11 @@ class RunControl:
     progress: Callable[[float, str], None] = field(default=_no_progress)
     cancel: Callable[[], bool] = field(default=_never)
 
+    @property
+    def cancellable(self) -> bool:
+        """Whether someone can cancel this run (then gmsh runs in a child process it can stop)."""
+        return self.cancel is not _never
+
     def check(self) -> None:
         """Raise Cancelled when the user asked to stop."""
         if self.cancel():

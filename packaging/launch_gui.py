@@ -4,9 +4,11 @@ PARAFLUX_EXTRA_SITE (folders separated by ':') is put in front of the bundle's m
 CuPy installed for the bundle's Python version (pip install --target DIR cupy-cuda12x) is used
 when the workstation has an NVIDIA GPU; without it the bundle runs on NumPy.
 """
+import multiprocessing
 import os
 import sys
 
+multiprocessing.freeze_support()  # a built-in case is meshed in a spawned copy of this executable
 sys.path[:0] = [p for p in os.environ.get("PARAFLUX_EXTRA_SITE", "").split(os.pathsep) if p]
 
 from paraflux.app.main import main  # noqa: E402

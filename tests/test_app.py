@@ -91,6 +91,20 @@ def test_cancel_stops_a_long_run_within_two_seconds(window, qtbot):
     assert window.status.text() == "cancelled" and not window.dialogs
 
 
+def test_cancel_stops_the_meshing_of_a_large_case_within_two_seconds(window, qtbot):
+    window.case_box.setCurrentText("transformer")
+    window.size_box.setValue(300_000)  # several seconds inside one gmsh call
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    window.solve_button.click()
+    qtbot.waitUntil(lambda: "meshing" in window.status.text(), timeout=10_000)
+    qtbot.wait(300)
+    start = time.monotonic()
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=5_000)
+    assert time.monotonic() - start < 2.0
+    assert window.status.text() == "cancelled" and not window.dialogs
+
+
 def test_broken_mesh_gives_a_dialog_and_window_stays_usable(window, qtbot, tmp_path):
     (tmp_path / "broken.msh").write_text("$MeshFormat\nnonsense\n")
     problem = tmp_path / "broken.toml"

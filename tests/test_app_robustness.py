@@ -43,7 +43,7 @@ def test_closing_during_a_step_that_ignores_cancel_hides_the_window_until_it_end
     qtbot.addWidget(w)
     w.show()
     release = threading.Event()
-    w._start(lambda control: release.wait(30), lambda _: w._idle())  # like meshing: never checks cancel
+    w._start(lambda control: release.wait(30), lambda _: w._idle())  # like a dense factorisation: never checks cancel
     assert not w.close()  # refused for now: the thread must not be destroyed while it runs
     assert not w.isVisible() and w.thread.isRunning()
     release.set()

@@ -141,6 +141,12 @@ def bar_surface(target: int, lengths=(0.2, 0.05, 0.05)) -> tuple[TriSurface, np.
     return box_surface(lengths, [max(1, round(v / h)) for v in lengths])
 
 
+def mesh_bem_case(name: str, elements: int | None = None) -> tuple[TriSurface, np.ndarray]:
+    """(surface, group per triangle) of a built-in case at about `elements` triangles (None: its default)."""
+    case = BEM_CASES[name]
+    return case.build(elements or case.default_elements)
+
+
 BEM_CASES = {case.name: case for case in (
     BemCase("bar", "Bar under uniform tension", BOX_FACES, 1200, bar_surface,
             "a 200 x 50 x 50 mm steel bar on rollers at x = 0, y = 0, z = 0, pulled by 100 MPa at x = 200 mm: "

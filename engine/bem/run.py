@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
+from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_on_surface, read_triangle_mesh,
                                    winding_number)
@@ -53,14 +54,13 @@ def read_grouped_surface(path: Path, scale: float) -> GroupedSurface:
     return GroupedSurface(surface, np.searchsorted(unique, tag), tuple(names.get(t, f"group{t}") for t in unique))
 
 
-def surface_of(problem) -> GroupedSurface:
-    """The problem's surface: its mesh file or built-in case."""
-    from .cases import BEM_CASES  # noqa: PLC0415
+def surface_of(problem, control: RunControl | None = None) -> GroupedSurface:
+    """The problem's surface: its mesh file or built-in case (meshed where control can cancel it)."""
+    from .cases import BEM_CASES, mesh_bem_case  # noqa: PLC0415
 
     if problem.case is not None:
-        case = BEM_CASES[problem.case]
-        surface, group = case.build(problem.case_elements or case.default_elements)
-        return GroupedSurface(surface, group, case.groups)
+        surface, group = run_meshing(mesh_bem_case, problem.case, problem.case_elements, control=control)
+        return GroupedSurface(surface, group, BEM_CASES[problem.case].groups)
     return read_grouped_surface(problem.mesh_path, problem.length_scale)
 
 
@@ -146,7 +146,7 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     timings = {}
     t0 = time.perf_counter()
     control.report(0.02, "surface")
-    grouped = surface_of(problem)
+    grouped = surface_of(problem, control)
     data = boundary_data(grouped, problem)
     s = grouped.surface
     timings["surface"] = time.perf_counter() - t0

@@ -13,6 +13,7 @@ from ..errors import ProblemError, SolverError
 from ..mesh.hex_cases import mesh_hex_case
 from ..mesh.hex_io import read_hexmesh
 from ..mesh.hexmesh import HexMesh
+from ..mesh.meshing_process import run_meshing
 from ..problems.elasticity import ElasticityProblem
 from ..run_control import RunControl
 from .dofs import DofMap, build_dof_map
@@ -51,10 +52,11 @@ class ElasticityResult:
         return float(np.linalg.norm(self.field.displacement, axis=1).max())
 
 
-def load_hex_mesh(problem: ElasticityProblem) -> HexMesh:
-    """The problem's mesh in metres, checked against its regions and boundaries."""
+def load_hex_mesh(problem: ElasticityProblem, control: RunControl | None = None) -> HexMesh:
+    """The problem's mesh in metres, checked against its regions and boundaries; a case is meshed where
+    control can cancel it (run_meshing)."""
     if problem.case is not None:
-        mesh = mesh_hex_case(problem.case, problem.case_elements)
+        mesh = run_meshing(mesh_hex_case, problem.case, problem.case_elements, control=control)
     else:
         mesh = read_hexmesh(problem.mesh_path)
     problem.validate_against_mesh(mesh)
@@ -107,7 +109,7 @@ def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None
 
     t0 = time.perf_counter()
     control.report(0.0, "meshing" if problem.case else "reading the mesh")
-    mesh = load_hex_mesh(problem)
+    mesh = load_hex_mesh(problem, control)
     timings["mesh"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

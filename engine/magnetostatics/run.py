@@ -13,6 +13,7 @@ from ..errors import ProblemError
 from ..mesh.cases import mesh_case
 from ..mesh.io import read_trimesh
 from ..mesh.locate import PointLocator
+from ..mesh.meshing_process import run_meshing
 from ..mesh.trimesh import TriMesh
 from ..problems.magnetostatic import MagnetostaticProblem, check_against_mesh
 from ..run_control import RunControl
@@ -60,10 +61,11 @@ class MagnetostaticResult:
         return np.hypot(self.flux_density[:, 0], self.flux_density[:, 1])
 
 
-def load_mesh(problem: MagnetostaticProblem) -> TriMesh:
-    """The problem's mesh in metres, checked against the problem's regions and boundaries."""
+def load_mesh(problem: MagnetostaticProblem, control: RunControl | None = None) -> TriMesh:
+    """The problem's mesh in metres, checked against the problem's regions and boundaries; a case is
+    meshed where control can cancel it (run_meshing)."""
     if problem.case is not None:
-        mesh = mesh_case(problem.case, elements=problem.case_elements)
+        mesh = run_meshing(mesh_case, problem.case, problem.case_elements, control=control)
     else:
         mesh = read_trimesh(problem.mesh_path)
     check_against_mesh(problem, mesh)
@@ -135,7 +137,7 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
 
     control.report(0.0, "meshing" if problem.case else "reading mesh")
     t0 = time.perf_counter()
-    mesh = load_mesh(problem)
+    mesh = load_mesh(problem, control)
     timings["mesh"] = time.perf_counter() - t0
 
     control.report(0.05, f"element matrices for {mesh.n_elements} triangles")

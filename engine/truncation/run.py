@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import host_free_bytes
 from ..errors import ProblemError, SolverError
+from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
 from .loops import private_copy_bytes
@@ -167,11 +168,13 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
         applied.backend, applied.device, applied.devices, memory, timings, problem)
 
 
-def setup_from_problem(problem, check=lambda: None) -> TruncationSetup:
-    """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run; check() runs
-    while random dipoles are placed (it raises to stop)."""
+def setup_from_problem(problem, control: RunControl | None = None) -> TruncationSetup:
+    """Surfaces (read or meshed), dipoles in metres: a TruncationProblem made ready to run; control can
+    stop the meshing and the placing of random dipoles."""
+    control = control or RunControl()
+    check = control.check
     scale = problem.length_scale
-    inner, outer = surfaces_of(problem)
+    inner, outer = surfaces_of(problem, control)
     sources = [Dipole(tuple(scale * np.asarray(s.position)), s.moment) for s in problem.sources]
     if problem.random_sources is not None:
         sources += random_dipoles(inner, problem.random_sources.count, problem.random_sources.seed, check)
@@ -179,12 +182,14 @@ def setup_from_problem(problem, check=lambda: None) -> TruncationSetup:
                            problem.solver.devices, problem.solver.precision)
 
 
-def surfaces_of(problem) -> tuple[TriSurface, TriSurface]:
-    """(S', S) of a TruncationProblem in metres: its case meshed, or its two files read."""
+def surfaces_of(problem, control: RunControl | None = None) -> tuple[TriSurface, TriSurface]:
+    """(S', S) of a TruncationProblem in metres: its case meshed (where control can cancel it), or its
+    two files read."""
     from .cases import mesh_surface_case  # noqa: PLC0415
 
     if problem.case is not None:
-        return mesh_surface_case(problem.case, problem.inner_elements, problem.case_elements)
+        return run_meshing(mesh_surface_case, problem.case, problem.inner_elements, problem.case_elements,
+                           control=control)
     scale = problem.length_scale
     return (read_surface(problem.inner_path, scale, "inner_surface"),
             read_surface(problem.outer_path, scale, "outer_surface"))
@@ -215,7 +220,7 @@ def run_problem(problem, control: RunControl | None = None) -> TruncationResult:
     control = control or RunControl()
     control.report(0.0, "surfaces")
     t0 = time.perf_counter()
-    setup = setup_from_problem(problem, control.check)
+    setup = setup_from_problem(problem, control)
     seconds = time.perf_counter() - t0
     result = run_truncation(setup, control, problem)
     later = dict(result.timings)
@@ -247,8 +252,8 @@ class SurfacePair:
         return self.inner.n_nodes + self.outer.n_nodes
 
 
-def load_surfaces(problem) -> SurfacePair:
+def load_surfaces(problem, control: RunControl | None = None) -> SurfacePair:
     """The problem's surfaces, checked (closed, outward, S' inside S); its sources are not placed."""
-    inner, outer = surfaces_of(problem)
+    inner, outer = surfaces_of(problem, control)
     check_inside(inner, outer)
     return SurfacePair(inner, outer)

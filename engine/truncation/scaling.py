@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ProblemError
+from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from ..problems.truncation import MAX_RANDOM_SOURCES
 from .cases import MAX_SURFACE_ELEMENTS, mesh_surface_case
@@ -48,7 +49,8 @@ def scaling_sweep(problem, loops: Sequence[str], outer_sizes: Sequence[int], rhs
     k, q = wavenumber(problem.frequency), problem.quadrature
     rows, total, done = [], len(loops) * len(outer_sizes) * len(rhs_counts), 0
     for n_outer in outer_sizes:
-        inner, outer = mesh_surface_case(problem.case, problem.inner_elements, n_outer)
+        inner, outer = run_meshing(mesh_surface_case, problem.case, problem.inner_elements, n_outer,
+                                   control=control)
         qi, qo = quadrature(inner, q), quadrature(outer, q)
         for n_rhs in rhs_counts:
             dipoles = random_dipoles(inner, n_rhs, 0)
