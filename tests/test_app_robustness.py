@@ -24,8 +24,8 @@ window = test_app.window
 def test_controls_that_start_a_job_or_change_the_problem_are_off_while_one_runs(window, qtbot):
     release = threading.Event()
     window._start(lambda control: release.wait(30), lambda _: window._idle())
-    busy = window._busy_widgets()
-    assert window.panels["truncation"].scaling_button in busy and window.open_button in busy
+    busy = [window.solve_button, window.compare_button, window.preview_button, window.study_box, window.open_button,
+            window.open_mesh_button, window.panels["truncation"].scaling_button]
     assert all(not w.isEnabled() for w in busy) and window.cancel_button.isEnabled()
     window.open_problem()  # the File menu's entry
     window.open_session()

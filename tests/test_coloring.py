@@ -77,18 +77,28 @@ def test_unknown_method_is_named():
 
 
 @pytest.mark.parametrize("case", ["open-slot", "transformer"])
-def test_colored_accumulation_matches_atomic_and_repeats_bitwise(case):
-    from paraflux.engine.magnetostatics.run import run_magnetostatic
+def test_colored_accumulation_matches_atomic_and_repeats_bitwise(case, monkeypatch):
+    from paraflux.engine.magnetostatics import ebe_pcg, run
     from paraflux.engine.problems import load_case_problem
 
+    methods, coloured_sums = [], []  # what the solve really coloured with, and how it accumulated
+    monkeypatch.setattr(run, "color_elements", lambda *a: methods.append(a[2]) or color_elements(*a))
+    accumulate = ebe_pcg.EbeOperator.accumulate
+    monkeypatch.setattr(ebe_pcg.EbeOperator, "accumulate",
+                        lambda self, v: coloured_sums.append(self.groups is not None) or accumulate(self, v))
     problem = load_case_problem(case).with_solver(backend="numpy", rtol=1e-12)
-    atomic = run_magnetostatic(problem)
+    atomic = run.run_magnetostatic(problem)
+    assert methods == [] and not any(coloured_sums)
     for coloring in METHODS:
-        colored = run_magnetostatic(problem.with_solver(accumulate="colored", coloring=coloring))
-        assert colored.n_colors >= colored.mesh.triangles.shape[1]
+        methods.clear()
+        coloured_sums.clear()
+        colored = run.run_magnetostatic(problem.with_solver(accumulate="colored", coloring=coloring))
+        assert methods == [coloring] and coloured_sums and all(coloured_sums), coloring
+        mesh = colored.mesh
+        assert colored.n_colors == color_elements(mesh.triangles, mesh.n_nodes, coloring).n_colors >= 3
         diff = np.linalg.norm(colored.potential - atomic.potential) / np.linalg.norm(atomic.potential)
         assert diff < 1e-10, coloring
-    runs = [run_magnetostatic(problem.with_solver(accumulate="colored")).potential for _ in range(5)]
+    runs = [run.run_magnetostatic(problem.with_solver(accumulate="colored")).potential for _ in range(5)]
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
 
 

@@ -41,13 +41,6 @@ def test_gpu_cg_solve_matches_the_direct_cpu_solve(cp, integration):
     assert gpu.strain_energy == pytest.approx(direct.strain_energy, rel=1e-10)
 
 
-def test_gpu_only_integration_without_gpu_backend_is_refused(cp):
-    from paraflux.engine.errors import ProblemError  # noqa: PLC0415
-
-    with pytest.raises(ProblemError, match="runs on the GPU"):
-        run_elasticity(load_case_problem("cantilever").with_solver(integration="aii", backend="numpy"))
-
-
 def test_hex_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     from paraflux.engine.bench import hex as hex_bench  # noqa: PLC0415
     from paraflux.engine.bench.hex_report import render_markdown  # noqa: PLC0415

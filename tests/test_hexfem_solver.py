@@ -5,12 +5,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from paraflux.engine.errors import ProblemError, SolverError
+from paraflux.engine.hexfem import solve
 from paraflux.engine.hexfem.dofs import build_dof_map
-from paraflux.engine.hexfem.element_matrices import lame
+from paraflux.engine.hexfem.element_matrices import INTEGRATIONS, lame
 from paraflux.engine.hexfem.run import run_elasticity
-from paraflux.engine.hexfem.solve import constrained_system, solve_direct
+from paraflux.engine.hexfem.solve import block_jacobi, constrained_system, solve_direct
 from paraflux.engine.hexfem.system import (BoundaryFaces, assemble_stiffness, check_rigid_body_held,
                                            face_constraints)
 from paraflux.engine.mesh.hexmesh import HEX_FACES, make_hexmesh
@@ -139,12 +141,34 @@ def test_cantilever_strain_energy_grows_monotonically_with_p_toward_beam_theory(
 
 @pytest.mark.parametrize("integration", ["numpy", "serial", "gemm", "sumfact"])
 @pytest.mark.parametrize("preconditioner", ["jacobi", "block-jacobi"])
-def test_every_cpu_variant_and_preconditioner_gives_the_direct_answer(integration, preconditioner):
+def test_every_cpu_variant_and_preconditioner_gives_the_direct_answer(integration, preconditioner, monkeypatch):
+    used = []  # the integration and preconditioner that really ran
+    for name, (function, where) in list(INTEGRATIONS.items()):
+        monkeypatch.setitem(INTEGRATIONS, name, (lambda *a, f=function, n=name: used.append(n) or f(*a), where))
+    monkeypatch.setattr(solve, "block_jacobi", lambda *a: used.append("block-jacobi") or block_jacobi(*a))
     base = load_case_problem("cantilever").with_order(3)
     direct = run_elasticity(base.with_solver(method="sparse-direct"))
+    used.clear()
     cg = run_elasticity(base.with_solver(method="cg", integration=integration, preconditioner=preconditioner,
                                          rtol=1e-12))
+    assert set(used) == {integration} | ({"block-jacobi"} & {preconditioner})
     assert np.abs(cg.coefficients - direct.coefficients).max() < 1e-9 * np.abs(direct.coefficients).max()
+
+
+@pytest.mark.parametrize("integration", [name for name, (_, where) in INTEGRATIONS.items() if where == "gpu"])
+def test_gpu_only_integration_on_the_numpy_backend_is_refused(integration):
+    with pytest.raises(ProblemError, match=f"integration '{integration}' runs on the GPU"):
+        run_elasticity(load_case_problem("cantilever").with_solver(integration=integration, backend="numpy"))
+
+
+def test_block_jacobi_inverts_the_three_by_three_diagonal_blocks():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((12, 12))
+    k = a @ a.T + 12 * np.eye(12)
+    k[np.abs(k) < 0.5] = 0.0  # some entries of the blocks missing from the sparse pattern
+    blocks = block_jacobi(sp.csr_matrix(k))
+    for i in range(4):
+        assert np.allclose(blocks[i], np.linalg.inv(k[3 * i:3 * i + 3, 3 * i:3 * i + 3]), rtol=1e-13, atol=1e-15)
 
 
 def test_a_free_body_is_refused_with_its_free_motions_counted():

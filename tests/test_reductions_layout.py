@@ -1,5 +1,6 @@
 """NumPy twins of the CUDA reductions and of the packed EBE product; every reduction in the CPU solver."""
 
+import collections
 import math
 import subprocess
 import sys
@@ -57,14 +58,24 @@ def test_packed_product_matches_the_element_operator(transformer_system):
 
 
 @pytest.mark.parametrize("case", ["open-slot", "solenoid", "transformer"])
-def test_every_reduction_gives_the_same_solution_on_the_cpu(case):
+def test_every_reduction_gives_the_same_solution_on_the_cpu(case, monkeypatch):
+    calls = collections.Counter()  # which reduction really summed the inner products
+    for name, twin in list(reductions.TWINS.items()):
+        monkeypatch.setitem(reductions.TWINS, name,
+                            lambda a, b, twin=twin, name=name: calls.update([name]) or twin(a, b))
+    one_per_thread = reductions.sum_one_per_thread
+    monkeypatch.setattr(reductions, "sum_one_per_thread", lambda v: calls.update(["fused"]) or one_per_thread(v))
     problem = load_case_problem(case).with_solver(backend="numpy", rtol=1e-13)
     reference = run_magnetostatic(problem.with_solver(reduction="library"))
     for reduction in REDUCTIONS:
+        calls.clear()
         result = run_magnetostatic(problem.with_solver(reduction=reduction))
-        assert result.reduction == reduction
+        assert result.reduction == reduction and set(calls) == {reduction}, (reduction, calls)
         diff = np.linalg.norm(result.potential - reference.potential) / np.linalg.norm(reference.potential)
         assert diff < 1e-10, reduction
+    calls.clear()
+    assert run_magnetostatic(problem.with_solver(reduction="auto")).reduction == "library"
+    assert set(calls) == {"library"}
 
 
 def test_numpy_runs_never_import_cupy(tmp_path):

@@ -119,7 +119,8 @@ def test_compare_variants_tabulates_runs_and_differences():
                                                       {"reduction": "sequential"}])
     assert [r.label for r in rows] == ["method=ebe-jpcg", "method=sparse-direct", "reduction=sequential"]
     assert rows[0].relative_difference == 0.0 and 0 < rows[1].relative_difference < 1e-9
-    assert rows[1].iterations == 0 and rows[0].iterations > 0
+    assert rows[1].iterations == 0 and rows[0].iterations > 0 and rows[2].iterations > 0
+    assert rows[2].relative_difference < 1e-9 and results[2].reduction == "sequential"
     text = comparison_csv(rows)
     assert text.splitlines()[0].startswith("variant,mesh_s,assemble_s,solve_s,post_s,iterations")
     assert len(text.splitlines()) == 4
