@@ -47,17 +47,16 @@ class ProgressBar:
 def _cmd_cases(args) -> int:
     from .mesh.cases import CASES  # noqa: PLC0415
     from .mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+    from .bem.cases import BEM_CASES  # noqa: PLC0415
     from .truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
 
-    for case in CASES.values():
-        print(f"{case.name:12s} {case.formulation:13s} {case.title}")
-        print(f"{'':12s} {case.description}")
-    for case in HEX_CASES.values():
-        print(f"{case.name:12s} {'3D elasticity':13s} {case.title}")
-        print(f"{'':12s} {case.description}")
-    for case in SURFACE_CASES.values():
-        print(f"{case.name:12s} {'truncation':13s} {case.title}")
-        print(f"{'':12s} {case.description}")
+    listed = [(case, case.formulation) for case in CASES.values()]
+    listed += [(case, "3D elasticity") for case in HEX_CASES.values()]
+    listed += [(case, "3D BEM") for case in BEM_CASES.values()]
+    listed += [(case, "truncation") for case in SURFACE_CASES.values()]
+    for case, kind in listed:
+        print(f"{case.name:13s} {kind:13s} {case.title}")
+        print(f"{'':13s} {case.description}")
     return 0
 
 
@@ -70,7 +69,7 @@ def _cmd_studies(args) -> int:
             names = ", ".join(c.name + (" [GPU]" if c.needs_gpu else "") for c in axis.choices)
             print(f"  {axis.option} {{{names}}} default {axis.default}")
         for parameter in study.parameters:
-            print(f"  --{parameter.name} {parameter.minimum:g}..{parameter.maximum:g} default {parameter.default:g}: "
+            print(f"  {parameter.option} {parameter.minimum:g}..{parameter.maximum:g} default {parameter.default:g}: "
                   f"{parameter.description}")
     return 0
 
@@ -290,11 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    debug = argparse.ArgumentParser(add_help=False)  # --debug after the command too
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("cases", help="list the built-in cases").set_defaults(func=_cmd_cases)
-    sub.add_parser("studies", help="list the studies and their variants").set_defaults(func=_cmd_studies)
+    sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
+    sub.add_parser("studies", parents=[debug],
+                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
 
-    solve = sub.add_parser("solve", help="solve a problem file or a built-in case")
+    solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case")
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
     solve.add_argument("--case", help="solve a built-in case with its example problem")
     solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
@@ -307,9 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true", help="no progress output")
     for study in STUDIES.values():  # integer settings of studies, e.g. the element order
         for parameter in study.parameters:
-            option = f"--{parameter.name.replace('_', '-')}"
-            if parameter.integer and option not in solve._option_string_actions:
-                solve.add_argument(option, dest=parameter.name, type=int,
+            if parameter.integer and parameter.option not in solve._option_string_actions:
+                solve.add_argument(parameter.option, dest=parameter.name, type=int,
                                    help=f"{parameter.description} ({study.title}; {parameter.minimum:g} to "
                                         f"{parameter.maximum:g})")
     seen = {}
@@ -321,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"{axis.label} (default: the problem file's, else {axis.default})")
     solve.set_defaults(func=_cmd_solve)
 
-    color = sub.add_parser("color", help="colour the elements of a mesh file or built-in case")
+    color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
     color.add_argument("mesh", help="mesh file or built-in case name")
     color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
     color.add_argument("--size", type=int, help="approximate element count for a built-in case")
@@ -331,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
     color.set_defaults(func=_cmd_color)
 
-    bench = sub.add_parser("bench", help="run a benchmark on the GPU and write docs/benchmarks/")
+    bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
     bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"],
                        help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")

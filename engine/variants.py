@@ -57,6 +57,11 @@ class Parameter:
     integer: bool = False  # an integer setting with inclusive bounds (e.g. the element order)
     compare_values: tuple = ()  # values Compare offers for this parameter (none: not compared)
 
+    @property
+    def option(self) -> str:
+        """The command-line option that sets it."""
+        return "--" + self.name.replace("_", "-")
+
     def check(self, value: float) -> float:
         if self.integer:
             if isinstance(value, bool) or float(value) != int(value) or not self.minimum <= value <= self.maximum:

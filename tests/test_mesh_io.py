@@ -49,11 +49,13 @@ def test_unnamed_mesh_is_rejected(tmp_path):
         read_trimesh(path)
 
 
-def test_garbage_file_is_rejected(tmp_path):
-    path = tmp_path / "garbage.msh"
-    path.write_bytes(b"\x00\x01 not a mesh at all")
-    with pytest.raises(MeshError, match="cannot read mesh file"):
-        read_trimesh(path)
+def test_garbage_file_is_rejected_in_one_message(tmp_path, capfd):
+    for text in (b"\x00\x01 not a mesh at all", b"garbage\n"):
+        path = tmp_path / "garbage.msh"
+        path.write_bytes(text)
+        with pytest.raises(MeshError, match="cannot read mesh file .*garbage.msh"):
+            read_trimesh(path)
+    assert capfd.readouterr() == ("", "")  # what meshio says is in the message, not on the terminal
 
 
 def test_empty_and_truncated_files_are_named(tmp_path):

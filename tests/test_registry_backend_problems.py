@@ -132,3 +132,38 @@ def test_problem_round_trips_through_its_dictionary(path):
 
     problem = load_problem(path)
     assert parse_problem(problem_as_dict(problem), Path("/elsewhere")) == problem
+
+
+def test_the_cases_command_lists_every_built_in_case(capsys):
+    from paraflux.engine.bem.cases import BEM_CASES
+    from paraflux.engine.cli import main
+    from paraflux.engine.mesh.cases import CASES
+    from paraflux.engine.mesh.hex_cases import HEX_CASES
+    from paraflux.engine.truncation.cases import CASES as SURFACE_CASES
+
+    assert main(["cases"]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")}
+    assert listed == {*CASES, *HEX_CASES, *BEM_CASES, *SURFACE_CASES}
+
+
+def test_every_option_the_studies_command_prints_is_accepted_by_solve(capsys):
+    import re
+
+    from paraflux.engine.cli import build_parser, main
+
+    assert main(["studies"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("  --")]
+    assert len(lines) > 10
+    for option, values, *_ in lines:
+        value = [v for v in re.split(r"\.\.|[{},]", values) if v][0]  # the first of {a, b [GPU]} or 2..20
+        args = build_parser().parse_args(["solve", "--case", "bar", option, value])
+        assert getattr(args, option[2:].replace("-", "_")) is not None, option
+
+
+@pytest.mark.parametrize("argv", [["--debug", "solve", "missing.toml"], ["solve", "missing.toml", "--debug"]])
+def test_debug_is_taken_before_or_after_the_command(argv, capsys):
+    from paraflux.engine.cli import main
+
+    assert main([a for a in argv if a != "--debug"]) == 2
+    with pytest.raises(ProblemError, match="problem file not found"):  # --debug: the traceback, not one line
+        main(argv)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 from ..errors import MeshError
@@ -17,9 +19,13 @@ def read_meshio(path: str | Path, what: str = ""):
         raise MeshError(f"{what}mesh file not found: {path}")
     if path.stat().st_size == 0:
         raise MeshError(f"{what}mesh file {path} is empty")
+    said = io.StringIO()  # meshio prints some errors itself: they go into the message, not the terminal
     try:
-        return meshio.read(path)
-    except SystemExit:  # meshio's XML readers exit on a truncated or malformed file
-        raise MeshError(f"{what}cannot read mesh file {path}: it is malformed or incomplete") from None
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            return meshio.read(path)
+    except SystemExit:  # meshio exits on a file no reader takes, and its XML readers on a truncated one
+        text = " ".join(said.getvalue().split()).removeprefix("Error: ")
+        raise MeshError(f"{what}cannot read mesh file {path}: it is malformed or incomplete"
+                        + (f" (meshio: {text})" if text else "")) from None
     except Exception as exc:  # meshio raises many types on garbage
         raise MeshError(f"{what}cannot read mesh file {path}: {type(exc).__name__}: {exc}") from None
