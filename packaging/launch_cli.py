@@ -1,13 +1,13 @@
 """Bundle entry point of paraflux (the command line).
 
-PARAFLUX_EXTRA_SITE (folders separated by ':') is put in front of the bundle's modules, so that a
+PARAFLUX_EXTRA_SITE (folders separated by ':') is searched after the bundle's modules, so that a
 CuPy installed for the bundle's Python version (pip install --target DIR cupy-cuda12x) is used
 when the workstation has an NVIDIA GPU; without it the bundle runs on NumPy.
 """
 import os
 import sys
 
-sys.path[:0] = [p for p in os.environ.get("PARAFLUX_EXTRA_SITE", "").split(os.pathsep) if p]
+sys.path += [p for p in os.environ.get("PARAFLUX_EXTRA_SITE", "").split(os.pathsep) if p]  # never shadows NumPy
 
 from paraflux.engine.cli import main  # noqa: E402
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian/Ubuntu libraries ParaFlux needs when they are missing and we are root:
-# gmsh's X/GL runtime libraries always; Xvfb, Mesa and Qt's xcb libraries for GUI tests ("test").
+# gmsh's X/GL runtime libraries and the ones Qt's xcb platform plugin loads (the window, make run);
+# Xvfb and Mesa's software drivers for GUI tests on a machine with no display ("test").
 set -euo pipefail
-want=(libglu1-mesa libxcursor1 libxft2 libxinerama1 libxrender1 libfontconfig1 libgomp1 libgl1)
+want=(libglu1-mesa libxcursor1 libxft2 libxinerama1 libxrender1 libfontconfig1 libgomp1 libgl1
+      libgl1-mesa-dri libegl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
+      libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libdbus-1-3)
 if [ "${1:-}" = "test" ]; then
-  want+=(xvfb xauth libgl1-mesa-dri libegl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4
-         libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0
-         libxcb-render-util0 libdbus-1-3)
+  want+=(xvfb xauth)
 fi
 missing=()
 for pkg in "${want[@]}"; do

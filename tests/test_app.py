@@ -296,3 +296,16 @@ def test_self_test_solves_renders_and_writes_a_png(qapp, tmp_path, capsys):
     png = tmp_path / "self.png"
     assert self_test(qapp, png) == 0
     assert png.stat().st_size > 10_000 and "self-test: ok" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("screenshot, reason", [
+    (lambda *a, **k: np.full((300, 400, 3), 200, np.uint8), "the rendered view is blank"),
+    (lambda *a, **k: (_ for _ in ()).throw(RuntimeError("Render window is not current")), "cannot render here"),
+])
+def test_self_test_fails_when_the_view_rendered_nothing(qapp, tmp_path, capsys, monkeypatch, screenshot, reason):
+    from paraflux.app.main import self_test
+    from paraflux.app.result_view import ResultView
+
+    monkeypatch.setattr(ResultView, "screenshot", screenshot)
+    assert self_test(qapp, tmp_path / "self.png") == 1
+    assert reason in capsys.readouterr().err

@@ -123,3 +123,15 @@ def test_closing_during_a_job_that_honours_cancel_closes_at_once(qtbot, tmp_path
     t0 = time.perf_counter()
     assert w.close() and not w.thread.isRunning()
     assert time.perf_counter() - t0 < 1.5  # ended by the cancel the close set, not by the 2 s wait
+
+
+def test_exporting_the_view_without_a_render_window_gives_a_dialog(window, tmp_path, monkeypatch):
+    from paraflux.app.result_view import ResultView
+
+    def no_render_window(*args, **kwargs):
+        raise RuntimeError("Render window is not current")
+
+    monkeypatch.setattr(ResultView, "screenshot", no_render_window)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "v.png"), ""))
+    window.export_png()
+    assert window.dialogs and "Render window is not current" in window.dialogs[-1]
