@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
