@@ -49,6 +49,18 @@ def test_committed_fmm_report_is_the_rendering_of_the_committed_json():
         if "MISSED" in line or "NOT reproduced" in line:
             assert "- Reason:" in render_fmm(data).split(line, 1)[1].split("\n- ", 1)[0]
 
+@pytest.mark.parametrize("name", ["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"])
+def test_every_table_of_a_report_has_as_many_cells_as_its_header(name):
+    """A separator or row with a cell too few or too many makes Markdown drop the whole table."""
+    table = []
+    for line in (DOCS / f"{name}.md").read_text().splitlines() + [""]:
+        if line.startswith("|"):
+            table.append(line.strip().strip("|").count("|"))
+        elif table:
+            assert len(set(table)) == 1, (name, table)
+            table = []
+
+
 def test_cpu_baselines_full_and_capped():
     system = case_system("transformer", 3000)[2]
     full = _cpu_run(lambda m: solve_ebe_jpcg_serial(system, 1e-8, m), True, 10)

@@ -92,7 +92,7 @@ def render_markdown(data: dict) -> str:
     lines += ["", "## Speed-up over the serial baseline (total solve time)", "",
               "| elements | " + " | ".join(f"GPU {v}" for v in variants)
               + " | CuPy CSR CG | paper: unoptimised | paper: optimised |",
-              "|" + "---:|" * (3 + len(variants))]
+              "|" + "---:|" * (4 + len(variants))]
     for row in data["sizes"]:
         its = row["gpu"]["fused"]["iterations"]
         serial, extrapolated = _total(row["serial"], its)
