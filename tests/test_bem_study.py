@@ -106,6 +106,30 @@ def write_box_file(path, drop=0):
     return path
 
 
+def write_box_with_a_sliver(path):
+    """The box of write_box_file with its first triangle (a, b, c) split at the middle m of edge a-b and the
+    zero-area triangle (m, a, b) closing the surface: closed and consistently oriented, but degenerate."""
+    surface, face = box_surface((200.0, 50.0, 50.0), (8, 2, 2))
+    a, b, c = surface.triangles[0]
+    m = len(surface.points)
+    points = np.vstack([surface.points, 0.5 * (surface.points[a] + surface.points[b])])
+    tri = np.vstack([[[a, m, c], [m, b, c], [m, a, b]], surface.triangles[1:]])
+    groups = np.concatenate([[face[0]] * 3, face[1:]]) + 1
+    mesh = meshio.Mesh(points, [("triangle", tri)],
+                       cell_data={"gmsh:physical": [groups], "gmsh:geometrical": [groups]},
+                       field_data={name: np.array([i + 1, 2]) for i, name in enumerate(BOX_FACES)})
+    meshio.write(path, mesh, file_format="gmsh22", binary=False)
+
+
+def test_a_zero_area_triangle_is_named(tmp_path, capsys):
+    write_box_with_a_sliver(tmp_path / "box.msh")
+    (tmp_path / "p.toml").write_text(problem_text())
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "surface 'box.msh' has 1 degenerate (zero-area) triangles" in err and not out.exists()
+
+
 def problem_text(mesh="box.msh", boundaries=None, extra=""):
     boundaries = boundaries if boundaries is not None else """
 [boundaries.x0]

@@ -59,6 +59,12 @@ def check_closed_outward(surface: TriSurface) -> TriSurface:
         raise MeshError(f"surface '{surface.name}' has inconsistently oriented triangles "
                         f"({int((same != 1).sum())} edges run the same way in both their triangles)")
     p = surface.points[tri]
+    doubled_area = np.linalg.norm(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), axis=1)
+    size = np.ptp(surface.points, axis=0).max()
+    flat = doubled_area <= 1e-12 * size ** 2  # no normal to orient or integrate with
+    if flat.any():
+        raise MeshError(f"surface '{surface.name}' has {int(flat.sum())} degenerate (zero-area) triangles, the "
+                        f"first at ({', '.join(f'{c:g}' for c in p[np.argmax(flat)].mean(axis=0))})")
     volume = np.einsum("ij,ij->i", p[:, 0], np.cross(p[:, 1], p[:, 2])).sum() / 6
     if abs(volume) < 1e-300:
         raise MeshError(f"surface '{surface.name}' encloses no volume")
