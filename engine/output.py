@@ -68,6 +68,7 @@ def magnetostatic_summary(result) -> dict:
         "method": p.solver.method,
         "reduction": result.reduction,
         "accumulate": p.solver.accumulate if p.solver.method == "ebe-jpcg" else "none",
+        "coloring": p.solver.coloring if result.n_colors else "none",
         "n_colors": result.n_colors,
         "n_nodes": result.mesh.n_nodes,
         "n_elements": result.mesh.n_elements,

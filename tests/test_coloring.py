@@ -114,3 +114,16 @@ def test_color_command_prints_groups_and_writes_cell_data(tmp_path, capsys):
     colors = meshio.read(out).cell_data["color"][0]
     assert colors.min() == 0 and len(np.unique(colors)) == colors.max() + 1
     assert main(["color", str(tmp_path / "missing.msh")]) == 2
+
+
+def test_the_summary_names_the_colouring_a_solve_used(tmp_path):
+    import json
+
+    from paraflux.engine.cli import main
+
+    for extra, coloring in ((["--accumulate", "colored", "--coloring", "fcm"], "fcm"), ([], "none")):
+        out = tmp_path / coloring
+        assert main(["solve", "--case", "open-slot", "--size", "500", "--backend", "numpy", "--out", str(out),
+                     "--quiet", *extra]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["coloring"] == coloring and (summary["n_colors"] > 0) == (coloring != "none")
