@@ -91,6 +91,24 @@ def test_bad_input_is_one_line_exit_2_and_no_output(spheres, capsys, case, messa
     assert not out.exists()
 
 
+@pytest.mark.parametrize("loop, message", [
+    ("cpu-sprime", "cpu-sprime's per-thread copies of the output needs"),  # checked before it allocates them
+    ("serial", "2 right-hand sides on"),  # the fields of every right-hand side
+])
+def test_a_run_that_does_not_fit_in_free_memory_is_refused_before_it_starts(spheres, capsys, monkeypatch, loop,
+                                                                             message):
+    import numba
+
+    from paraflux.engine.truncation import run
+
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 4096)  # a copy of the output per thread: 0.5 GiB
+    monkeypatch.setattr(run, "host_free_bytes", lambda: 10_000_000 if loop == "cpu-sprime" else 10_000)
+    out = spheres / "out"
+    assert main(["solve", str(problem_file(spheres)), "--loop", loop, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "GiB free" in err and not out.exists()
+
+
 def test_gpu_loop_without_a_gpu_says_so(spheres, capsys, monkeypatch):
     monkeypatch.setattr("paraflux.engine.truncation.strategies.gpu_unavailable_reason", lambda: "no CUDA GPU")
     assert main(["solve", str(problem_file(spheres)), "--loop", "cuda-s", "--out", str(spheres / "o")]) == 2
