@@ -219,3 +219,22 @@ def test_compiled_near_field_matches_its_numpy_specification():
     ref, ref_grad = fmm.apply(q, d, gradient=True)
     assert np.abs(fast - ref).max() < 1e-13 * np.abs(ref).max()
     assert np.abs(fast_grad - ref_grad).max() < 1e-13 * np.abs(ref_grad).max()
+
+
+@pytest.mark.parametrize("points, message", [
+    (np.zeros((10, 2)), r"sources must be an array of shape \(n, 3\)"),
+    (np.zeros((0, 3)), r"shape \(n, 3\) with n >= 1"),
+])
+def test_bad_points_are_named(points, message):
+    with pytest.raises(ProblemError, match=message):
+        LaplaceFMM(points, points)
+
+
+def test_densities_of_the_wrong_shape_are_named():
+    pts = np.random.default_rng(0).uniform(size=(50, 3))
+    fmm = LaplaceFMM(pts, pts, 4, 8)
+    with pytest.raises(ProblemError, match=r"charges must have the shape \(50,\) .* got \(49,\)"):
+        fmm.apply(np.ones(49))
+    with pytest.raises(ProblemError, match=r"dipoles must have the shape \(50, 3\) .* got \(50, 2\)"):
+        fmm.apply(dipoles=np.ones((50, 2)))
+    assert fmm.apply(np.ones((2, 50)))[0].shape == (2, 50) and fmm.apply(dipoles=np.ones((50, 3)))[0].shape == (50,)

@@ -55,6 +55,14 @@ def _leaves(tree: Octree, kind: str) -> _Leaves:
     return _Leaves(a[:, 0], a[:, 1], a[:, 2], index)
 
 
+def _points(points, name: str) -> np.ndarray:
+    """(n, 3) float64 points, n >= 1 (build_octree refuses non-finite ones); ProblemError otherwise."""
+    points = np.asarray(points, dtype=np.float64)
+    if points.ndim != 2 or points.shape[1] != 3 or len(points) == 0:
+        raise ProblemError(f"{name} must be an array of shape (n, 3) with n >= 1, got {points.shape}")
+    return points
+
+
 class LaplaceFMM:
     """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES
     (default standard, the per-target list kernel; `paraflux bench fmm` compares all of them);
@@ -68,8 +76,7 @@ class LaplaceFMM:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
         if m2l not in M2L_SCHEMES:
             raise ProblemError(f"unknown m2l scheme '{m2l}'; choose one of: {', '.join(M2L_SCHEMES)}")
-        sources = np.asarray(sources, dtype=np.float64).reshape(-1, 3)
-        targets = np.asarray(targets, dtype=np.float64).reshape(-1, 3)
+        sources, targets = _points(sources, "sources"), _points(targets, "targets")
         self.backend = get_backend(backend)
         xp = self.xp = self.backend.xp
         self.order, self.m2l = int(order), m2l
@@ -137,6 +144,12 @@ class LaplaceFMM:
         squeeze = (charges is not None and np.ndim(charges) == 1) or (dipoles is not None and np.ndim(dipoles) == 2)
         res = self._resident()
         order = res["src_order"]  # host or device densities alike
+        n_s = len(self.sources)
+        for name, value, shape in (("charges", charges, (n_s,)), ("dipoles", dipoles, (n_s, 3))):
+            if value is not None and (np.ndim(value) not in (len(shape), len(shape) + 1)
+                                      or tuple(np.shape(value)[-len(shape):]) != shape):
+                raise ProblemError(f"{name} must have the shape {shape} or (n_densities, {', '.join(map(str, shape))}) "
+                                   f"for {n_s} sources, got {tuple(np.shape(value))}")
         q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, len(self.sources))[:, order]
         d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(
             -1, len(self.sources), 3)[:, order]
