@@ -147,6 +147,9 @@ def _cmd_color(args) -> int:
         mesh = mesh_case(args.mesh, elements=args.size)
     elif args.size is not None:
         raise ProblemError("--size applies to built-in cases only")
+    elif not Path(args.mesh).exists() and not Path(args.mesh).suffix:  # a name, not a file
+        raise ProblemError(f"'{args.mesh}' is neither a mesh file nor a built-in 2D case; colour one of: "
+                           f"{', '.join(CASES)}, or a triangle mesh file")
     else:
         mesh = read_trimesh(args.mesh)
     if args.method != "parallel" and args.backend == "cupy":

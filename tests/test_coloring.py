@@ -127,3 +127,19 @@ def test_the_summary_names_the_colouring_a_solve_used(tmp_path):
                      "--quiet", *extra]) == 0
         summary = json.loads((out / "summary.json").read_text())
         assert summary["coloring"] == coloring and (summary["n_colors"] > 0) == (coloring != "none")
+
+
+def test_the_color_command_names_a_case_of_another_study(capsys):
+    from paraflux.engine.cli import main
+
+    assert main(["color", "cantilever"]) == 2
+    assert "'cantilever' is neither a mesh file nor a built-in 2D case" in capsys.readouterr().err
+
+
+def test_parallel_colouring_past_its_64_colours_points_to_the_sequential_methods():
+    from paraflux.engine.errors import MeshError
+
+    fan = np.array([[0, 1 + i, 2 + i] for i in range(80)])  # 80 triangles around node 0
+    with pytest.raises(MeshError, match="more than 64 colours .* use ccm, fcm or ofcm"):
+        color_elements(fan, 82, "parallel")
+    assert color_elements(fan, 82, "ofcm").n_colors == 80

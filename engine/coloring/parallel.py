@@ -63,7 +63,8 @@ def color_parallel_numpy(connectivity: np.ndarray, n_nodes: int) -> tuple[np.nda
                          np.left_shift(np.uint64(1), neighbour_color[coloured_edge].astype(np.uint64)))
         chosen = _smallest_free(taken[winners])
         if (chosen >= MAX_COLORS).any():
-            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh")
+            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh (one bit per colour "
+                            "in a 64-bit word); use ccm, fcm or ofcm, which have no limit")
         color[winners] = chosen
     return color, rounds
 
@@ -94,7 +95,8 @@ def color_parallel_gpu(connectivity: np.ndarray, n_nodes: int) -> tuple[np.ndarr
         apply(grid, block, (n, chosen, color))
         low, high = int(color.min()), int(color.max())  # one host read per round
         if high >= MAX_COLORS:
-            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh")
+            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh (one bit per colour "
+                            "in a 64-bit word); use ccm, fcm or ofcm, which have no limit")
         if low >= 0:
             break
     return color.get(), rounds
