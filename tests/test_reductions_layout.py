@@ -2,6 +2,7 @@
 
 import collections
 import math
+import os
 import subprocess
 import sys
 
@@ -79,11 +80,18 @@ def test_every_reduction_gives_the_same_solution_on_the_cpu(case, monkeypatch):
 
 
 def test_numpy_runs_never_import_cupy(tmp_path):
+    """With a stand-in cupy importable (so the test can fail on machines without CuPy too)."""
+    (tmp_path / "standin" / "cupy").mkdir(parents=True)
+    (tmp_path / "standin" / "cupy" / "__init__.py").write_text('"""Stand-in: importing it is the failure."""\n')
     code = ("import sys; from paraflux.engine.cli import main; "
             f"rc = main(['solve', '--case', 'open-slot', '--size', '500', '--backend', 'numpy', '--quiet', "
-            f"'--out', r'{tmp_path}']); assert rc == 0; assert 'cupy' not in sys.modules, 'cupy imported'")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            f"'--out', r'{tmp_path / 'out'}']); assert rc == 0; assert 'cupy' not in sys.modules, 'cupy imported'")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "standin"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
+    probe = "import cupy; print(cupy.__doc__)"  # the stand-in is what `import cupy` finds
+    assert "Stand-in" in subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                        env=env).stdout
 
 
 @pytest.mark.parametrize("case", ["open-slot", "solenoid", "transformer"])

@@ -19,6 +19,7 @@ from ..errors import SolverError
 from ..magnetostatics.ebe_layout import bytes_per_iteration
 from ..magnetostatics.ebe_pcg import EbeOperator, lifted_right_hand_side, solve_ebe_jpcg
 from ..magnetostatics.ebe_serial import solve_ebe_jpcg_serial
+from ..magnetostatics.reductions import TWINS
 from ..magnetostatics.system import assemble_sparse
 from ..studies import STUDIES
 from . import environment
@@ -181,7 +182,7 @@ def bench_reductions(cp, sizes, repeats: int = 7, calls: int = 20) -> list[dict]
     for n in sizes:
         a, b, out = cp.random.standard_normal(n), cp.random.standard_normal(n), cp.zeros(1)
         row = {"n": n}
-        for variant in ("adjacent", "sequential", "warp-shuffle", "library"):
+        for variant in TWINS:  # the reductions that run alone (fused lives inside the solver's kernels)
             reducer = DeviceReducer(variant, n)
             reducer.dot(a, b, n, out)  # warm-up
             times = []
