@@ -153,6 +153,12 @@ M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("batched-gemm", "all translations of a level as stacked dense products (cuBLAS / BLAS)"),
 ), "standard")
 
+EXPONENTIAL_NODES = VariantAxis("exponential_nodes", "Exponential nodes", (
+    Choice("8", "the exponential M2L's plane-wave rule of 8 nodes, accurate to 1.9e-3"),
+    Choice("17", "17 nodes, accurate to 6e-6"),
+    Choice("26", "26 nodes, accurate to 7e-8"),
+), "17")
+
 # the reductions the solvers implement: every choice but "auto", which picks one of them
 SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")
 

@@ -59,6 +59,31 @@ def test_every_m2l_scheme_and_leaf_size_reach_the_fmm_and_agree_with_direct(m2l,
     assert np.linalg.norm(fmm.solution - direct.solution) < 1e-3 * np.linalg.norm(direct.solution)
 
 
+@pytest.mark.parametrize("written, nodes", [("26", 26), ('"8"', 8)])
+def test_exponential_nodes_reach_the_fmm_from_the_problem_file(tmp_path, monkeypatch, written, nodes):
+    from paraflux.engine.bem import fmm_operator
+
+    asked = []
+    laplace = fmm_operator.LaplaceFMM
+    monkeypatch.setattr(fmm_operator, "LaplaceFMM", lambda *a, **k: asked.append(k["exponential_nodes"])
+                        or laplace(*a, **k))
+    text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "fmm"\nm2l = "exponential"\n'
+                                                        f'exponential_nodes = {written}')
+    (tmp_path / "p.toml").write_text(text)
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert asked == [nodes] and summary["exponential_nodes"] == nodes and summary["m2l"] == "exponential"
+    assert abs(summary["max_displacement"] / np.hypot(1e-4, np.hypot(3.75e-6, 3.75e-6)) - 1) < 2e-2
+
+
+def test_exponential_nodes_other_than_the_rules_are_refused(tmp_path, capsys):
+    text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "fmm"\nexponential_nodes = 9')
+    (tmp_path / "p.toml").write_text(text)
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "[solver] exponential_nodes = '9' is not one of: 8, 17, 26" in capsys.readouterr().err
+
+
 def test_the_fmm_solve_of_the_tension_bar_gains_accuracy_with_the_multipole_order_not_rtol():
     """The bar's exact field u = (sigma x, -nu sigma y, -nu sigma z) / E: the fmm method's error is the
     FMM's (2.8e-2 at p = 4, 3.4e-4 at p = 10 measured), however small rtol is."""

@@ -25,6 +25,16 @@ def test_gpu_matches_cpu(cp, scheme, order):
     assert np.abs(gpu_grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
 
 
+@pytest.mark.parametrize("nodes", [8, 26])
+def test_gpu_exponential_scheme_matches_cpu_for_every_node_count(cp, nodes):
+    rng = np.random.default_rng(nodes)
+    src, tgt = rng.uniform(0, 1, (3000, 3)) ** 2, rng.uniform(0, 1, (2500, 3))
+    q = rng.standard_normal((2, 3000))
+    cpu, _ = LaplaceFMM(src, tgt, 9, 32, "exponential", "numpy", exponential_nodes=nodes).apply(q)
+    gpu, _ = LaplaceFMM(src, tgt, 9, 32, "exponential", "cupy", exponential_nodes=nodes).apply(q)
+    assert np.abs(gpu.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
+
+
 def test_gpu_many_densities_and_self_interaction(cp):
     rng = np.random.default_rng(9)
     pts = rng.uniform(0, 1, (4000, 3))

@@ -47,7 +47,7 @@ class FmmBemOperator:
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="standard", backend="numpy", far_points=FAR_POINTS,
-                 correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None):
+                 correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -64,7 +64,8 @@ class FmmBemOperator:
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
         t0 = time.perf_counter()
-        self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend)
+        self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend,
+                              exponential_nodes=exponential_nodes)
         fmm_setup = time.perf_counter() - t0
         self.xp = self.fmm.xp
         self.memory = DeviceMemory(self.xp) if memory is None else memory

@@ -33,6 +33,7 @@ class FmmSettings:
     max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
     far_points: int = FAR_POINTS  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points)
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
+    exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,7 +123,7 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     n, n3 = len(points), 3 * layout.n_targets
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
-                        settings.correction_ratio, memory)
+                        settings.correction_ratio, memory, settings.exponential_nodes)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from ..variants import BACKEND, BEM_METHOD, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
-_AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND}
+_AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES}
 _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
 
 
@@ -23,6 +23,7 @@ _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
 class BemSolverSettings:
     method: str = BEM_METHOD.default
     m2l: str = M2L.default
+    exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
     order: int = 8  # multipole order p
     leaf_size: int = 32
     backend: str = "auto"
@@ -85,7 +86,12 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
                            "without one the body is free to move as a rigid body")
 
     s = Table(section(top, "solver"), "solver")
-    axes = {key: s.take(key, str, getattr(BemSolverSettings, key), axis.names) for key, axis in _AXES.items()}
+    axes = {}
+    for key, axis in _AXES.items():  # a node count may be written as a number
+        value = str(s.take(key, (str, int), getattr(BemSolverSettings, key)))
+        if value not in axis.names:
+            raise ProblemError(f"[solver] {key} = {value!r} is not one of: {', '.join(axis.names)}")
+        axes[key] = value
     params = {}
     for key, parameter in _PARAMETERS.items():
         try:

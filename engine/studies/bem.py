@@ -7,19 +7,20 @@ from typing import Mapping
 from ..bem.run import run_problem
 from ..output import write_bem
 from ..problems.bem import BemProblem
-from ..variants import BACKEND, BEM_METHOD, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from ..variants import BACKEND, BEM_METHOD, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
-    return problem.with_solver(**{k: v for k, v in variants.items() if k in ("method", "m2l", "backend", "order",
-                                                                             "leaf_size", "rtol")})
+    keys = ("method", "m2l", "exponential_nodes", "backend", "order", "leaf_size", "rtol")
+    return problem.with_solver(**{k: v for k, v in variants.items() if k in keys})
 
 
 def describe(result) -> list[str]:
     """What the command line prints after a run."""
     p, s = result.problem, result.mesh
-    solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {p.solver.m2l}, "
+    m2l = p.solver.m2l + (f" ({p.solver.exponential_nodes} nodes)" if p.solver.m2l == "exponential" else "")
+    solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {m2l}, "
               f"p = {p.solver.order}" if p.solver.method == "fmm" else "dense LU")
     lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
              f"{result.backend} ({result.device})",
@@ -37,7 +38,7 @@ BEM = register(Study(
     mesh_kind="surface-triangles",
     field_dtype="real",
     max_devices=1,
-    axes=(BEM_METHOD, M2L, BACKEND),
+    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BACKEND),
     parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
     apply_variants=_apply,
     run=run_problem,
