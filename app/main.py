@@ -14,7 +14,8 @@ from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
-from paraflux.engine.problems import load_case_problem, load_problem, parse_problem, problem_as_dict, problem_kind
+from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
+                                      problem_as_dict, problem_kind)
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
@@ -420,7 +421,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.problem_path = None
         self.problem_label.setText("(built-in case)")
         try:
-            self._show_problem(problem_as_dict(load_case_problem(name)))
+            self._show_problem(problem_as_dict(load_case_problem(name)), case_boundaries(name))
         except ParaFluxError as exc:
             self.show_error(str(exc))
 

@@ -236,6 +236,18 @@ def test_switching_cases_rebuilds_the_table(window):
     assert all(has_box == (kind == "boundary") for kind, has_box in kinds.values())
 
 
+def test_every_boundary_of_a_built_in_case_is_listed_and_can_be_set(window, qtbot):
+    window.case_box.setCurrentText("open-slot")
+    table = window.materials
+    rows = {table.item(r, 1).text(): r for r in range(table.rowCount()) if table.item(r, 0).text() == "boundary"}
+    assert set(rows) == {"AB", "BC", "EA", "CDE"}  # BC and EA are not in the example problem
+    assert table.cellWidget(rows["BC"], 2).currentText() == "natural"
+    table.cellWidget(rows["EA"], 2).setCurrentText("dirichlet")
+    table.item(rows["EA"], 3).setText("350")
+    boundaries = {b.name: b for b in window.current_problem().boundaries}
+    assert boundaries["EA"].type == "dirichlet" and boundaries["EA"].value == 350.0
+
+
 def test_session_saves_and_restores_problem_variants_and_view(window, qtbot, tmp_path, monkeypatch, qapp):
     window.case_box.setCurrentText("transformer")
     window.size_box.setValue(4000)

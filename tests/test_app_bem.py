@@ -29,7 +29,7 @@ def test_bar_solves_and_draws_the_warped_surface(window, qtbot):
     for axis in BEM.axes:
         box = window.axis_boxes[axis.name]
         assert [box.itemText(i) for i in range(box.count())] == [c.name for c in axis.choices]
-    assert window.materials.rowCount() == 1 + 4  # the body and the four faces the problem loads or holds
+    assert window.materials.rowCount() == 1 + 6  # the body and the six faces: four loaded or held, two free
     window.axis_boxes["method"].setCurrentText("fmm")
     solve(window, qtbot)
     assert not window.dialogs, window.dialogs

@@ -426,3 +426,19 @@ def test_with_solver_and_with_order():
 def test_every_shipped_problem_round_trips_whatever_its_kind(path):
     problem = load_problem(path)
     assert parse_problem(problem_as_dict(problem), Path("/elsewhere")) == problem
+
+
+def test_the_named_boundaries_of_every_case_are_those_its_mesh_has():
+    from paraflux.engine.bem.cases import BEM_CASES, mesh_bem_case
+    from paraflux.engine.mesh.cases import CASES, mesh_case
+    from paraflux.engine.mesh.hex_cases import HEX_CASES, mesh_hex_case
+    from paraflux.engine.problems import case_boundaries
+
+    for name in CASES:
+        assert set(case_boundaries(name)) == set(mesh_case(name, 500).boundary_names), name
+    for name in HEX_CASES:
+        assert set(case_boundaries(name)) == set(mesh_hex_case(name).boundary_names), name
+    for name in BEM_CASES:
+        _, group = mesh_bem_case(name, 400)
+        assert len(case_boundaries(name)) == group.max() + 1, name
+    assert case_boundaries("sphere-in-box") == ()

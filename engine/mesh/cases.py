@@ -28,6 +28,7 @@ class Case:
     length_unit: str
     build: Callable  # build(gmsh) adds geometry, physical groups and size fields at nominal size
     description: str
+    boundaries: tuple[str, ...]  # the named boundaries build() makes (a test checks them against the mesh)
 
 
 def _classify(gmsh, dim: int, groups: dict[str, Callable[[float, float], bool]]) -> None:
@@ -170,15 +171,15 @@ def _build_transformer(gmsh) -> None:
 CASES: dict[str, Case] = {c.name: c for c in (
     Case("open-slot", "Motor open slot ABDE (paper 000, Fig. 7)", "planar", "mm", _build_open_slot,
          "Air region of a stator open slot and half the air gap, magnetic scalar potential "
-         "700 A on AB and 0 A on the iron surface CDE."),
+         "700 A on AB and 0 A on the iron surface CDE.", ("AB", "BC", "EA", "CDE")),
     Case("solenoid", "Axisymmetric solenoid in air (paper 002, Fig. 2)", "axisymmetric", "m",
          _build_solenoid,
          "Thick solenoid (r 20-25 mm, length 100 mm) carrying azimuthal current density, "
-         "air region r < 0.5 m, |z| < 0.5 m, A = 0 on the outer boundary."),
+         "air region r < 0.5 m, |z| < 0.5 m, A = 0 on the outer boundary.", ("axis", "outer")),
     Case("transformer", "Single-phase core-type transformer (papers 000 and 002)", "planar", "m",
          _build_transformer,
          "Iron core with one window, primary winding excited, secondary open, air box 7 m x 7 m "
-         "with A = 0 on its boundary; sizable from a few thousand to millions of elements."),
+         "with A = 0 on its boundary; sizable from a few thousand to millions of elements.", ("outer",)),
 )}
 
 

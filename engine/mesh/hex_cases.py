@@ -28,6 +28,7 @@ class HexCase:
     build: Callable
     divisions: Callable
     description: str
+    boundaries: tuple[str, ...]  # the named faces build() makes (a test checks them against the mesh)
 
 
 # --- cantilever: a steel beam clamped at x = 0, loaded on its tip face x = L (m) ------------------
@@ -71,7 +72,7 @@ HEX_CASES: dict[str, HexCase] = {c.name: c for c in (
     HexCase("cantilever", "Clamped steel cantilever beam", "m", _build_cantilever, _beam_divisions,
             "Beam 1 m x 0.1 m x 0.1 m clamped at x = 0 (face 'clamp'), loaded on its tip face x = 1 m "
             "('tip'); faces 'top' (z = 0.1 m) and 'bottom' (z = 0). Structured hexahedra, 10 x 1 x 1 "
-            "at nominal size: the element order carries the accuracy."),
+            "at nominal size: the element order carries the accuracy.", ("clamp", "tip", "bottom", "top")),
 )}
 
 

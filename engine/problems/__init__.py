@@ -57,6 +57,19 @@ def case_problem_path(case: str) -> Path:
     return Path(str(resources.files("paraflux.resources") / "problems" / f"{case}.toml"))
 
 
+def case_boundaries(case: str) -> tuple[str, ...]:
+    """The named boundaries (2D edges, 3D faces, BEM surface groups) of a built-in case, meshed or not;
+    () for a case without any (truncation's surfaces)."""
+    from ..bem.cases import BEM_CASES  # noqa: PLC0415
+    from ..mesh.cases import CASES  # noqa: PLC0415
+    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+
+    for cases, field in ((CASES, "boundaries"), (HEX_CASES, "boundaries"), (BEM_CASES, "groups")):
+        if case in cases:
+            return getattr(cases[case], field)
+    return ()
+
+
 def load_case_problem(case: str, elements: int | None = None):
     """The example problem of a built-in case, optionally with a target element count."""
     from dataclasses import replace  # noqa: PLC0415
