@@ -404,8 +404,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._fill_recent()
         try:
             problem = load_problem(path)
-        except ParaFluxError:
-            problem = None  # the error is reported when the user solves
+        except ParaFluxError as exc:
+            problem = None  # said now, and again when the user solves (after fixing the file, Solve reads it)
+            self.show_error(f"cannot use {path.name}: {exc}")
         if problem is not None:
             self.select_study(study_for_kind(problem.kind).name, load_case=False)
         self.problem_path = path
