@@ -2,6 +2,8 @@
 errors and crashes of the child reported by name, Cancel honoured while gmsh is inside one call."""
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -70,3 +72,15 @@ def test_cancel_stops_gmsh_inside_one_call():
         meshing_process.run_meshing(mesh_case, "transformer", 300_000, control=cancellable(event))
     assert time.monotonic() - start < 2.0
     assert meshing_process.run_meshing(mesh_case, "open-slot", 500, control=cancellable()).n_elements > 0
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_in_the_child(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text("import threading\n"
+                      "from paraflux.engine.mesh.cases import mesh_case\n"
+                      "from paraflux.engine.mesh.meshing_process import run_meshing\n"
+                      "from paraflux.engine.run_control import RunControl\n"
+                      "control = RunControl(cancel=threading.Event().is_set)\n"
+                      "print('elements', run_meshing(mesh_case, 'open-slot', 500, control=control).n_elements)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.count("elements") == 1, proc.stderr

@@ -5,6 +5,7 @@ The child is started once and kept for the next case; runs that cannot be cancel
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
 from typing import Any, Callable
 
@@ -44,7 +45,9 @@ def run_meshing(function: Callable[..., Any], *args: Any, control: RunControl | 
 
 
 def _running_child() -> tuple[Any, Any]:
-    """The kept child, started (spawned, never forked: the parent has threads) when there is none."""
+    """The kept child, started (spawned, never forked: the parent has threads) when there is none. It
+    runs module-level functions only, so it is started without the parent's __main__: a script with no
+    `if __name__ == "__main__"` guard is not run again inside it."""
     global _child
     if _child is not None and _child[0].is_alive():
         return _child
@@ -52,7 +55,15 @@ def _running_child() -> tuple[Any, Any]:
     context = multiprocessing.get_context("spawn")
     parent_end, child_end = context.Pipe()
     process = context.Process(target=serve, args=(child_end,), name="paraflux-meshing", daemon=True)
-    process.start()
+    main = sys.modules["__main__"]
+    hidden = {key: main.__dict__.get(key) for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        process.start()
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(hidden)
     child_end.close()
     _child = (process, parent_end)
     return _child
