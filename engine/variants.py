@@ -146,12 +146,14 @@ LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree 
                       "engine", integer=True)
 
 M2L = VariantAxis("m2l", "M2L scheme", (
+    Choice("auto", "batched-gemm on NumPy (1.4-2.4x standard's speed there, measured), standard on the GPU "
+                   "(the fastest there up to 1e6 points, docs/benchmarks/fmm.md)"),
     Choice("standard", "same-level interaction lists, at most 189 translations per box (paper 001, M2L)"),
     Choice("child-to-parent", "far sources translated once into the target's parent (M2L_N), 119 per box"),
     Choice("parent-to-child", "far sources' parents translated straight to the target (M2L_NF), 119 per box"),
     Choice("exponential", "plane waves: M2X, X2X, X2L over six directional lists (8, 17 or 26 nodes)"),
     Choice("batched-gemm", "all translations of a level as stacked dense products (cuBLAS / BLAS)"),
-), "standard")
+), "auto")
 
 EXPONENTIAL_NODES = VariantAxis("exponential_nodes", "Exponential nodes", (
     Choice("8", "the exponential M2L's plane-wave rule of 8 nodes, accurate to 1.9e-3"),

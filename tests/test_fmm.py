@@ -238,3 +238,16 @@ def test_densities_of_the_wrong_shape_are_named():
     with pytest.raises(ProblemError, match=r"dipoles must have the shape \(50, 3\) .* got \(50, 2\)"):
         fmm.apply(dipoles=np.ones((50, 2)))
     assert fmm.apply(np.ones((2, 50)))[0].shape == (2, 50) and fmm.apply(dipoles=np.ones((50, 3)))[0].shape == (50,)
+
+
+def test_auto_picks_batched_gemm_on_numpy_and_standard_on_the_gpu():
+    from paraflux.engine.fmm.fmm import resolve_m2l
+    from paraflux.engine.variants import M2L
+
+    assert M2L.default == "auto" and "auto" not in M2L_SCHEMES
+    assert resolve_m2l("auto", on_gpu=False) == "batched-gemm" and resolve_m2l("auto", on_gpu=True) == "standard"
+    assert all(resolve_m2l(s, on_gpu) == s for s in M2L_SCHEMES for on_gpu in (False, True))
+    pts = np.random.default_rng(1).uniform(size=(300, 3))
+    assert LaplaceFMM(pts, pts, 4, 16).m2l == "batched-gemm"
+    with pytest.raises(ProblemError, match="unknown m2l scheme 'fast'; choose one of: auto, standard"):
+        LaplaceFMM(pts, pts, 4, 16, "fast")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
+from ..fmm.fmm import resolve_m2l
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_on_surface, read_triangle_mesh,
@@ -151,8 +152,10 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     s = grouped.surface
     timings["surface"] = time.perf_counter() - t0
     control.check()
+    backend = get_backend(problem.solver.backend if problem.solver.method == "fmm" else "numpy")
+    if problem.solver.method == "fmm":  # the scheme that runs, for the summary too
+        problem = problem.with_solver(m2l=resolve_m2l(problem.solver.m2l, backend.is_gpu))
     solver = problem.solver
-    backend = get_backend(solver.backend if solver.method == "fmm" else "numpy")
     control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
     t0 = time.perf_counter()
     if solver.method == "direct":

@@ -18,7 +18,17 @@ from .harmonics import degree_order, n_coefficients
 from .operators import child_tables, cross_level_split, cross_m2l_table, l2p, p2m, standard_m2l_table
 from .tree import Octree, build_octree
 
-M2L_SCHEMES = M2L.names  # the one list of schemes (engine/variants.py)
+M2L_SCHEMES = tuple(name for name in M2L.names if name != "auto")  # the schemes; auto picks one of them
+
+
+def resolve_m2l(m2l: str, on_gpu: bool) -> str:
+    """The scheme that runs for a choice of the registry's M2L axis: auto is standard on the GPU and
+    batched-gemm on NumPy (the faster in each place, as measured)."""
+    if m2l == "auto":
+        return "standard" if on_gpu else "batched-gemm"
+    if m2l not in M2L_SCHEMES:
+        raise ProblemError(f"unknown m2l scheme '{m2l}'; choose one of: {', '.join(M2L.names)}")
+    return m2l
 MIN_ORDER, MAX_ORDER = 2, 20
 
 
@@ -65,7 +75,7 @@ def _points(points, name: str) -> np.ndarray:
 
 class LaplaceFMM:
     """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES
-    (default standard, the per-target list kernel; `paraflux bench fmm` compares all of them);
+    or auto (the default, see resolve_m2l; `paraflux bench fmm` compares all of them);
     tree: an octree already built for these points (build_octree), reused instead of building one;
     exponential_nodes: 8, 17 or 26, the plane-wave quadrature of the exponential scheme (about 3, 6, 9
     digits at best)."""
@@ -74,10 +84,9 @@ class LaplaceFMM:
                  backend: str = "numpy", tree: Octree | None = None, exponential_nodes: int = 17):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
-        if m2l not in M2L_SCHEMES:
-            raise ProblemError(f"unknown m2l scheme '{m2l}'; choose one of: {', '.join(M2L_SCHEMES)}")
         sources, targets = _points(sources, "sources"), _points(targets, "targets")
         self.backend = get_backend(backend)
+        m2l = resolve_m2l(m2l, self.backend.is_gpu)
         xp = self.xp = self.backend.xp
         self.order, self.m2l = int(order), m2l
         if m2l == "exponential":
