@@ -58,8 +58,10 @@ def distributions(n, rng):
     return {"uniform": rng.uniform(0, 1, (n, 3)), "plummer": plummer, "sphere": sphere, "plate": plate}
 
 
-@pytest.mark.parametrize("name", ["uniform", "plummer", "sphere", "plate"])
-def test_fmm_error_falls_geometrically_with_the_order(name):
+@pytest.mark.parametrize("name, scheme", [(name, "auto") for name in ("uniform", "plummer", "sphere", "plate")]
+                         + [("uniform", scheme) for scheme in M2L_SCHEMES])
+def test_fmm_error_falls_geometrically_with_the_order(name, scheme):
+    """Every scheme (exponential with its 26-node rule, whose accuracy is below these orders' errors)."""
     rng = np.random.default_rng(2)
     pts = distributions(3000, rng)[name]
     q = rng.standard_normal((2, 3000))
@@ -68,7 +70,7 @@ def test_fmm_error_falls_geometrically_with_the_order(name):
     ref, ref_grad = direct(pts, pts[sample], q, d, gradient=True)
     errors = []
     for p in (3, 6, 9, 12):
-        phi, grad = LaplaceFMM(pts, pts, p, 32).apply(q, d, gradient=True)
+        phi, grad = LaplaceFMM(pts, pts, p, 32, scheme, exponential_nodes=26).apply(q, d, gradient=True)
         errors.append((np.linalg.norm(phi[:, sample] - ref) / np.linalg.norm(ref),
                        np.linalg.norm(grad[:, sample] - ref_grad) / np.linalg.norm(ref_grad)))
     for (e_phi, e_grad), (f_phi, f_grad) in zip(errors, errors[1:]):
