@@ -16,6 +16,7 @@ from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
                                       problem_as_dict, problem_kind)
+from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
@@ -70,6 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle("ParaFlux")
         self.panels = make_panels()
         self.panels["truncation"].scaling_button.clicked.connect(self.run_scaling)
+        self.panels["elastostatic-bem"].fem_check_button.clicked.connect(self.run_fem_check)
         self.panel: StudyPanel = self.panels["magnetostatic"]
         self.problem_path: Path | None = None
         self.thread: QtCore.QThread | None = None
@@ -238,6 +240,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.comparison_rows = []
         self.export_button.setEnabled(False)
         self.last_result = None  # the shown result belongs to the other study
+        self.panels["elastostatic-bem"].fem_check_button.setEnabled(False)
         self.view.clear()
         self.view.result, self.view.grid, self.view.solid = None, None, None
         self.view_bar.setVisible(False)
@@ -551,6 +554,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status.setText(f"scaling: {len(rows)} runs")
         self._log(f"scaling: {len(rows)} runs")
 
+    def run_fem_check(self) -> None:
+        """BEM: solve the last result's part with hexahedra and compare (engine/bem/fem_check.py)."""
+        result = self.last_result
+        self._start(lambda control: check_against_hex_fem(result, control=control), self.on_fem_checked)
+
+    def on_fem_checked(self, check) -> None:
+        self._idle()
+        self.summary.appendPlainText("\n".join(check.lines()))
+        self.status.setText(f"p-FEM check: largest difference {check.max_difference:.2e}")
+        self._log(check.lines()[0])
+
     def _start(self, job, on_finished) -> None:
         self.thread = QtCore.QThread(self)
         self.worker = Worker(job)
@@ -569,7 +583,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _busy_widgets(self) -> list:
         """What must not start a second job or change the problem while one runs (one job at a time)."""
         return [self.solve_button, self.compare_button, self.preview_button, self.study_box, self.open_button,
-                self.open_mesh_button, self.panels["truncation"].scaling_button]
+                self.open_mesh_button, self.panels["truncation"].scaling_button,
+                self.panels["elastostatic-bem"].fem_check_button]
 
     def _refuse_while_busy(self) -> bool:
         """True, with a dialog, when a job runs (the File menu's Open entries stay enabled)."""
@@ -640,6 +655,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def _idle(self) -> None:
         for widget in self._busy_widgets():
             widget.setEnabled(True)
+        shown = self.last_result  # the p-FEM check needs a shown BEM result of a part with hexahedra
+        self.panels["elastostatic-bem"].fem_check_button.setEnabled(
+            shown is not None and shown.problem.kind == "elastostatic-bem" and shown.problem.case in HEX_TWINS)
         self.cancel_button.setEnabled(False)
 
     def _show_result(self, result) -> StudyPanel:
@@ -654,8 +672,8 @@ class MainWindow(QtWidgets.QMainWindow):
         return panel
 
     def on_finished(self, result) -> None:
-        self._idle()
         self.last_result = result
+        self._idle()
         panel = self._show_result(result)
         self.summary.setPlainText("\n".join(panel.summary_lines(result)))
         self.mesh_label.setText(f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes")

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.bem.cases import BEM_CASES
+from paraflux.engine.bem.fem_check import HEX_TWINS
 from paraflux.engine.bem.run import bem_summary, read_grouped_surface, surface_of
 from paraflux.engine.errors import ProblemError
 from paraflux.engine.hexfem.run import load_hex_mesh
@@ -430,6 +431,15 @@ class BemPanel(StudyPanel):
     mesh_filter = "Surface meshes with physical groups (*.msh *.vtu);;All files (*)"
     done_message = "done: click the surface to probe displacement and stress"
     default_young, default_poisson = 210e9, 0.3  # steel, for a bare mesh
+
+    def __init__(self, study: Study):
+        super().__init__(study)
+        self.fem_check_button = QtWidgets.QPushButton("Check against hexahedral p-FEM")
+        self.fem_check_button.setToolTip("solve the same part with the elasticity study's hexahedra and compare "
+                                         f"the displacements (built-in case{'s' if len(HEX_TWINS) > 1 else ''}: "
+                                         f"{', '.join(HEX_TWINS)}); the window connects it")
+        self.fem_check_button.setEnabled(False)
+        self.form.addRow(self.fem_check_button)
 
     def _materials_table(self) -> MaterialsTable:
         return BemMaterialsTable()

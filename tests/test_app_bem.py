@@ -77,3 +77,21 @@ def test_compare_across_multipole_orders(window, qtbot):
     assert not window.dialogs, window.dialogs
     assert [r.variants for r in window.comparison_rows] == [{"order": 4}, {"order": 10}]
     assert 0 < window.comparison_rows[1].relative_difference < 1e-2  # the orders differ, slightly
+
+
+def test_the_bar_is_checked_against_hexahedral_p_fem_from_the_window(window, qtbot):
+    check = window.panels["elastostatic-bem"].fem_check_button
+    select_bem(window)
+    window.axis_boxes["method"].setCurrentText("direct")
+    assert not check.isEnabled()  # nothing solved yet
+    solve(window, qtbot)
+    assert check.isEnabled()
+    check.click()
+    assert not check.isEnabled() and not window.solve_button.isEnabled()  # one job at a time
+    qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=60_000)
+    line = window.summary.toPlainText().splitlines()[-1]
+    assert line.startswith("hexahedral p-FEM check (bar-hex, p = 3") and not window.dialogs, window.dialogs
+    assert float(line.rsplit("difference ", 1)[1].split()[0]) < 1e-6  # both exact for uniform stress
+    select_bem(window, "hollow-sphere", 400)  # no hexahedral mesh of this part
+    solve(window, qtbot)
+    assert not check.isEnabled()

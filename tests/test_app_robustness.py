@@ -25,14 +25,16 @@ def test_controls_that_start_a_job_or_change_the_problem_are_off_while_one_runs(
     release = threading.Event()
     window._start(lambda control: release.wait(30), lambda _: window._idle())
     busy = [window.solve_button, window.compare_button, window.preview_button, window.study_box, window.open_button,
-            window.open_mesh_button, window.panels["truncation"].scaling_button]
+            window.open_mesh_button, window.panels["truncation"].scaling_button,
+            window.panels["elastostatic-bem"].fem_check_button]
     assert all(not w.isEnabled() for w in busy) and window.cancel_button.isEnabled()
     window.open_problem()  # the File menu's entry
     window.open_session()
     assert window.dialogs[-2:] == ["a run is in progress: wait for it or cancel it first"] * 2
     release.set()
     qtbot.waitUntil(lambda: window.solve_button.isEnabled(), timeout=10_000)
-    assert all(w.isEnabled() for w in busy) and not window.cancel_button.isEnabled()
+    assert all(w.isEnabled() for w in busy[:-1]) and not window.cancel_button.isEnabled()
+    assert not busy[-1].isEnabled()  # the p-FEM check: no boundary element result is shown
 
 
 def test_closing_during_a_step_that_ignores_cancel_hides_the_window_until_it_ends(qtbot, monkeypatch, tmp_path):

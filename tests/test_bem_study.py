@@ -10,6 +10,7 @@ import pytest
 
 from paraflux.engine.bem.shapes import BOX_FACES, box_surface
 from paraflux.engine.cli import main
+from paraflux.engine.errors import ProblemError
 from paraflux.engine.problems import load_case_problem, parse_problem, problem_as_dict
 from paraflux.engine.studies import STUDIES
 from paraflux.engine.variants import M2L
@@ -243,3 +244,17 @@ def test_a_probe_on_a_face_between_nodes_reads_the_surface_values(tmp_path):
     # uniform stress, exact for linear elements: u = (sigma x, -nu sigma y, -nu sigma z) / E, von Mises = sigma
     assert np.allclose(probe["displacement"], np.array([0.2, -0.3 * 0.013, -0.3 * 0.017]) * 1e8 / 200e9, rtol=1e-5)
     assert abs(probe["von_mises"] - 1e8) < 1e-5 * 1e8
+
+
+def test_the_bar_checked_against_hexahedral_p_fem_agrees_and_other_parts_are_refused():
+    from paraflux.engine.bem.fem_check import check_against_hex_fem
+
+    direct = BEM.run(BEM.with_variants(load_case_problem("bar", 300), {"method": "direct"}))
+    check = check_against_hex_fem(direct)
+    assert check.hex_case == "bar-hex" and check.order == 3 and check.fem_dofs > 0 and check.bem_dofs == 3 * direct.mesh.n_nodes
+    assert check.max_difference < 1e-6  # uniform stress: both discretisations are exact
+    fmm = BEM.run(BEM.with_variants(load_case_problem("bar", 300), {"method": "fmm", "order": 4}))
+    assert 1e-3 < check_against_hex_fem(fmm).max_difference < 1e-1  # the fmm method's error at p = 4
+    sphere = BEM.run(BEM.with_variants(load_case_problem("hollow-sphere", 300), {"method": "direct"}))
+    with pytest.raises(ProblemError, match="no hexahedral mesh of this part \\(case 'hollow-sphere'\\)"):
+        check_against_hex_fem(sphere)

@@ -36,43 +36,63 @@ BEAM_LENGTH, BEAM_WIDTH, BEAM_HEIGHT = 1.0, 0.1, 0.1
 BEAM_NOMINAL = (10, 1, 1)  # elements along x, y, z: coarse, the element order p carries the accuracy
 
 
-def _beam_divisions(elements: int | None) -> tuple[int, int, int]:
-    """(nx, ny, nz) with nx * ny * nz close to elements and ny = nz ~ nx / 10 (cubes for this beam)."""
-    if elements is None:
-        return BEAM_NOMINAL
-    nx = max(1, round((elements * 100) ** (1 / 3)))
-    ny = max(1, round(nx * BEAM_WIDTH / BEAM_LENGTH))
-    nx = max(1, round(elements / (ny * ny)))
-    return nx, ny, ny
+def _beam_divisions(aspect: float, nominal: tuple[int, int, int]):
+    """divisions(elements): (nx, ny, ny) of a beam aspect times longer (x) than its square section is wide,
+    nearly cubic elements, about elements of them (None: nominal)."""
+    def divisions(elements: int | None) -> tuple[int, int, int]:
+        if elements is None:
+            return nominal
+        nx = max(1, round((elements * aspect ** 2) ** (1 / 3)))
+        ny = max(1, round(nx / aspect))
+        return max(1, round(elements / (ny * ny))), ny, ny
+
+    return divisions
 
 
-def _build_cantilever(gmsh, divisions: tuple[int, int, int]) -> None:
-    occ, mesh = gmsh.model.occ, gmsh.model.mesh
-    volume = occ.addBox(0, 0, 0, BEAM_LENGTH, BEAM_WIDTH, BEAM_HEIGHT)
-    occ.synchronize()
-    extent = np.array([BEAM_LENGTH, BEAM_WIDTH, BEAM_HEIGHT])
-    for _, curve in gmsh.model.getEntities(1):
-        box = np.array(gmsh.model.getBoundingBox(1, curve))
-        axis = int(np.argmax(box[3:] - box[:3]))
-        mesh.setTransfiniteCurve(curve, divisions[axis] + 1)
-    for _, surface in gmsh.model.getEntities(2):
-        mesh.setTransfiniteSurface(surface)
-        mesh.setRecombine(2, surface)
-    mesh.setTransfiniteVolume(volume)
-    gmsh.model.setPhysicalName(3, gmsh.model.addPhysicalGroup(3, [volume]), "steel")
-    eps = 1e-9 * extent.max()
-    planes = {"clamp": (0, 0.0), "tip": (0, BEAM_LENGTH), "bottom": (2, 0.0), "top": (2, BEAM_HEIGHT)}
-    for name, (axis, value) in planes.items():
-        tags = [tag for _, tag in gmsh.model.getEntities(2)
-                if abs(gmsh.model.occ.getCenterOfMass(2, tag)[axis] - value) < eps]
-        gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, tags), name)
+def _box_builder(lengths: tuple[float, float, float], region: str, faces: dict[str, tuple[int, float]]):
+    """build(gmsh, divisions): the box [0, lengths] as one region of transfinite hexahedra, with the named
+    faces {name: (axis, coordinate)}."""
+    def build(gmsh, divisions: tuple[int, int, int]) -> None:
+        occ, mesh = gmsh.model.occ, gmsh.model.mesh
+        volume = occ.addBox(0, 0, 0, *lengths)
+        occ.synchronize()
+        for _, curve in gmsh.model.getEntities(1):
+            box = np.array(gmsh.model.getBoundingBox(1, curve))
+            axis = int(np.argmax(box[3:] - box[:3]))
+            mesh.setTransfiniteCurve(curve, divisions[axis] + 1)
+        for _, surface in gmsh.model.getEntities(2):
+            mesh.setTransfiniteSurface(surface)
+            mesh.setRecombine(2, surface)
+        mesh.setTransfiniteVolume(volume)
+        gmsh.model.setPhysicalName(3, gmsh.model.addPhysicalGroup(3, [volume]), region)
+        eps = 1e-9 * max(lengths)
+        for name, (axis, value) in faces.items():
+            tags = [tag for _, tag in gmsh.model.getEntities(2)
+                    if abs(gmsh.model.occ.getCenterOfMass(2, tag)[axis] - value) < eps]
+            gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, tags), name)
+
+    return build
+
+
+_BEAM = (BEAM_LENGTH, BEAM_WIDTH, BEAM_HEIGHT)
+# --- bar-hex: the boundary element study's tension bar, 200 x 50 x 50 mm, as hexahedra (m) ----------
+_BAR = (0.2, 0.05, 0.05)
+_BAR_FACES = {f"{'xyz'[axis]}{side}": (axis, side * _BAR[axis]) for axis in range(3) for side in (0, 1)}
 
 
 HEX_CASES: dict[str, HexCase] = {c.name: c for c in (
-    HexCase("cantilever", "Clamped steel cantilever beam", "m", _build_cantilever, _beam_divisions,
+    HexCase("cantilever", "Clamped steel cantilever beam", "m",
+            _box_builder(_BEAM, "steel", {"clamp": (0, 0.0), "tip": (0, BEAM_LENGTH), "bottom": (2, 0.0),
+                                          "top": (2, BEAM_HEIGHT)}),
+            _beam_divisions(BEAM_LENGTH / BEAM_WIDTH, BEAM_NOMINAL),
             "Beam 1 m x 0.1 m x 0.1 m clamped at x = 0 (face 'clamp'), loaded on its tip face x = 1 m "
             "('tip'); faces 'top' (z = 0.1 m) and 'bottom' (z = 0). Structured hexahedra, 10 x 1 x 1 "
             "at nominal size: the element order carries the accuracy.", ("clamp", "tip", "bottom", "top")),
+    HexCase("bar-hex", "Bar under uniform tension (hexahedra)", "m", _box_builder(_BAR, "steel", _BAR_FACES),
+            _beam_divisions(_BAR[0] / _BAR[1], (4, 1, 1)),
+            "The boundary element study's bar (200 x 50 x 50 mm on rollers at x = 0, y = 0, z = 0, pulled by "
+            "100 MPa at x = 200 mm) as structured hexahedra, faces x0, x1, y0, y1, z0, z1: the same part for "
+            "checking one study against the other.", tuple(_BAR_FACES)),
 )}
 
 
