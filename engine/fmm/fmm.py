@@ -29,6 +29,8 @@ def resolve_m2l(m2l: str, on_gpu: bool) -> str:
     if m2l not in M2L_SCHEMES:
         raise ProblemError(f"unknown m2l scheme '{m2l}'; choose one of: {', '.join(M2L.names)}")
     return m2l
+
+
 MIN_ORDER, MAX_ORDER = 2, 20
 
 
@@ -157,8 +159,8 @@ class LaplaceFMM:
         for name, value, shape in (("charges", charges, (n_s,)), ("dipoles", dipoles, (n_s, 3))):
             if value is not None and (np.ndim(value) not in (len(shape), len(shape) + 1)
                                       or tuple(np.shape(value)[-len(shape):]) != shape):
-                raise ProblemError(f"{name} must have the shape {shape} or (n_densities, {', '.join(map(str, shape))}) "
-                                   f"for {n_s} sources, got {tuple(np.shape(value))}")
+                raise ProblemError(f"{name} must have the shape {shape} or (n_densities, "
+                                   f"{', '.join(map(str, shape))}) for {n_s} sources, got {tuple(np.shape(value))}")
         q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, len(self.sources))[:, order]
         d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(
             -1, len(self.sources), 3)[:, order]
