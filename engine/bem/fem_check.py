@@ -34,7 +34,8 @@ class FemCheck:
     def lines(self) -> list[str]:
         return [f"hexahedral p-FEM check ({self.hex_case}, p = {self.order}, {self.fem_dofs:,} DOFs, "
                 f"{self.fem_seconds:.2f} s) against the BEM ({self.bem_dofs:,} DOFs, {self.bem_seconds:.2f} s): "
-                f"largest displacement difference {self.max_difference:.2e} of the largest FEM displacement"]
+                f"largest displacement difference {self.max_difference:.2e} of the largest FEM displacement "
+                "(both discretisations' errors)"]
 
 
 def check_against_hex_fem(bem_result, order: int = CHECK_ORDER, control: RunControl | None = None) -> FemCheck:
