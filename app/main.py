@@ -77,6 +77,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.thread: QtCore.QThread | None = None
         self.worker: Worker | None = None
         self.last_result = None
+        self.fem_check_target = None  # the shown BEM result while the problem is unchanged (p-FEM check)
         self.comparison_rows = []
 
         form = QtWidgets.QFormLayout()
@@ -240,7 +241,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.comparison_rows = []
         self.export_button.setEnabled(False)
         self.last_result = None  # the shown result belongs to the other study
-        self.panels["elastostatic-bem"].fem_check_button.setEnabled(False)
         self.view.clear()
         self.view.result, self.view.grid, self.view.solid = None, None, None
         self.view_bar.setVisible(False)
@@ -302,7 +302,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if data["problem"] is not None:
             self.problem_path = problem_path
             self.problem_label.setText(problem_path.name if problem_path else "(built-in case)")
-            self._show_problem(data["problem"])
+            self._show_problem(data["problem"], case_boundaries(data["problem"]["problem"].get("case") or ""))
         elif problem_path is not None:  # saved while its file did not load: read the file again
             self.set_problem_path(problem_path)
         else:
@@ -417,7 +417,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if problem is None:
             self.problem_data = None
             return
-        self._show_problem(problem_as_dict(problem))
+        self._show_problem(problem_as_dict(problem), case_boundaries(problem.case or ""))
         self.panel.use_problem_settings(problem)
 
     def use_case(self, name: str) -> None:
@@ -446,6 +446,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_problem(data, boundary_names)
 
     def _show_problem(self, data: dict, boundary_names=()) -> None:
+        self.fem_check_target = None  # a result of another problem is not checked
+        self.panels["elastostatic-bem"].fem_check_button.setEnabled(False)
         self.problem_data = data
         self.panel.show_problem(data, boundary_names)
 
@@ -507,6 +509,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._start(lambda control: panel.load_mesh(problem, control), self.on_previewed)
 
     def on_previewed(self, mesh) -> None:
+        self.fem_check_target = None  # the view shows a mesh now
         self._idle()
         self.mesh_label.setText(f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes")
         self.panel.show_mesh(self.view, mesh)  # the study cannot change while a job runs
@@ -556,7 +559,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def run_fem_check(self) -> None:
         """BEM: solve the last result's part with hexahedra and compare (engine/bem/fem_check.py)."""
-        result = self.last_result
+        result = self.fem_check_target
         self._start(lambda control: check_against_hex_fem(result, control=control), self.on_fem_checked)
 
     def on_fem_checked(self, check) -> None:
@@ -615,8 +618,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.compare_choices.addItem(item)
 
     def on_compared(self, outcome) -> None:
-        self._idle()
         rows, results = outcome
+        self.fem_check_target = results[-1]  # the one drawn
+        self._idle()
         self.comparison_rows = rows
         phases = list(dict.fromkeys(p for row in rows for p in row.timings))
         headers = ["variant", *[f"{p} (s)" for p in phases], "iterations", "difference"]
@@ -655,7 +659,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _idle(self) -> None:
         for widget in self._busy_widgets():
             widget.setEnabled(True)
-        shown = self.last_result  # the p-FEM check needs a shown BEM result of a part with hexahedra
+        shown = self.fem_check_target  # the p-FEM check needs a shown BEM result of a part with hexahedra
         self.panels["elastostatic-bem"].fem_check_button.setEnabled(
             shown is not None and shown.problem.kind == "elastostatic-bem" and shown.problem.case in HEX_TWINS)
         self.cancel_button.setEnabled(False)
@@ -672,7 +676,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return panel
 
     def on_finished(self, result) -> None:
-        self.last_result = result
+        self.last_result = self.fem_check_target = result
         self._idle()
         panel = self._show_result(result)
         self.summary.setPlainText("\n".join(panel.summary_lines(result)))

@@ -437,7 +437,7 @@ class BemPanel(StudyPanel):
         self.fem_check_button = QtWidgets.QPushButton("Check against hexahedral p-FEM")
         self.fem_check_button.setToolTip("solve the same part with the elasticity study's hexahedra and compare "
                                          f"the displacements (built-in case{'s' if len(HEX_TWINS) > 1 else ''}: "
-                                         f"{', '.join(HEX_TWINS)}); the window connects it")
+                                         f"{', '.join(HEX_TWINS)})")
         self.fem_check_button.setEnabled(False)
         self.form.addRow(self.fem_check_button)
 

@@ -148,8 +148,13 @@ def _cmd_color(args) -> int:
     elif args.size is not None:
         raise ProblemError("--size applies to built-in cases only")
     elif not Path(args.mesh).exists() and not Path(args.mesh).suffix:  # a name, not a file
-        raise ProblemError(f"'{args.mesh}' is neither a mesh file nor a built-in 2D case; colour one of: "
-                           f"{', '.join(CASES)}, or a triangle mesh file")
+        from .problems import load_case_problem  # noqa: PLC0415
+
+        try:
+            kind = f"a case of the {load_case_problem(args.mesh).kind} study, not a 2D one"
+        except ProblemError:
+            kind = "neither a mesh file nor a built-in case"
+        raise ProblemError(f"'{args.mesh}' is {kind}; colour one of: {', '.join(CASES)}, or a triangle mesh file")
     else:
         mesh = read_trimesh(args.mesh)
     if args.method != "parallel" and args.backend == "cupy":

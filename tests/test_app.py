@@ -238,6 +238,8 @@ def test_switching_cases_rebuilds_the_table(window):
 
 
 def test_every_boundary_of_a_built_in_case_is_listed_and_can_be_set(window, qtbot):
+    from paraflux.engine.problems import case_problem_path
+
     window.case_box.setCurrentText("open-slot")
     table = window.materials
     rows = {table.item(r, 1).text(): r for r in range(table.rowCount()) if table.item(r, 0).text() == "boundary"}
@@ -247,6 +249,9 @@ def test_every_boundary_of_a_built_in_case_is_listed_and_can_be_set(window, qtbo
     table.item(rows["EA"], 3).setText("350")
     boundaries = {b.name: b for b in window.current_problem().boundaries}
     assert boundaries["EA"].type == "dirichlet" and boundaries["EA"].value == 350.0
+    window.set_problem_path(case_problem_path("open-slot"))  # the case's file: the same four
+    assert {table.item(r, 1).text() for r in range(table.rowCount())
+            if table.item(r, 0).text() == "boundary"} == {"AB", "BC", "EA", "CDE"}
 
 
 def test_session_saves_and_restores_problem_variants_and_view(window, qtbot, tmp_path, monkeypatch, qapp):

@@ -133,7 +133,9 @@ def test_the_color_command_names_a_case_of_another_study(capsys):
     from paraflux.engine.cli import main
 
     assert main(["color", "cantilever"]) == 2
-    assert "'cantilever' is neither a mesh file nor a built-in 2D case" in capsys.readouterr().err
+    assert "'cantilever' is a case of the elasticity study, not a 2D one" in capsys.readouterr().err
+    assert main(["color", "nothing"]) == 2
+    assert "'nothing' is neither a mesh file nor a built-in case" in capsys.readouterr().err
 
 
 def test_parallel_colouring_past_its_64_colours_points_to_the_sequential_methods():

@@ -58,7 +58,7 @@ def distributions(n, rng):
     return {"uniform": rng.uniform(0, 1, (n, 3)), "plummer": plummer, "sphere": sphere, "plate": plate}
 
 
-@pytest.mark.parametrize("name, scheme", [(name, "auto") for name in ("uniform", "plummer", "sphere", "plate")]
+@pytest.mark.parametrize("name, scheme", [(name, "auto") for name in ("plummer", "sphere", "plate")]
                          + [("uniform", scheme) for scheme in M2L_SCHEMES])
 def test_fmm_error_falls_geometrically_with_the_order(name, scheme):
     """Every scheme (exponential with its 26-node rule, whose accuracy is below these orders' errors)."""

@@ -63,6 +63,16 @@ def test_a_crash_of_the_child_is_a_mesh_error_and_the_next_case_gets_a_new_child
     assert meshing_process.run_meshing(os.getpid, control=control) not in (pid, os.getpid())
 
 
+def test_an_interrupted_call_leaves_no_answer_for_the_next_one():
+    def interrupt():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        meshing_process.run_meshing(mesh_case, "transformer", 100_000, control=RunControl(cancel=interrupt))
+    mesh = meshing_process.run_meshing(mesh_case, "open-slot", 500, control=cancellable())
+    assert set(mesh.boundary_names) == {"AB", "BC", "EA", "CDE"}  # not the transformer it was asked before
+
+
 def test_cancel_stops_gmsh_inside_one_call():
     meshing_process.run_meshing(os.getpid, control=cancellable())  # the child is started and kept
     event = threading.Event()

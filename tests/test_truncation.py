@@ -12,6 +12,7 @@ from paraflux.engine.truncation.loops import CPU_LOOPS, apply_cpu
 from paraflux.engine.truncation.operator import Currents, apply_reference, currents
 from paraflux.engine.truncation.surfaces import TriSurface, check_closed_outward, quadrature, uv_sphere
 
+
 def surface_quadrature(pts, tri, n_points: int):
     """The study's quadrature of a closed surface: points (n, 3), outward unit normals (n, 3), weights
     times area (n,)."""

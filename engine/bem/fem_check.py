@@ -60,6 +60,7 @@ def check_against_hex_fem(bem_result, order: int = CHECK_ORDER, control: RunCont
     fem_seconds = time.perf_counter() - t0
     u_fem = np.array([p.displacement for p in fem.probes])
     difference = np.linalg.norm(bem_result.displacement - u_fem, axis=1).max()
+    scale = max(np.linalg.norm(u_fem, axis=1).max(), np.linalg.norm(bem_result.displacement, axis=1).max())
     return FemCheck(twin, order, 3 * len(bem_result.mesh.points), len(fem.coefficients),
                     sum(bem_result.timings.get(k, 0.0) for k in ("surface", "solve", "post")), fem_seconds,
-                    float(difference / np.linalg.norm(u_fem, axis=1).max()))
+                    float(difference / scale) if scale > 0 else 0.0)

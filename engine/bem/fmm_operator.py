@@ -46,7 +46,7 @@ class FmmBemOperator:
     given)."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
-                 leaf_size=32, m2l="standard", backend="numpy", far_points=FAR_POINTS,
+                 leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less

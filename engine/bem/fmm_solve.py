@@ -26,7 +26,7 @@ ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took 
 class FmmSettings:
     order: int = 8  # multipole order p
     leaf_size: int = 32
-    m2l: str = "standard"
+    m2l: str = "auto"  # see fmm.resolve_m2l
     backend: str = "numpy"
     rtol: float = 1e-8  # GMRES relative residual
     restart: int = 200  # Krylov vectors kept (3N doubles each); restarting every 50 stalled on the bracket

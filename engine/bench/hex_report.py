@@ -117,8 +117,8 @@ def _targets(data: dict) -> list[str]:
     ran = [(p, ai, aii) for p, ai, aii in compared if ai is not None]
     skipped = [p for p, ai, _ in compared if ai is None]
     ok = all(aii < ai for _, ai, aii in ran)
-    details = ", ".join(f"p = {p}: {ai / aii:.1f}x" for p, ai, aii in ran)
-    verdict = "met" if ok else "MISSED"
+    details = ", ".join(f"p = {p}: {ai / aii:.1f}x" for p, ai, aii in ran) or "AI not run"
+    verdict = ("met" if ok else "MISSED") if ran else "NOT MEASURED"
     if ran and skipped:
         top, ai_top, _ = ran[-1]
         verdict += (f" where measured (p = {ran[0][0]}-{top}); AI not run at p = {', '.join(map(str, skipped))}: "

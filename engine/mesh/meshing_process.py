@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from ..errors import Cancelled, MeshError, ParaFluxError
+from ..errors import MeshError, ParaFluxError
 from ..run_control import RunControl
 
 POLL_SECONDS = 0.05  # how often the parent checks for Cancel while the child meshes
@@ -32,13 +32,13 @@ def run_meshing(function: Callable[..., Any], *args: Any, control: RunControl | 
                     break
                 control.check()
             status, value = conn.recv()
-        except Cancelled:
-            _stop_child()
-            raise
         except (EOFError, OSError):
             code = _stop_child()
             raise MeshError(f"the meshing process ended unexpectedly (exit code {code}); gmsh may have run "
                             "out of memory or crashed on this case") from None
+        except BaseException:  # Cancel, Ctrl-C, anything: a child still meshing would answer the next call
+            _stop_child()
+            raise
     if status == "error":
         raise value
     return value
@@ -98,3 +98,4 @@ def serve(conn) -> None:
         except Exception as exc:  # noqa: BLE001 (a bug in a case: the parent shows it, the child lives on)
             reply = ("error", MeshError(f"meshing failed: {type(exc).__name__}: {exc}"))
         conn.send(reply)
+        del reply  # an idle child holds no mesh

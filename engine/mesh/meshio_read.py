@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from pathlib import Path
 
 from ..errors import MeshError
@@ -22,7 +23,10 @@ def read_meshio(path: str | Path, what: str = ""):
     said = io.StringIO()  # meshio prints some errors itself: they go into the message, not the terminal
     try:
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            return meshio.read(path)
+            mesh = meshio.read(path)
+        if said.getvalue().strip():  # what it said about a file it did read, kept as a warning
+            warnings.warn(f"meshio on {path}: {' '.join(said.getvalue().split())}", stacklevel=2)
+        return mesh
     except SystemExit:  # meshio exits on a file no reader takes, and its XML readers on a truncated one
         text = " ".join(said.getvalue().split()).removeprefix("Error: ")
         raise MeshError(f"{what}cannot read mesh file {path}: it is malformed or incomplete"

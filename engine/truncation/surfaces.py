@@ -64,7 +64,7 @@ def check_closed_outward(surface: TriSurface) -> TriSurface:
     flat = doubled_area <= 1e-12 * size ** 2  # no normal to orient or integrate with
     if flat.any():
         raise MeshError(f"surface '{surface.name}' has {int(flat.sum())} degenerate (zero-area) triangles, the "
-                        f"first at ({', '.join(f'{c:g}' for c in p[np.argmax(flat)].mean(axis=0))})")
+                        f"first at ({', '.join(f'{c:g}' for c in p[np.argmax(flat)].mean(axis=0))}) m")
     volume = np.einsum("ij,ij->i", p[:, 0], np.cross(p[:, 1], p[:, 2])).sum() / 6
     if abs(volume) < 1e-300:
         raise MeshError(f"surface '{surface.name}' encloses no volume")
