@@ -71,12 +71,14 @@ def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -
     runs = {m: (lambda m=m: color_sequential(m, tri, n)) for m in ("ccm", "fcm", "ofcm")}
     runs["parallel-gpu"] = lambda: color_parallel_gpu(tri, n)[0]
     runs["parallel-numpy"] = lambda: color_parallel_numpy(tri, n)[0]
+    colorings = {}  # method -> (colours, balanced colours), for the coloured solves
     for name, fn in runs.items():
         fn()  # warm-up (kernel compilation)
         seconds, colors = median_seconds(fn, config.repeats)
         assert is_valid_coloring(tri, colors)
         balance_seconds, balanced = median_seconds(lambda: balance_colors(tri, n, colors), config.repeats)
         assert is_valid_coloring(tri, balanced)
+        colorings[name] = (colors, balanced)
         row["methods"][name] = {"seconds": seconds, **_group_stats(colors),
                                 "balance_seconds": balance_seconds, "balanced": _group_stats(balanced)}
         log(f"  {name}: {1e3 * seconds:.2f} ms, {row['methods'][name]['colors']} colours, "
@@ -85,29 +87,36 @@ def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -
         row["networkx"] = _networkx(tri, n)
         log(f"  networkx: {row['networkx']['seconds']:.2f} s, {row['networkx']['colors']} colours")
     if case == "transformer":
-        row["solve"] = _solves(cp, system, mesh, config)
+        row["solve"] = _solves(cp, system, mesh, colorings, config)
         log(f"  solve: atomic {1e6 * row['solve']['atomic']['seconds_per_iteration']:.1f} us/it, colored "
             f"{1e6 * row['solve']['colored']['seconds_per_iteration']:.1f} us/it")
     return row
 
 
-def _solves(cp, system, mesh, config) -> dict:
-    """GPU EBE-J-PCG (fused reduction) with atomic and with coloured (OFCM, balanced) accumulation."""
+def _solves(cp, system, mesh, colorings: dict, config) -> dict:
+    """GPU EBE-J-PCG (fused reduction) with atomic and with coloured accumulation: "colored" with OFCM's
+    balanced groups, "per_method" with every method's groups as it made them and after balancing."""
     from ..coloring import color_elements  # noqa: PLC0415
     from ..magnetostatics.gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415
+
+    def timed(groups) -> dict:
+        results = []
+        for _ in range(config.solve_repeats):
+            t0 = time.perf_counter()
+            result = solve_ebe_jpcg_gpu(system, config.rtol, None, "fused", None, None, groups)
+            cp.cuda.Device().synchronize()
+            results.append((time.perf_counter() - t0, result))
+        return {"seconds": float(np.median([t for t, _ in results])), "iterations": results[0][1].iterations,
+                "seconds_per_iteration": float(np.median([r.loop_seconds / r.iterations for _, r in results]))}
 
     groups = color_elements(mesh.triangles, mesh.n_nodes, "ofcm", True)
     out = {"n_colors": groups.n_colors}
     for name, g in (("atomic", None), ("colored", groups)):
         solve_ebe_jpcg_gpu(system, config.rtol, None, "fused", None, None, g)  # warm-up
-        results = []
-        for _ in range(config.solve_repeats):
-            t0 = time.perf_counter()
-            result = solve_ebe_jpcg_gpu(system, config.rtol, None, "fused", None, None, g)
-            cp.cuda.Device().synchronize()
-            results.append((time.perf_counter() - t0, result))
-        out[name] = {"seconds": float(np.median([t for t, _ in results])), "iterations": results[0][1].iterations,
-                     "seconds_per_iteration": float(np.median([r.loop_seconds / r.iterations for _, r in results]))}
+        out[name] = timed(g)
+    out["per_method"] = {
+        method: {"as_made": timed(groups_from_colors(colors)), "balanced": timed(groups_from_colors(balanced))}
+        for method, (colors, balanced) in colorings.items()}
     return out
 
 

@@ -80,8 +80,30 @@ def render_markdown(data: dict) -> str:
                      f"{1e6 * a['seconds_per_iteration']:.1f} | {1e6 * c['seconds_per_iteration']:.1f} | "
                      f"{c['seconds_per_iteration'] / a['seconds_per_iteration']:.2f} | {a['seconds']:.3g} | "
                      f"{c['seconds']:.3g} |")
+    lines += _per_method_solves(data)
     lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
     return "\n".join(lines)
+
+
+def _per_method_solves(data: dict) -> list[str]:
+    """Coloured / atomic time per iteration with each method's groups, as made and after balancing."""
+    rows = [r for r in data["meshes"] if r.get("solve", {}).get("per_method")]
+    if not rows:
+        return []
+    lines = ["", "## Coloured accumulation with each method's colour groups", "",
+             "Coloured / atomic time per iteration of the same solve (fused reduction), with the groups as the "
+             "method made them -> after the balancing pass; in brackets the coloured solve's microseconds per "
+             "iteration after balancing.", "",
+             "| elements | atomic us/iteration | " + " | ".join(METHODS) + " |", "|---:|---:|" + "---:|" * len(METHODS)]
+    for row in rows:
+        s = row["solve"]
+        atomic = s["atomic"]["seconds_per_iteration"]
+        cells = [f"{row['elements']:,}", f"{1e6 * atomic:.1f}"]
+        for m in METHODS:
+            made, balanced = (s["per_method"][m][k]["seconds_per_iteration"] for k in ("as_made", "balanced"))
+            cells.append(f"{made / atomic:.2f} -> {balanced / atomic:.2f} ({1e6 * balanced:.1f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _targets(data: dict) -> list[str]:
@@ -154,4 +176,16 @@ def _analysis(data: dict) -> list[str]:
             "concurrent ones share no node), or one persistent kernel walking the colour offsets with a grid "
             "barrier between colours. Coloured accumulation buys bitwise reproducibility, which atomics cannot "
             "give; atomic stays the default.")
+    per_method = [(n, s) for n, s in solves if s.get("per_method")]
+    if per_method:
+        n, s = per_method[-1]
+        atomic = s["atomic"]["seconds_per_iteration"]
+        ratio = {(m, k): s["per_method"][m][k]["seconds_per_iteration"] / atomic
+                 for m in METHODS for k in ("as_made", "balanced")}
+        best, worst = min(ratio, key=ratio.get), max(ratio, key=ratio.get)
+        out.append(
+            f"- With each method's own colour groups at {n:,} elements, coloured / atomic runs from "
+            f"{ratio[best]:.2f}x ({best[0]}, groups {best[1].replace('_', ' ')}) to "
+            f"{ratio[worst]:.2f}x ({worst[0]}, groups {worst[1].replace('_', ' ')}); OFCM's groups give "
+            f"{ratio[('ofcm', 'as_made')]:.2f}x as made and {ratio[('ofcm', 'balanced')]:.2f}x balanced.")
     return out
