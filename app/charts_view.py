@@ -7,6 +7,9 @@ import pyvista as pv
 from pyvistaqt import QtInteractor
 
 
+COLORS = ("steelblue", "darkorange", "seagreen", "darkred", "purple", "olive", "teal", "gray")
+
+
 class ChartsView(QtInteractor):
     """Two charts side by side; timing_bars and residual_line hold what is drawn."""
 
@@ -27,13 +30,16 @@ class ChartsView(QtInteractor):
         self.render()
 
     def show_comparison(self, rows) -> None:
-        """Per variant: its time stacked by phase, and its iterations."""
+        """Per variant a group of bars, one per phase (side by side, so a phase reads across variants),
+        and its iterations."""
         phases = list(dict.fromkeys(p for row in rows for p in row.timings))
         x = np.arange(len(rows), dtype=float)
         labels = [row.label.split("=", 1)[-1] for row in rows]
         timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
-        self.comparison_bars = timing.bar(x, [np.array([row.timings.get(p, 0.0) for row in rows]) for p in phases],
-                                          label=phases)
+        self.comparison_bars = [  # VTK places the bar plots of one chart side by side around each x
+            timing.bar(x, np.array([row.timings.get(p, 0.0) for row in rows]),
+                       color=COLORS[j % len(COLORS)], label=p)
+            for j, p in enumerate(phases)]
         second = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
         if any(row.iterations for row in rows):
             second.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
@@ -56,12 +62,11 @@ class ChartsView(QtInteractor):
         left = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
         with_serial = not np.isnan(rows[0].acceleration)
         self.scaling_lines = []
-        colors = ["steelblue", "darkred", "seagreen", "darkorange", "purple", "gray", "black", "olive", "teal"]
         for i, (loop, n_rhs) in enumerate(dict.fromkeys((r.loop, r.n_rhs) for r in rows)):
             pick = [r for r in rows if r.loop == loop and r.n_rhs == n_rhs]
             y = [r.acceleration if with_serial else r.seconds for r in pick]
             self.scaling_lines.append(left.line(np.array([r.n_outer for r in pick], dtype=float), np.array(y),
-                                                color=colors[i % len(colors)], label=f"{loop}, {n_rhs} rhs"))
+                                                color=COLORS[i % len(COLORS)], label=f"{loop}, {n_rhs} rhs"))
         left.title = "Acceleration over serial" if with_serial else "Operator time"
         left.x_label, left.y_label = "S triangles", "x" if with_serial else "seconds"
         right = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
@@ -69,7 +74,7 @@ class ChartsView(QtInteractor):
         for i, loop in enumerate(dict.fromkeys(r.loop for r in rows)):
             pick = [r for r in rows if r.loop == loop and r.n_outer == largest]
             right.line(np.array([r.n_rhs for r in pick], dtype=float), np.array([r.seconds for r in pick]),
-                       color=colors[i % len(colors)], label=loop)
+                       color=COLORS[i % len(COLORS)], label=loop)
         right.title, right.x_label, right.y_label = f"Operator time, S = {largest:,} triangles", "right-hand sides", "seconds"
         self._replace(left, right)
 

@@ -153,7 +153,11 @@ def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, t
     qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=60_000)
     assert window.compare_table.rowCount() == 2
     assert window.compare_table.item(1, 0).text() == "reduction=library"
-    assert len(window.charts.comparison_bars.x) == 2  # one stacked bar per variant
+    bars = window.charts.comparison_bars  # grouped: a bar plot per phase, a bar of it per variant
+    table = window.compare_table
+    phases = [table.horizontalHeaderItem(c).text().removesuffix(" (s)") for c in range(1, table.columnCount() - 2)]
+    assert [b.label for b in bars] == phases and len(phases) >= 3
+    assert all(len(b.x) == 2 for b in bars)
     out = tmp_path / "table.csv"
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     window.export_button.click()
