@@ -83,10 +83,22 @@ class StudyPanel:
         for axis in study.axes:
             self.axis_boxes[axis.name] = axis_box(axis, reason)
             self.form.addRow(axis.label, self.axis_boxes[axis.name])
+        for axis in study.axes:
+            if axis.applies_when:
+                self._enable_with(self.axis_boxes[axis.name], *axis.applies_when)
         self.parameter_edits = {}
         for parameter in study.parameters:
             self.parameter_edits[parameter.name] = parameter_field(parameter)
             self.form.addRow(parameter.label, self.parameter_edits[parameter.name])
+
+    def _enable_with(self, box: QtWidgets.QComboBox, other: str, choice: str) -> None:
+        """Grey box out, saying why, unless the axis `other` shows `choice` (e.g. nodes of exponential M2L)."""
+        def follow(text: str) -> None:
+            box.setEnabled(text == choice)
+            box.setToolTip("" if text == choice else f"used only with {other} = {choice}")
+
+        self.axis_boxes[other].currentTextChanged.connect(follow)
+        follow(self.axis_boxes[other].currentText())
 
     def _materials_table(self) -> MaterialsTable:
         raise NotImplementedError

@@ -19,12 +19,14 @@ class Choice:
 
 @dataclass(frozen=True)
 class VariantAxis:
-    """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key."""
+    """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key.
+    applies_when (axis, choice): the axis only matters when that other axis has that choice."""
 
     name: str
     label: str
     choices: tuple[Choice, ...]
     default: str
+    applies_when: tuple[str, str] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -159,7 +161,7 @@ EXPONENTIAL_NODES = VariantAxis("exponential_nodes", "Exponential nodes", (
     Choice("8", "the exponential M2L's plane-wave rule of 8 nodes, accurate to 1.9e-3"),
     Choice("17", "17 nodes, accurate to 6e-6"),
     Choice("26", "26 nodes, accurate to 7e-8"),
-), "17")
+), "17", applies_when=("m2l", "exponential"))
 
 # the reductions the solvers implement: every choice but "auto", which picks one of them
 SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")

@@ -96,3 +96,14 @@ def test_the_bar_is_checked_against_hexahedral_p_fem_from_the_window(window, qtb
     assert not check.isEnabled()
     solve(window, qtbot)
     assert not check.isEnabled()  # no hexahedral mesh of this part
+
+
+def test_exponential_nodes_are_greyed_out_unless_the_m2l_is_exponential(window):
+    select_bem(window)
+    nodes, m2l = window.axis_boxes["exponential_nodes"], window.axis_boxes["m2l"]
+    assert m2l.currentText() == "auto" and not nodes.isEnabled()
+    assert nodes.toolTip() == "used only with m2l = exponential"
+    m2l.setCurrentText("exponential")
+    assert nodes.isEnabled() and not nodes.toolTip()
+    m2l.setCurrentText("standard")
+    assert not nodes.isEnabled()

@@ -58,6 +58,19 @@ def test_every_variant_of_every_axis_is_accepted_and_unknown_rejected(study):
             study.with_variants(problem, {axis.name: "no-such-variant"})
 
 
+def test_an_axis_that_applies_with_another_choice_compares_with_that_choice():
+    bem = STUDIES["elastostatic-bem"]
+    assert bem.axis("exponential_nodes").applies_when == ("m2l", "exponential")
+    assert bem.compare_sets("exponential_nodes", ["8", "26"]) == [
+        {"m2l": "exponential", "exponential_nodes": "8"}, {"m2l": "exponential", "exponential_nodes": "26"}]
+    assert bem.compare_sets("m2l", ["standard"]) == [{"m2l": "standard"}]
+    for study in STUDIES.values():  # every condition names an axis of the same study and one of its choices
+        for axis in study.axes:
+            if axis.applies_when:
+                other, choice = axis.applies_when
+                assert choice in study.axis(other).names
+
+
 @pytest.mark.parametrize("method", [c.name for c in STUDIES["magnetostatic"].axis("method").choices])
 def test_every_method_runs_through_the_cli(tmp_path, method, capsys):
     out = tmp_path / "out"

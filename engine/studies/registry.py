@@ -56,7 +56,9 @@ class Study:
         for p in self.parameters:
             if p.name == name:
                 return [{name: p.check(int(c) if p.integer else float(c))} for c in choices]
-        return [{name: self.axis(name).choice(c).name} for c in choices]
+        axis = self.axis(name)
+        needed = dict([axis.applies_when]) if axis.applies_when else {}  # e.g. nodes compare exponential runs
+        return [{**needed, name: axis.choice(c).name} for c in choices]
 
     def with_variants(self, problem, variants: Mapping[str, str]):
         """Validate each chosen variant by name and return the problem with them applied."""
