@@ -569,6 +569,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._log(check.lines()[0])
 
     def _start(self, job, on_finished) -> None:
+        if not self._retire_thread():
+            self.show_error("the last run has not ended yet: wait for it or cancel it first")
+            return
         self.thread = QtCore.QThread(self)
         self.worker = Worker(job)
         self.worker.moveToThread(self.thread)
@@ -576,12 +579,27 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.progress.connect(self.on_progress)
         self.worker.finished.connect(on_finished)
         self.worker.failed.connect(self.on_failed)
-        self.worker.finished.connect(self.thread.quit)
-        self.worker.failed.connect(self.thread.quit)
+        # quit from the job's own thread (QThread.quit is thread-safe): a quit queued to this thread
+        # could still be pending when the window, and the QThread with it, is destroyed
+        self.worker.finished.connect(self.thread.quit, QtCore.Qt.DirectConnection)
+        self.worker.failed.connect(self.thread.quit, QtCore.Qt.DirectConnection)
         for widget in self._busy_widgets():
             widget.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
+
+    def _retire_thread(self) -> bool:
+        """Let the last job's thread end, then delete it and its worker; False if it does not end.
+        Jobs start only once the last one has reported, so its thread is at most leaving Worker.run:
+        deleting the worker before that (as replacing the last reference to it did) freed memory the
+        thread was still using."""
+        if self.thread is None:
+            return True
+        if not self.thread.wait(10_000):
+            return False
+        self.thread.deleteLater()
+        self.thread = self.worker = None
+        return True
 
     def _busy_widgets(self) -> list:
         """What must not start a second job or change the problem while one runs (one job at a time)."""

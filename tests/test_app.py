@@ -174,6 +174,24 @@ def test_second_run_replaces_the_charts(window, qtbot):
     assert len(window.charts.shown) == 2 and window.charts.residual_line is None
 
 
+def test_each_job_starts_once_the_last_ones_thread_has_ended_and_deletes_it(window, qtbot):
+    class Chain(QtCore.QObject):  # a QObject of the window's thread, so its slot runs there
+        finished = []
+
+        def again(self, _):
+            window._idle()
+            self.finished.append(window.thread)
+            if len(self.finished) < 50:  # started from the last job's own report, as a quick click would be
+                window._start(lambda control: 0, self.again)
+
+    chain = Chain()
+    window._start(lambda control: 0, chain.again)
+    qtbot.waitUntil(lambda: len(chain.finished) == 50, timeout=30_000)
+    assert not window.dialogs and len(set(chain.finished)) == 50
+    qtbot.wait(100)  # the retired threads' deferred deletes
+    assert window.findChildren(QtCore.QThread) == [window.thread]
+
+
 def test_exports_after_a_solve_and_recent_problems(window, qtbot, tmp_path, monkeypatch):
     import meshio
 
