@@ -22,6 +22,7 @@ from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 from paraflux.engine.truncation.scaling import scaling_sweep
 
+from . import gui_thread_gc
 from .charts_view import ChartsView
 from .result_view import ResultView
 from .study_panels import StudyPanel, make_panels
@@ -758,6 +759,7 @@ def main(argv: list[str] | None = None) -> int:
     """paraflux-gui [PROBLEM.toml] opens the window; paraflux-gui --self-test [PNG] checks the install."""
     argv = list(sys.argv if argv is None else argv)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv)
+    gui_thread_gc.install(app)  # jobs run in a thread: Qt and VTK objects must not be freed there
     if len(argv) > 1 and argv[1] == "--self-test":
         return self_test(app, Path(argv[2] if len(argv) > 2 else "paraflux-self-test.png"))
     window = MainWindow()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def gui_garbage_collected_in_the_gui_thread(request):
+    """For window tests, as in the app (app/gui_thread_gc.py): the last test's closed windows are deleted
+    and collected here, in the GUI thread, and during the test only the GUI thread collects. Else a
+    job's thread could collect them and destroy Qt and VTK objects outside the GUI thread (a crash)."""
+    if not {"qtbot", "qapp"} & set(request.fixturenames):
+        yield
+        return
+    from PySide6 import QtCore  # noqa: PLC0415 (window tests only)
+
+    from paraflux.app.gui_thread_gc import GuiThreadCollector  # noqa: PLC0415
+
+    app = request.getfixturevalue("qapp")
+    app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    gc.collect()
+    collector = GuiThreadCollector()
+    yield
+    collector.uninstall()
+    collector.deleteLater()
 
 
 def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
