@@ -67,7 +67,8 @@ def _cmd_studies(args) -> int:
         print(f"{study.name}: {study.title} (problem kind '{study.problem_kind}')")
         for axis in study.axes:
             names = ", ".join(c.name + (" [GPU]" if c.needs_gpu else "") for c in axis.choices)
-            print(f"  {axis.option} {{{names}}} default {axis.default}")
+            used = f" (used only with --{axis.applies_when[0]} {axis.applies_when[1]})" if axis.applies_when else ""
+            print(f"  {axis.option} {{{names}}} default {axis.default}{used}")
         for parameter in study.parameters:
             print(f"  {parameter.option} {parameter.minimum:g}..{parameter.maximum:g} default {parameter.default:g}: "
                   f"{parameter.description}")

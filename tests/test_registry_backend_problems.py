@@ -58,7 +58,9 @@ def test_every_variant_of_every_axis_is_accepted_and_unknown_rejected(study):
             study.with_variants(problem, {axis.name: "no-such-variant"})
 
 
-def test_an_axis_that_applies_with_another_choice_compares_with_that_choice():
+def test_an_axis_that_applies_with_another_choice_compares_with_that_choice(capsys):
+    assert main(["studies"]) == 0
+    assert "--exponential-nodes {8, 17, 26} default 17 (used only with --m2l exponential)" in capsys.readouterr().out
     bem = STUDIES["elastostatic-bem"]
     assert bem.axis("exponential_nodes").applies_when == ("m2l", "exponential")
     assert bem.compare_sets("exponential_nodes", ["8", "26"]) == [
