@@ -591,9 +591,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _retire_thread(self) -> bool:
         """Let the last job's thread end, then delete it and its worker; False if it does not end.
-        Jobs start only once the last one has reported, so its thread is at most leaving Worker.run:
-        deleting the worker before that (as replacing the last reference to it did) freed memory the
-        thread was still using."""
+        Jobs start only once the last one has reported, so its thread is at most leaving Worker.run;
+        deleting the worker before it has left (as replacing the last reference to it could) would free
+        an object the thread still uses."""
         if self.thread is None:
             return True
         if not self.thread.wait(10_000):
