@@ -2,6 +2,7 @@
 
 import gc
 import threading
+import weakref
 
 import pytest
 
@@ -48,3 +49,27 @@ def test_install_keeps_one_collector_per_application(qapp):
     finally:
         first.uninstall()
         first.setParent(None)
+
+
+def test_a_closed_windows_views_are_freed_in_the_gui_thread_while_a_job_thread_allocates(qapp, qtbot):
+    """The case behind CI's random aborts: a closed window's PyVista views (VTK render windows) were
+    freed by a collection that a job's thread triggered."""
+    from PySide6 import QtCore
+
+    from paraflux.app.main import MainWindow
+
+    freed = []
+    window = MainWindow()
+    window.show()
+    for view in (window.view, window.charts):
+        weakref.finalize(view, lambda: freed.append(threading.current_thread() is threading.main_thread()))
+    window.close()
+    window.deleteLater()
+    del window, view
+    qapp.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    log = []
+    worker = threading.Thread(target=lambda: [Node(log) for _ in range(20 * gc.get_threshold()[0])])
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: len(freed) == 2, timeout=5_000)
+    assert freed == [True, True]
