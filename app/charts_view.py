@@ -34,7 +34,7 @@ class ChartsView(QtInteractor):
         and its iterations."""
         phases = list(dict.fromkeys(p for row in rows for p in row.timings))
         x = np.arange(len(rows), dtype=float)
-        labels = [row.label.split("=", 1)[-1] for row in rows]
+        labels = [row.label.rsplit("=", 1)[-1] for row in rows]  # the compared axis's choice (it comes last)
         timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
         self.comparison_bars = [  # VTK places the bar plots of one chart side by side around each x
             timing.bar(x, np.array([row.timings.get(p, 0.0) for row in rows]),

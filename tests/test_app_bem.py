@@ -107,3 +107,20 @@ def test_exponential_nodes_are_greyed_out_unless_the_m2l_is_exponential(window):
     assert nodes.isEnabled() and not nodes.toolTip()
     m2l.setCurrentText("standard")
     assert not nodes.isEnabled()
+
+
+def test_comparing_exponential_nodes_runs_the_exponential_scheme(window, qtbot):
+    select_bem(window, size=200)
+    window.axis_boxes["method"].setCurrentText("fmm")
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    window.compare_axis.setCurrentText("exponential_nodes")
+    for i in range(window.compare_choices.count()):
+        if window.compare_choices.item(i).text() in ("8", "26"):
+            window.compare_choices.item(i).setCheckState(QtCore.Qt.Checked)
+    window.compare_button.click()
+    qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=120_000)
+    assert not window.dialogs, window.dialogs
+    assert [window.compare_table.item(r, 0).text() for r in range(2)] == [
+        "m2l=exponential, exponential_nodes=8", "m2l=exponential, exponential_nodes=26"]
+    assert list(window.charts.shown[0].x_axis.tick_labels) == ["8", "26"]  # the compared choice
+    assert 0 < window.comparison_rows[1].relative_difference < 1e-2  # 8 nodes: about 2e-3 per translation

@@ -136,9 +136,23 @@ def test_compare_variants_tabulates_runs_and_differences():
     assert rows[0].relative_difference == 0.0 and 0 < rows[1].relative_difference < 1e-9
     assert rows[1].iterations == 0 and rows[0].iterations > 0 and rows[2].iterations > 0
     assert rows[2].relative_difference < 1e-9 and results[2].reduction == "sequential"
+    auto, _ = compare_variants(study, problem, [{"reduction": "auto", "backend": "auto"}])
+    ran = "numpy" if backend.gpu_unavailable_reason() else "cupy"
+    assert auto[0].label == f"reduction=auto ({'library' if ran == 'numpy' else 'fused'}), backend=auto ({ran})"
     text = comparison_csv(rows)
     assert text.splitlines()[0].startswith("variant,mesh_s,assemble_s,solve_s,post_s,iterations")
     assert len(text.splitlines()) == 4
+
+
+def test_what_an_auto_variant_ran_is_read_from_the_result():
+    from types import SimpleNamespace as Record
+
+    from paraflux.engine.studies.compare import what_ran
+
+    bem_like = Record(backend="numpy", problem=Record(solver=Record(m2l="batched-gemm", backend="auto")))
+    assert what_ran(bem_like, "backend") == "numpy" and what_ran(bem_like, "m2l") == "batched-gemm"
+    assert what_ran(bem_like, "loop") is None  # not recorded: the label stays "loop=auto"
+    assert what_ran(Record(m2l="auto", problem=None), "m2l") is None
 
 
 @pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)

@@ -15,7 +15,8 @@ from ..run_control import RunControl
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    """One variant's run: label 'axis=choice, ...', seconds per phase, iterations, and
+    """One variant's run: label 'axis=choice, ...' (an "auto" choice followed by what it ran, in brackets),
+    seconds per phase, iterations, and
     ||x - x_first|| / ||x_first|| of its solution vector."""
 
     label: str
@@ -37,10 +38,21 @@ def compare_variants(study, problem, variant_sets: Sequence[Mapping[str, str]],
         result = study.run(study.with_variants(problem, variants), scaled)
         first = result.solution if first is None else first
         norm = float(np.linalg.norm(first)) or 1.0
+        label = ", ".join(f"{k}={v}" + (f" ({ran})" if v == "auto" and (ran := what_ran(result, k)) else "")
+                          for k, v in variants.items()) or label
         rows.append(ComparisonRow(label, dict(variants), dict(result.timings), result.iterations,
                                   float(np.linalg.norm(result.solution - first)) / norm))
         results.append(result)
     return rows, results
+
+
+def what_ran(result, axis: str) -> str | None:
+    """The choice an "auto" variant of the axis resolved to, where the result records it: its own field of
+    that name (backend, reduction) or its problem's solver setting (the BEM's m2l)."""
+    ran = getattr(result, axis, None)
+    if ran is None:
+        ran = getattr(getattr(getattr(result, "problem", None), "solver", None), axis, None)
+    return ran if isinstance(ran, str) and ran != "auto" else None
 
 
 def comparison_csv(rows: Sequence[ComparisonRow]) -> str:
