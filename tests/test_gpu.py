@@ -138,3 +138,20 @@ def test_parallel_coloring_gpu_equals_numpy_twin():
     gpu_colors, gpu_rounds = color_parallel_gpu(mesh.triangles, mesh.n_nodes)
     cpu_colors, cpu_rounds = color_parallel_numpy(mesh.triangles, mesh.n_nodes)
     assert np.array_equal(gpu_colors, cpu_colors) and gpu_rounds == cpu_rounds
+
+
+def test_coloring_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
+    from paraflux.engine.bench import coloring as coloring_bench  # noqa: PLC0415
+    from paraflux.engine.bench.coloring_report import METHODS  # noqa: PLC0415
+
+    config = coloring_bench.ColoringBenchConfig(meshes=(("transformer", 3000),), repeats=1, solve_repeats=1,
+                                                networkx_up_to=0)
+    data = coloring_bench.run_coloring_benchmark(config, ["test"], lambda m: None)
+    solve = data["meshes"][0]["solve"]
+    atomic = solve["atomic"]["iterations"]
+    assert atomic > 0 and set(solve["per_method"]) == set(METHODS)
+    runs = [solve["colored"]] + [s[k] for s in solve["per_method"].values() for k in ("as_made", "balanced")]
+    assert all(abs(r["iterations"] - atomic) <= 2 for r in runs)  # the same solve, summed in another order
+    paths = coloring_bench.write_results(data, tmp_path)
+    assert [p.name for p in paths] == ["coloring.json", "coloring.md"]
+    assert "## Coloured accumulation with each method's colour groups" in paths[1].read_text()

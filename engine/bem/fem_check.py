@@ -15,6 +15,7 @@ from ..problems.elasticity import ElasticRegion, Probe3
 from ..run_control import RunControl
 
 HEX_TWINS = {"bar": "bar-hex"}  # BEM case -> the hexahedral case of the same part, with the same face names
+TWIN_CASES = f"built-in case{'s' if len(HEX_TWINS) > 1 else ''} {', '.join(HEX_TWINS)}"  # for messages
 CHECK_ORDER = 3  # p of the hexahedra: a polynomial field of the bar is exact at any order, curved ones need more
 
 
@@ -47,8 +48,7 @@ def check_against_hex_fem(bem_result, order: int = CHECK_ORDER, control: RunCont
     twin = HEX_TWINS.get(problem.case)
     if twin is None:
         part = f"case '{problem.case}'" if problem.case else "a surface read from a file"
-        raise ProblemError(f"no hexahedral mesh of this part ({part}); the p-FEM check runs on the built-in "
-                           f"case{'s' if len(HEX_TWINS) > 1 else ''} {', '.join(HEX_TWINS)}")
+        raise ProblemError(f"no hexahedral mesh of this part ({part}); the p-FEM check runs on the {TWIN_CASES}")
     base = load_case_problem(twin)
     points = bem_result.mesh.points / base.length_scale
     fem_problem = replace(base, order=order, regions=(ElasticRegion(base.regions[0].name, problem.young,

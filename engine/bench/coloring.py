@@ -96,7 +96,6 @@ def bench_mesh(cp, case: str, elements: int, config: ColoringBenchConfig, log) -
 def _solves(cp, system, mesh, colorings: dict, config) -> dict:
     """GPU EBE-J-PCG (fused reduction) with atomic and with coloured accumulation: "colored" with OFCM's
     balanced groups, "per_method" with every method's groups as it made them and after balancing."""
-    from ..coloring import color_elements  # noqa: PLC0415
     from ..magnetostatics.gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415
 
     def timed(groups) -> dict:
@@ -109,7 +108,7 @@ def _solves(cp, system, mesh, colorings: dict, config) -> dict:
         return {"seconds": float(np.median([t for t, _ in results])), "iterations": results[0][1].iterations,
                 "seconds_per_iteration": float(np.median([r.loop_seconds / r.iterations for _, r in results]))}
 
-    groups = color_elements(mesh.triangles, mesh.n_nodes, "ofcm", True)
+    groups = groups_from_colors(colorings["ofcm"][1])  # OFCM, balanced
     out = {"n_colors": groups.n_colors}
     for name, g in (("atomic", None), ("colored", groups)):
         solve_ebe_jpcg_gpu(system, config.rtol, None, "fused", None, None, g)  # warm-up

@@ -15,6 +15,8 @@ from ..errors import MeshError
 from .adjacency import element_adjacency
 
 MAX_COLORS = 64
+TOO_MANY_COLORS = (f"parallel colouring needs more than {MAX_COLORS} colours on this mesh (one bit per colour in a "
+                   "64-bit word); use ccm, fcm or ofcm, which have no limit")
 
 
 def priorities(n_el: int) -> np.ndarray:
@@ -63,8 +65,7 @@ def color_parallel_numpy(connectivity: np.ndarray, n_nodes: int) -> tuple[np.nda
                          np.left_shift(np.uint64(1), neighbour_color[coloured_edge].astype(np.uint64)))
         chosen = _smallest_free(taken[winners])
         if (chosen >= MAX_COLORS).any():
-            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh (one bit per colour "
-                            "in a 64-bit word); use ccm, fcm or ofcm, which have no limit")
+            raise MeshError(TOO_MANY_COLORS)
         color[winners] = chosen
     return color, rounds
 
@@ -95,8 +96,7 @@ def color_parallel_gpu(connectivity: np.ndarray, n_nodes: int) -> tuple[np.ndarr
         apply(grid, block, (n, chosen, color))
         low, high = int(color.min()), int(color.max())  # one host read per round
         if high >= MAX_COLORS:
-            raise MeshError(f"parallel colouring needs more than {MAX_COLORS} colours on this mesh (one bit per colour "
-                            "in a 64-bit word); use ccm, fcm or ofcm, which have no limit")
+            raise MeshError(TOO_MANY_COLORS)
         if low >= 0:
             break
     return color.get(), rounds

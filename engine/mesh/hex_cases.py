@@ -75,6 +75,7 @@ def _box_builder(lengths: tuple[float, float, float], region: str, faces: dict[s
 
 
 _BEAM = (BEAM_LENGTH, BEAM_WIDTH, BEAM_HEIGHT)
+_BEAM_FACES = {"clamp": (0, 0.0), "tip": (0, BEAM_LENGTH), "bottom": (2, 0.0), "top": (2, BEAM_HEIGHT)}
 # --- bar-hex: the boundary element study's tension bar, 200 x 50 x 50 mm, as hexahedra (m) ----------
 _BAR = (0.2, 0.05, 0.05)
 _BAR_FACES = {f"{'xyz'[axis]}{side}": (axis, side * _BAR[axis]) for axis in range(3) for side in (0, 1)}
@@ -82,12 +83,11 @@ _BAR_FACES = {f"{'xyz'[axis]}{side}": (axis, side * _BAR[axis]) for axis in rang
 
 HEX_CASES: dict[str, HexCase] = {c.name: c for c in (
     HexCase("cantilever", "Clamped steel cantilever beam", "m",
-            _box_builder(_BEAM, "steel", {"clamp": (0, 0.0), "tip": (0, BEAM_LENGTH), "bottom": (2, 0.0),
-                                          "top": (2, BEAM_HEIGHT)}),
+            _box_builder(_BEAM, "steel", _BEAM_FACES),
             _beam_divisions(BEAM_LENGTH / BEAM_WIDTH, BEAM_NOMINAL),
             "Beam 1 m x 0.1 m x 0.1 m clamped at x = 0 (face 'clamp'), loaded on its tip face x = 1 m "
             "('tip'); faces 'top' (z = 0.1 m) and 'bottom' (z = 0). Structured hexahedra, 10 x 1 x 1 "
-            "at nominal size: the element order carries the accuracy.", ("clamp", "tip", "bottom", "top")),
+            "at nominal size: the element order carries the accuracy.", tuple(_BEAM_FACES)),
     HexCase("bar-hex", "Bar under uniform tension (hexahedra)", "m", _box_builder(_BAR, "steel", _BAR_FACES),
             _beam_divisions(_BAR[0] / _BAR[1], (4, 1, 1)),
             "The boundary element study's bar (200 x 50 x 50 mm on rollers at x = 0, y = 0, z = 0, pulled by "
