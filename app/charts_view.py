@@ -87,7 +87,7 @@ class ChartsView(QtInteractor):
         timing.x_axis.tick_labels = [p.replace("_", "\n") for p in phases]  # long names side by side
         timing.x_label, timing.y_label, timing.title = "", "seconds", "Time per phase"
         residual = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
-        history = np.asarray(result.residual_history)
+        history = np.asarray(getattr(result, "residual_history", ()))
         if history.size:
             self.residual_line = residual.line(np.arange(1, history.size + 1, dtype=float),
                                                np.log10(np.maximum(history, 1e-300)), color="darkred")

@@ -45,17 +45,10 @@ class ProgressBar:
 
 
 def _cmd_cases(args) -> int:
-    from .mesh.cases import CASES  # noqa: PLC0415
-    from .mesh.hex_cases import HEX_CASES  # noqa: PLC0415
-    from .bem.cases import BEM_CASES  # noqa: PLC0415
-    from .truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
+    from .studies.registry import all_cases  # noqa: PLC0415
 
-    listed = [(case, case.formulation) for case in CASES.values()]
-    listed += [(case, "3D elasticity") for case in HEX_CASES.values()]
-    listed += [(case, "3D BEM") for case in BEM_CASES.values()]
-    listed += [(case, "truncation") for case in SURFACE_CASES.values()]
-    for case, kind in listed:
-        print(f"{case.name:13s} {kind:13s} {case.title}")
+    for _, case in all_cases():
+        print(f"{case.name:13s} {case.label:13s} {case.title}")
         print(f"{'':13s} {case.description}")
     return 0
 
@@ -175,125 +168,64 @@ def _cmd_color(args) -> int:
     return 0
 
 
-def _cmd_bench(args) -> int:
+def _read_json(path: Path, what: str) -> dict:
     import json  # noqa: PLC0415
 
-    from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe, fmbem as fmbem_bench, fmm as fmm_bench, hex as hex_bench  # noqa: PLC0415
-    from .bench import truncation as truncation_bench  # noqa: PLC0415
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ProblemError(f"cannot read {what} {path}: {exc}") from None
 
-    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench,
-              "truncation": truncation_bench, "fmbem": fmbem_bench}[args.name]
-    if args.render:
+
+def _run_bench(bench, args) -> list[Path]:
+    """Run the benchmark on the GPU (a partial JSON kept in --out while it runs), join --merge, write."""
+    from .backend import get_backend  # noqa: PLC0415
+    from .bench.registry import BenchOptions  # noqa: PLC0415
+    from .output import write_json  # noqa: PLC0415
+
+    get_backend("cupy")  # a clear error when no GPU is usable
+    options = BenchOptions(tuple(args.sizes or ()), tuple(args.orders or ()), tuple(args.rhs or ()), args.repeats,
+                           args.multi_gpu_only)
+    args.out.mkdir(parents=True, exist_ok=True)
+    partial = args.out / f"{bench.file_name(options)}.partial.json"  # finished parts survive a run cut short
+    data = bench.run(options, ["paraflux", *sys.argv[1:]], lambda m: print(m, flush=True),
+                     lambda d: write_json(partial, d))
+    partial.unlink(missing_ok=True)
+    if args.merge:
         try:
-            data = json.loads(Path(args.render).read_text())
-        except (OSError, ValueError) as exc:
-            raise ProblemError(f"cannot read benchmark results {args.render}: {exc}") from None
+            data = bench.merge(data, _read_json(args.merge, "results to merge"))
+        except (ValueError, KeyError) as exc:
+            raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
+    elif bench.raw_only(options):  # rendered once joined with the other part (--merge)
+        write_json(args.out / f"{bench.file_name(options)}.json", data)
+        return [args.out / f"{bench.file_name(options)}.json"]
+    return bench.write(data, args.out)
+
+
+def _cmd_bench(args) -> int:
+    from .bench.registry import BENCHMARKS  # noqa: PLC0415
+
+    bench = BENCHMARKS[args.name]
+    if args.merge and not bench.merges:
+        raise ProblemError(f"--merge does not apply to the {args.name} benchmark")
+    if args.render:
+        data = _read_json(args.render, "benchmark results")
         if not isinstance(data, dict) or data.get("benchmark") != args.name:
             found = data.get("benchmark") if isinstance(data, dict) else type(data).__name__
             raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
+        try:
+            written = bench.write(data, args.out)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
     else:
-        get_backend("cupy")  # a clear error when no GPU is usable
-        log = lambda m: print(m, flush=True)  # noqa: E731
-        command = ["paraflux", *sys.argv[1:]]
-        if args.name == "ebe":
-            config = ebe.EbeBenchConfig()
-            if args.sizes:
-                config = replace(config, sizes=tuple(args.sizes))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = ebe.run_ebe_benchmark(config, command, log)
-        elif args.name == "fmm":
-            config = fmm_bench.FmmBenchConfig()
-            if args.sizes:
-                config = replace(config, sizes=tuple(args.sizes))
-            if args.orders:
-                config = replace(config, orders=tuple(args.orders))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = fmm_bench.run_fmm_benchmark(config, command, log)
-            if args.merge:
-                try:
-                    data = fmm_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        elif args.name == "fmbem":
-            config = fmbem_bench.FmbemBenchConfig()
-            if args.sizes:  # Table 4 at these sizes only, unless --orders asks for Tables 1-3 too
-                config = replace(config, dofs=tuple(args.sizes), orders=tuple(args.orders or ()))
-            elif args.orders:  # Tables 1-3 at these orders only
-                config = replace(config, orders=tuple(args.orders), dofs=())
-            from .output import write_json  # noqa: PLC0415
-
-            args.out.mkdir(parents=True, exist_ok=True)
-            partial = args.out / "fmbem.partial.json"
-            data = fmbem_bench.run_fmbem_benchmark(config, command, log, lambda d: write_json(partial, d))
-            partial.unlink(missing_ok=True)
-            if args.merge:
-                try:
-                    data = fmbem_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError, KeyError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        elif args.name == "truncation":
-            config = truncation_bench.TruncationBenchConfig(multi_gpu_only=args.multi_gpu_only)
-            if args.sizes:
-                config = replace(config, outer_elements=tuple(args.sizes))
-            if args.rhs:
-                config = replace(config, rhs=tuple(args.rhs))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            from .output import write_json  # noqa: PLC0415
-
-            name = "truncation-multi-gpu" if args.multi_gpu_only else "truncation"
-            args.out.mkdir(parents=True, exist_ok=True)
-
-            def checkpoint(partial: dict) -> None:  # finished sizes survive a run cut short
-                write_json(args.out / f"{name}.partial.json", partial)
-
-            data = truncation_bench.run_truncation_benchmark(config, command, log, checkpoint)
-            (args.out / f"{name}.partial.json").unlink(missing_ok=True)
-            if args.merge:
-                try:
-                    data = truncation_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError, KeyError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-            elif args.multi_gpu_only:  # rendered once joined with the single-GPU run (--merge)
-                write_json(args.out / "truncation-multi-gpu.json", data)
-                print(f"wrote {args.out / 'truncation-multi-gpu.json'}")
-                return 0
-        elif args.name == "hex":
-            config = hex_bench.HexBenchConfig()
-            if args.orders:
-                config = replace(config, orders=tuple(args.orders))
-            if args.sizes:
-                config = replace(config, elements=args.sizes[0])
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = hex_bench.run_hex_benchmark(config, command, log)
-            if args.merge:
-                try:
-                    data = hex_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        else:
-            config = coloring.ColoringBenchConfig()
-            if args.sizes:
-                config = replace(config, meshes=tuple(("transformer", n) for n in args.sizes))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = coloring.run_coloring_benchmark(config, command, log)
-    try:
-        written = module.write_results(data, args.out)
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        if not args.render:
-            raise
-        raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
+        written = _run_bench(bench, args)
     for path in written:
         print(f"wrote {path}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .bench.registry import BENCHMARKS  # noqa: PLC0415
     from .studies import STUDIES  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
@@ -342,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"],
+    bench.add_argument("name", choices=list(BENCHMARKS),
                        help="which benchmark")
     bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",

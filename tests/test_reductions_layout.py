@@ -12,7 +12,8 @@ import pytest
 from paraflux.engine.magnetostatics import reductions
 from paraflux.engine.magnetostatics.ebe_layout import bytes_per_iteration, matvec_packed, pack_system
 from paraflux.engine.magnetostatics.ebe_pcg import REDUCTIONS, EbeOperator
-from paraflux.engine.magnetostatics.run import case_system, run_magnetostatic
+from paraflux.engine.bench.systems import case_system
+from paraflux.engine.magnetostatics.run import run_magnetostatic
 from paraflux.engine.problems import load_case_problem
 
 AWKWARD = [1, 31, 32, 1025, 2**20 + 3]

@@ -11,7 +11,7 @@ from paraflux.engine import backend
 from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import BackendError, ProblemError
 from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
-from paraflux.engine.magnetostatics.run import case_system
+from paraflux.engine.bench.systems import case_system
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.problems.magnetostatic import parse_magnetostatic
 from paraflux.engine.studies import STUDIES

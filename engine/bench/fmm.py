@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -152,9 +151,3 @@ def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
     return environment.merge_cases(data, earlier, lambda c: (c["distribution"], c["n"]),
                                    lambda c: (c["n"], c["distribution"]))
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    from .fmm_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "fmm", render_markdown)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -22,7 +21,6 @@ from ..truncation.run import random_dipoles
 from ..truncation.surfaces import quadrature
 from ..truncation.strategies import MULTI_GPU_KERNEL
 from ..truncation.zgemm import ZgemmOperator
-from . import environment
 from .environment import gpu_facts, run_facts
 
 PAPER_TABLE1 = {  # numS -> sequential seconds for n_rhs = 1, 10, 100, 1000 (paper 003, Table 1)
@@ -272,9 +270,3 @@ def merge(data: dict, earlier: dict) -> dict:
     by_size = {c["n_outer"]: c for c in multi["cases"]}
     merged["cases"] = [dict(c, multi_gpu=by_size.get(c["n_outer"], {}).get("multi_gpu", [])) for c in main["cases"]]
     return merged
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    from .truncation_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "truncation", render_markdown)

@@ -118,17 +118,6 @@ def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j
     return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
 
 
-def case_system(case: str, elements: int | None = None):
-    """(problem, mesh in metres, element system) of a built-in case's example problem at about
-    `elements` elements: what benchmarks and tests build before calling a solver directly."""
-    from ..problems import load_case_problem  # noqa: PLC0415
-
-    problem = load_case_problem(case, elements)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    return problem, mesh, build_system(problem, mesh, mu, j)
-
-
 def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None = None) -> MagnetostaticResult:
     """Solve a magnetostatic problem end to end with the method and backend in problem.solver."""
     control = control or RunControl()
