@@ -118,6 +118,39 @@ def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j
     return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
 
 
+def _solve(settings, system, groups, backend, control: RunControl):
+    """(solution, device, backend name, reduction that ran) by the solver settings' method and backend."""
+    if settings.method == "sparse-direct":
+        return solve_sparse_direct(system), "CPU (SciPy SuperLU)", "numpy", "none"
+    inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
+    if backend.is_gpu:
+        from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
+
+        reduction = "fused" if settings.reduction == "auto" else settings.reduction
+        solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
+                                      settings.check_every, inner, groups)
+    else:
+        reduction = "library" if settings.reduction == "auto" else settings.reduction
+        solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
+    return solution, backend.device, backend.name, reduction
+
+
+def _post_process(problem: MagnetostaticProblem, mesh, system, unknown, mu):
+    """(potential, flux function or None, B per element, energy, probes) from the nodal unknowns."""
+    if problem.potential == "scalar":
+        potential, flux = unknown, None
+    elif problem.formulation == "axisymmetric":
+        r = mesh.points[:, 0]
+        potential, flux = r * unknown, r * r * unknown
+    else:
+        potential, flux = unknown, unknown
+    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
+    energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
+    probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
+                          mesh, unknown, mu, potential)
+    return potential, flux, b, energy, probes
+
+
 def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None = None) -> MagnetostaticResult:
     """Solve a magnetostatic problem end to end with the method and backend in problem.solver."""
     control = control or RunControl()
@@ -144,38 +177,13 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
 
     control.report(0.1, f"solving ({problem.solver.method})")
     t0 = time.perf_counter()
-    if problem.solver.method == "sparse-direct":
-        solution = solve_sparse_direct(system)
-        device, backend_name, reduction = "CPU (SciPy SuperLU)", "numpy", "none"
-    else:
-        inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
-        settings = problem.solver
-        if backend.is_gpu:
-            from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
-
-            reduction = "fused" if settings.reduction == "auto" else settings.reduction
-            solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
-                                          settings.check_every, inner, groups)
-        else:
-            reduction = "library" if settings.reduction == "auto" else settings.reduction
-            solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
-        device, backend_name = backend.device, backend.name
+    solution, device, backend_name, reduction = _solve(problem.solver, system, groups, backend, control)
     timings["solve"] = time.perf_counter() - t0
 
     control.report(0.92, "post-processing")
     t0 = time.perf_counter()
     unknown = solution.x
-    if problem.potential == "scalar":
-        potential, flux = unknown, None
-    elif problem.formulation == "axisymmetric":
-        r = mesh.points[:, 0]
-        potential, flux = r * unknown, r * r * unknown
-    else:
-        potential, flux = unknown, unknown
-    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
-    energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
-    probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
-                          mesh, unknown, mu, potential)
+    potential, flux, b, energy, probes = _post_process(problem, mesh, system, unknown, mu)
     timings["post"] = time.perf_counter() - t0
     control.report(1.0, "done")
     return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,
