@@ -112,8 +112,9 @@ def test_serial_numba_solver_matches_numpy_solver(case):
 
 
 def test_kernel_sources_inline_their_headers():
-    from paraflux.engine.magnetostatics.gpu_ebe_pcg import kernel_source
+    from paraflux.engine.backend import kernel_source
+    from paraflux.engine.magnetostatics.gpu_ebe_pcg import KERNELS
 
     for name in ("reductions", "ebe_pcg"):
-        source = kernel_source(name)
+        source = kernel_source(KERNELS / f"{name}.cu")
         assert "#include" not in source and "__device__ __forceinline__ double block_sum" in source

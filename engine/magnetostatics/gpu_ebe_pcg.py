@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_function
 from ..errors import SolverError
 from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
@@ -27,29 +28,10 @@ DEFAULT_CHECK_EVERY = 32  # chosen by measurement: docs/benchmarks/ebe.md, "conv
 GPU_REDUCTIONS = SOLVER_REDUCTIONS
 
 
-def kernel_source(name: str) -> str:
-    """kernels/<name>.cu with its local #include lines replaced by the headers' text (so CuPy's
-    compile cache, keyed by source, sees header changes too)."""
-    lines = []
-    for line in (KERNELS / f"{name}.cu").read_text().splitlines():
-        if line.startswith('#include "'):
-            lines.append((KERNELS / line.split('"')[1]).read_text())
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-@functools.lru_cache(maxsize=None)
-def _module(name: str):
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=kernel_source(name), options=("--std=c++14",))
-
-
 @functools.lru_cache(maxsize=None)
 def kernel(module: str, name: str):
-    """A kernel of kernels/<module>.cu, compiled once per process."""
-    return _module(module).get_function(name)
+    """A kernel of kernels/<module>.cu (its local headers inlined), compiled once per process."""
+    return kernel_function(KERNELS / f"{module}.cu", name, ("--std=c++14",))
 
 
 def _blocks(n: int) -> tuple[int]:

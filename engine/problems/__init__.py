@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ProblemError
 from .toml_input import read_toml
 
 
