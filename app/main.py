@@ -556,7 +556,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for choice in self.study.axis(axis_name).choices:
             item = QtWidgets.QListWidgetItem(choice.name)
             item.setToolTip(choice.description)
-            usable = not (choice.needs_gpu and reason)
+            usable = choice.unavailable(reason) is None
             item.setFlags((item.flags() | QtCore.Qt.ItemIsUserCheckable) if usable
                           else item.flags() & ~QtCore.Qt.ItemIsEnabled)
             item.setCheckState(QtCore.Qt.Unchecked)

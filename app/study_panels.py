@@ -32,14 +32,16 @@ from .surface_view import FIELDS
 
 
 def axis_box(axis, gpu_reason: str | None) -> QtWidgets.QComboBox:
-    """A combo of the axis's choices, GPU-only ones greyed out with the reason when there is no GPU."""
+    """A combo of the axis's choices; those that cannot run here (no GPU, a package missing) are greyed out
+    with the reason."""
     box = QtWidgets.QComboBox()
     for i, choice in enumerate(axis.choices):
         box.addItem(choice.name)
         box.setItemData(i, choice.description, QtCore.Qt.ToolTipRole)
-        if choice.needs_gpu and gpu_reason:
+        reason = choice.unavailable(gpu_reason)
+        if reason:
             box.model().item(i).setEnabled(False)
-            box.setItemData(i, f"unavailable: {gpu_reason}", QtCore.Qt.ToolTipRole)
+            box.setItemData(i, f"unavailable: {reason}", QtCore.Qt.ToolTipRole)
     box.setCurrentText(axis.default)
     return box
 

@@ -44,7 +44,7 @@ class EbeBenchConfig:
 
 def gpu_reductions() -> list[str]:
     """The reduction variants of the registry that run on the GPU by name (all but 'auto')."""
-    return [c.name for c in STUDIES["magnetostatic"].axis("reduction").choices if c.name != "auto"]
+    return list(STUDIES["magnetostatic"].axis("reduction").concrete)
 
 
 def _timed(fn: Callable[[int | None], object], max_iterations: int | None) -> tuple[float, int | None]:

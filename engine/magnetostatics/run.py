@@ -17,6 +17,7 @@ from ..mesh.meshing_process import run_meshing
 from ..mesh.trimesh import TriMesh
 from ..problems.magnetostatic import MagnetostaticProblem, check_against_mesh
 from ..run_control import RunControl
+from ..variants import REDUCTION
 from . import elements
 from .direct import solve_sparse_direct
 from .ebe_pcg import solve_ebe_jpcg
@@ -126,11 +127,11 @@ def _solve(settings, system, groups, backend, control: RunControl):
     if backend.is_gpu:
         from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
 
-        reduction = "fused" if settings.reduction == "auto" else settings.reduction
+        reduction = REDUCTION.resolve(settings.reduction, on_gpu=True)
         solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
                                       settings.check_every, inner, groups)
     else:
-        reduction = "library" if settings.reduction == "auto" else settings.reduction
+        reduction = REDUCTION.resolve(settings.reduction, on_gpu=False)
         solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
     return solution, backend.device, backend.name, reduction
 
