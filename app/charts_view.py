@@ -42,7 +42,7 @@ class ChartsView(QtInteractor):
             for j, p in enumerate(phases)]
         second = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
         if any(row.iterations for row in rows):
-            second.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
+            second.bar(x, np.array([row.iterations or 0 for row in rows], dtype=float), color="gray")
             second_title, second_unit = "Iterations by variant", "iterations"
         else:  # nothing iterated (e.g. the truncation operator): speed relative to the first variant
             total = np.array([sum(row.timings.values()) for row in rows])

@@ -574,7 +574,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             cells = [row.label, *[f"{row.timings.get(p, float('nan')):.4g}" for p in phases],
-                     str(row.iterations), f"{row.relative_difference:.2e}"]
+                     "" if row.iterations is None else str(row.iterations), f"{row.relative_difference:.2e}"]
             for c, text in enumerate(cells):
                 self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.export_button.setEnabled(True)

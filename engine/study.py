@@ -5,8 +5,8 @@ Data flows one way: problem file or GUI form -> `Study.parse` -> problem -> `Stu
 `Study.write` (files) or the window's views. A problem is a frozen dataclass with `kind` (the study's
 `problem_kind`), `case` and `case_elements` (the built-in case it meshes, if any, and its target element
 count) and `with_solver(**changes)` (None values leave a setting as it is). A result has `problem`,
-`timings` (phase -> s), `iterations` (int), `solution` (1-D array that Compare differences between
-variants), and, through `Study.fields`, typed fields on a mesh.
+`timings` (phase -> s), `iterations` (int, or None for a study that iterates nothing), `solution` (1-D
+array that Compare differences between variants), and, through `Study.fields`, typed fields on a mesh.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Result(Protocol):
 
     problem: Any
     timings: dict
-    iterations: int
+    iterations: int | None
     solution: np.ndarray
 
 

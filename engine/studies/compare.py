@@ -22,7 +22,7 @@ class ComparisonRow:
     label: str
     variants: dict[str, str]
     timings: dict[str, float]
-    iterations: int
+    iterations: int | None  # None: the study iterates nothing
     relative_difference: float
 
 
@@ -64,5 +64,5 @@ def comparison_csv(rows: Sequence[ComparisonRow]) -> str:
     writer.writerow(["variant", *[f"{p}_s" for p in phases], "iterations", "relative_difference"])
     for row in rows:
         writer.writerow([row.label, *[f"{row.timings.get(p, float('nan')):.6g}" for p in phases],
-                         row.iterations, f"{row.relative_difference:.3e}"])
+                         "" if row.iterations is None else row.iterations, f"{row.relative_difference:.3e}"])
     return out.getvalue()

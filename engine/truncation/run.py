@@ -72,7 +72,7 @@ class TruncationResult:
     def n_rhs(self) -> int:
         return len(self.setup.sources)
 
-    iterations = 0  # the operator is applied once, nothing is iterated
+    iterations = None  # the operator is applied once: there is no iteration to count
     residual_history = np.zeros(0)
 
     @property
