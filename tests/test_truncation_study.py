@@ -265,3 +265,11 @@ def test_compare_of_the_truncation_loops_reports_no_iterations(tmp_path):
     rows, _ = compare_variants(study, problem, study.compare_sets("loop", ["serial", "cpu-s"]))
     assert [r.iterations for r in rows] == [None, None] and rows[1].relative_difference < 1e-12
     assert [line.split(",")[-2] for line in comparison_csv(rows).splitlines()[1:]] == ["", ""]
+
+
+def test_every_loop_of_the_registry_has_one_implementation():
+    from paraflux.engine.truncation.strategies import IMPLEMENTATIONS, _gpu_loop, _multi_gpu_loop
+    from paraflux.engine.variants import LOOP
+
+    assert sorted(IMPLEMENTATIONS) == sorted(LOOP.names)
+    assert all((IMPLEMENTATIONS[c.name] in (_gpu_loop, _multi_gpu_loop)) == c.needs_gpu for c in LOOP.choices)
