@@ -625,7 +625,7 @@ class MainWindow(QtWidgets.QMainWindow):
         panel = self._show_result(result)
         self.summary.setPlainText("\n".join(panel.summary_lines(result)))
         self.mesh_label.setText(panel.mesh_text(result))
-        self.charts.show_result(result)
+        panel.show_charts(self.charts, result)
         self.export_vtu_action.setEnabled(True)
         self.export_png_action.setEnabled(True)
         self._log(panel.log_line(result))

@@ -179,6 +179,10 @@ class StudyPanel:
     def log_line(self, result) -> str:
         raise NotImplementedError
 
+    def show_charts(self, charts, result) -> None:
+        """The charts under the view: time per phase and the residual history."""
+        charts.show_result(result)
+
     def mesh_text(self, result) -> str:
         """The mesh line under Preview once a result is shown."""
         return f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes"
@@ -533,6 +537,9 @@ class GenericPanel(StudyPanel):
 
     def log_line(self, result) -> str:
         return "solved: " + self.study.describe(result)[0]
+
+    def show_charts(self, charts, result) -> None:
+        charts.show_far_field(result, self.study.fields(result))
 
     def mesh_text(self, result) -> str:
         mesh = self.study.fields(result).mesh

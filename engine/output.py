@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ProblemError, SolverError
+from .study import ResultField
 from .mesh.io import write_trimesh
 
 
@@ -103,7 +104,9 @@ def write_fields(result_fields, summary: dict, out_dir) -> list[Path]:
         written.append(vtu)
     if result_fields.at("far-field"):
         written.append(out_dir / "far_field.csv")
-        _far_field_csv(written[-1], result_fields.at("far-field"))
+        angles = [ResultField(name, "deg", "far-field", np.asarray(values))
+                  for name, values in (result_fields.far_field_angles or {}).items()]
+        _far_field_csv(written[-1], [*angles, *result_fields.at("far-field")])
     arrays = {f.name: f.values for f in result_fields.fields}
     if mesh is not None:
         arrays["mesh_points"] = mesh.points

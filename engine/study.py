@@ -84,12 +84,14 @@ class FieldMesh:
 
 @dataclass(frozen=True, eq=False)
 class ResultFields:
-    """A result's fields: the mesh of its point and cell fields (None when it has none), the fields, and
-    the points of its surface fields (None when it has none)."""
+    """A result's fields: the mesh of its point and cell fields (None when it has none), the fields, the
+    points of its surface fields (None when it has none), and the angles of its far-field directions
+    ({"theta_deg": (n,), "phi_deg": (n,)}, the first one the abscissa of charts; None when it has none)."""
 
     mesh: FieldMesh | None
     fields: tuple[ResultField, ...]
     surface_points: np.ndarray | None = None
+    far_field_angles: Mapping[str, np.ndarray] | None = None
 
     def at(self, location: str) -> tuple[ResultField, ...]:
         return tuple(f for f in self.fields if f.location == location)

@@ -53,6 +53,7 @@ def test_toy_study_selected_solved_drawn_and_compared(window, qtbot):
     assert result.problem.source == 3.0 and result.problem.solver.method == "sparse"
     assert window.view.grid is not None and "|u| (m)" in window.view.grid.point_data.keys()
     assert "sparse" in window.summary.toPlainText()
+    assert [line.GetLabel() for line in window.charts.far_field_lines] == ["end_flux"]
 
     window.compare_axis.setCurrentText("method")
     for i in range(window.compare_choices.count()):

@@ -50,7 +50,8 @@ def test_toy_solved_from_the_command_line_with_its_variants(toy, tmp_path, capsy
     assert summary["fields"]["u"] == {"unit": "m", "location": "points", "shape": [11], "dtype": "float64"}
     rows = (out / "far_field.csv").read_text().splitlines()
     secant = (2.0 - 0.2) / 2  # the end element's slope: (u(h) - u(0)) / h with h = 0.2
-    assert rows[0] == "end_flux" and np.allclose([float(r) for r in rows[1:]], [-secant, -secant])
+    assert rows[0] == "theta_deg,end_flux" and rows[1].startswith("180,") and rows[2].startswith("0,")
+    assert np.allclose([float(r.split(",")[1]) for r in rows[1:]], [-secant, -secant])
 
 
 def test_toy_vtu_holds_its_point_and_cell_fields(toy, tmp_path):

@@ -97,7 +97,8 @@ def fields(result: ToyResult) -> ResultFields:
     ends = np.array([-gradient[0], gradient[-1]])  # outward flux -u' . n at x = 0 and x = L
     return ResultFields(mesh, (ResultField("u", "m", "points", result.solution),
                                ResultField("du_dx", "", "cells", gradient),
-                               ResultField("end_flux", "m", "far-field", ends)))
+                               ResultField("end_flux", "m", "far-field", ends)),
+                        far_field_angles={"theta_deg": np.array([180.0, 0.0])})  # the ends at -x and +x
 
 
 def summary(result: ToyResult) -> dict:
