@@ -224,18 +224,10 @@ def _cmd_bench(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .bench.registry import BENCHMARKS  # noqa: PLC0415
+def _add_solve(sub, debug) -> None:
+    """`paraflux solve`: a problem file or built-in case, with every study's variant axes and integer
+    parameters as options (one flag per axis name, its choices merged over the studies)."""
     from .studies import STUDIES  # noqa: PLC0415
-
-    parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    debug = argparse.ArgumentParser(add_help=False)  # --debug after the command too
-    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
-    sub.add_parser("studies", parents=[debug],
-                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
 
     solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case")
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
@@ -263,15 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"{axis.label} (default: the problem file's, else {axis.default})")
     solve.set_defaults(func=_cmd_solve)
 
-    color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
-    color.add_argument("mesh", help="mesh file or built-in case name")
-    color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
-    color.add_argument("--size", type=int, help="approximate element count for a built-in case")
-    color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
-    color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
-                       help="where the parallel method runs")
-    color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
-    color.set_defaults(func=_cmd_color)
+
+def _add_bench(sub, debug) -> None:
+    """`paraflux bench NAME`, one of the benchmark registry's names."""
+    from .bench.registry import BENCHMARKS  # noqa: PLC0415
 
     bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
     bench.add_argument("name", choices=list(BENCHMARKS),
@@ -287,6 +274,30 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    debug = argparse.ArgumentParser(add_help=False)  # --debug after the command too
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
+    sub.add_parser("studies", parents=[debug],
+                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
+
+    _add_solve(sub, debug)
+    color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
+    color.add_argument("mesh", help="mesh file or built-in case name")
+    color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
+    color.add_argument("--size", type=int, help="approximate element count for a built-in case")
+    color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
+    color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
+                       help="where the parallel method runs")
+    color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
+    color.set_defaults(func=_cmd_color)
+
+    _add_bench(sub, debug)
     return parser
 
 
