@@ -92,3 +92,14 @@ def test_every_registered_study_declares_the_protocol():
             problem = load_case_problem(case.name)
             assert problem.kind == study.problem_kind
             assert study.parse(study.to_dict(problem), case.example_problem().parent) == problem, case.name
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_every_study_refuses_an_unknown_key_by_name(name, tmp_path):
+    from paraflux.engine.errors import ProblemError
+
+    study = STUDIES[name]
+    data = study.to_dict(load_case_problem(study.cases[0].name))
+    data["problem"]["no_such_setting"] = 1
+    with pytest.raises(ProblemError, match="no_such_setting"):
+        parse_problem(data, tmp_path)
