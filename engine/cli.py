@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import time
 import warnings
 
@@ -11,7 +14,7 @@ import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
-from .errors import Cancelled, ParaFluxError, ProblemError
+from .errors import Cancelled, ParaFluxError, ProblemError, SolverError
 from .variants import BACKEND, COLORING, RTOL
 
 
@@ -233,7 +236,7 @@ def _add_solve(sub, debug) -> None:
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
     solve.add_argument("--case", help="solve a built-in case with its example problem")
     solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
-    solve.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: out)")
+    solve.add_argument("--out", type=_folder, default=Path("out"), help="output folder (default: out)")
     solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
@@ -263,7 +266,7 @@ def _add_bench(sub, debug) -> None:
     bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
     bench.add_argument("name", choices=list(BENCHMARKS),
                        help="which benchmark")
-    bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
+    bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
                        help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation) or bracket DOFs for Table 4 alone (fmbem)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders")
@@ -276,10 +279,29 @@ def _add_bench(sub, debug) -> None:
     bench.set_defaults(func=_cmd_bench)
 
 
+EXIT_CODES = ("exit codes: 0 done; 2 the input is wrong (problem file, mesh, option); 3 the numerics failed "
+              "(singular or indefinite system, no convergence, out of memory); 130 interrupted (Ctrl-C); "
+              "143 terminated (SIGTERM); 1 a defect of ParaFlux itself")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes in one line naming the problem and where to read more (not the usage block)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _folder(text: str) -> Path:
+    """An --out folder: a name is needed (an empty one would write into the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a folder name, got an empty one")
+    return Path(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
+    parser = _Parser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench", epilog=EXIT_CODES)
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    debug = argparse.ArgumentParser(add_help=False)  # --debug after the command too
+    debug = _Parser(add_help=False)  # --debug after the command too
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
@@ -301,38 +323,75 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every clean-up on the way out runs (exit 143)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+def _quiet_stdout() -> None:
+    """A reader closed the pipe (paraflux cases | head -1): send what is left nowhere, quietly."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (a test's capture)
+        pass
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C, also one that surfaced inside compiled code (Numba) as a SystemError with it as context."""
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _report(message: str, code: int) -> int:
+    print(f"paraflux: {message}", file=sys.stderr)
+    return code
+
+
+def _run(args) -> int:
+    """args.func(args) with every failure mapped to one line and its exit code (EXIT_CODES)."""
+    try:
+        return args.func(args)
+    except (Cancelled, KeyboardInterrupt):
+        return _report("interrupted", 130)
+    except Terminated:
+        return _report("terminated", 143)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except (SolverError, MemoryError) as exc:
+        if args.debug:
+            raise
+        return _report(f"error: {exc if isinstance(exc, SolverError) else 'out of memory; use a coarser mesh'}", 3)
+    except (ParaFluxError, OSError) as exc:  # OSError: a file or folder that cannot be read or written
+        if args.debug:
+            raise
+        return _report(f"error: {exc}", 2)
+    except Exception as exc:  # a bug (or a Ctrl-C that compiled code turned into a SystemError)
+        if _interrupted(exc):
+            return _report("interrupted", 130)
+        if args.debug:
+            raise
+        return _report(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
         warnings.filterwarnings("ignore", category=RuntimeWarning)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return args.func(args)
-    except Cancelled:
-        print("paraflux: cancelled", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("\nparaflux: interrupted", file=sys.stderr)
-        return 130
-    except ParaFluxError as exc:
-        if args.debug:
-            raise
-        print(f"paraflux: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("paraflux: error: out of memory; use a coarser mesh", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a file or folder that cannot be read or written
-        if args.debug:
-            raise
-        print(f"paraflux: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug: one line, with the way to see more
-        if args.debug:
-            raise
-        print(f"paraflux: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
-              "traceback)", file=sys.stderr)
-        return 1
+        return _run(args)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

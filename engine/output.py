@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ProblemError, SolverError
-from .study import ResultField
 from .mesh.io import write_trimesh
 
 
@@ -70,14 +69,15 @@ def _vtk_arrays(fields) -> dict:
     return out
 
 
-def _far_field_csv(path: Path, fields) -> None:
-    """One row per far-field direction, one column per component ("name" or "name_i")."""
+def _far_field_csv(path: Path, named_values) -> None:
+    """One row per far-field direction, one column per component ("name" or "name_i") of each (name,
+    values (n, ...)) pair."""
     import csv  # noqa: PLC0415
 
     columns, header = [], []
-    for f in fields:
-        flat = f.values.reshape(len(f.values), -1)
-        names = [f.name] if flat.shape[1] == 1 else [f"{f.name}_{i}" for i in range(flat.shape[1])]
+    for name, values in named_values:
+        flat = np.asarray(values).reshape(len(values), -1)
+        names = [name] if flat.shape[1] == 1 else [f"{name}_{i}" for i in range(flat.shape[1])]
         columns += list(flat.T)
         header += names
     with open(path, "w", newline="") as stream:
@@ -104,9 +104,8 @@ def write_fields(result_fields, summary: dict, out_dir) -> list[Path]:
         written.append(vtu)
     if result_fields.at("far-field"):
         written.append(out_dir / "far_field.csv")
-        angles = [ResultField(name, "deg", "far-field", np.asarray(values))
-                  for name, values in (result_fields.far_field_angles or {}).items()]
-        _far_field_csv(written[-1], [*angles, *result_fields.at("far-field")])
+        _far_field_csv(written[-1], [*(result_fields.far_field_angles or {}).items(),
+                                     *((f.name, f.values) for f in result_fields.at("far-field"))])
     arrays = {f.name: f.values for f in result_fields.fields}
     if mesh is not None:
         arrays["mesh_points"] = mesh.points

@@ -89,6 +89,9 @@ class Parameter:
         return "--" + self.name.replace("_", "-")
 
     def check(self, value: float) -> float:
+        if isinstance(value, int) and abs(value) > 2**63 - 1:
+            raise ProblemError(f"{self.label.lower()} must be from {self.minimum:g} to {self.maximum:g}, got a "
+                               f"number of {len(str(abs(value)))} digits")
         if self.integer:
             if isinstance(value, bool) or float(value) != int(value) or not self.minimum <= value <= self.maximum:
                 raise ProblemError(f"{self.label.lower()} must be a whole number from {self.minimum:g} to "

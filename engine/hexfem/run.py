@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import get_backend, to_host
 from ..errors import ProblemError, SolverError
+from ..finite import require_finite
 from ..mesh.hex_cases import mesh_hex_case
 from ..mesh.hex_io import read_hexmesh
 from ..mesh.hexmesh import HexMesh
@@ -89,6 +90,8 @@ def boundary_data(problem: ElasticityProblem, mesh: HexMesh, dofmap: DofMap):
             dofs.append(d)
             values.append(v)
     dofs, values = np.concatenate(dofs), np.concatenate(values)
+    require_finite(force, "the surface loads", "a traction or pressure is too large")
+    require_finite(values, "the prescribed displacements", "a displacement is too large")
     dofs, last = np.unique(dofs[::-1], return_index=True)  # a DOF on two boundaries: the later one wins
     return force, dofs, values[::-1][last]
 

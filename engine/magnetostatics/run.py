@@ -10,6 +10,7 @@ import numpy as np
 from ..backend import get_backend
 from ..coloring import color_elements
 from ..errors import ProblemError
+from ..finite import require_finite
 from ..mesh.cases import mesh_case
 from ..mesh.io import read_trimesh
 from ..mesh.locate import PointLocator
@@ -116,6 +117,8 @@ def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j
             raise ProblemError("a Dirichlet boundary with A_phi != 0 touches the axis r = 0, "
                                "where A_phi must vanish")
         fixed, fixed_values = fixed[~on_axis], fixed_values[~on_axis] / r[~on_axis]
+    require_finite(fe, "the loads", "a current density is too large")
+    require_finite(ke, "the element matrices", "a permeability or the mesh's scale is out of range")
     return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
 
 

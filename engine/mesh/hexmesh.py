@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeshError
+from ..finite import require_measurable
+from .checks import check_no_duplicates
 
 # Reference coordinates (r, s, t) of the local nodes of a VTK / gmsh hexahedron: 0-3 the bottom face
 # (t = -1), 4-7 the top face (t = +1) above them.
@@ -164,6 +166,8 @@ def make_hexmesh(points, hexes, region_index, region_names, faces, face_boundary
         raise MeshError("the mesh has non-finite node coordinates")
     if hexes.min() < 0 or hexes.max() >= len(points):
         raise MeshError("a hexahedron refers to a node that does not exist")
+    require_measurable(points, "hexahedra")
+    check_no_duplicates(hexes, "the mesh")
     if faces.size and (faces.min() < 0 or faces.max() >= len(points)):
         raise MeshError("a boundary face refers to a node that does not exist")
     ordered = np.sort(hexes, axis=1)

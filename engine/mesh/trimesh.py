@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeshError
+from ..finite import require_measurable
+from .checks import check_no_duplicates
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,10 +70,12 @@ def _compact(points, triangles, edges, edge_boundary):
         raise MeshError("the mesh has no triangles")
     if not np.all(np.isfinite(points)):
         raise MeshError("the mesh has non-finite node coordinates")
+    require_measurable(points, "triangles")
     if triangles.min() < 0 or triangles.max() >= points.shape[0]:
         raise MeshError("a triangle refers to a node that does not exist")
     if edges.size and (edges.min() < 0 or edges.max() >= points.shape[0]):
         raise MeshError("a boundary edge refers to a node that does not exist")
+    check_no_duplicates(triangles, "the mesh")
     used = np.zeros(points.shape[0], dtype=bool)
     used[triangles.ravel()] = True
     keep_edges = used[edges].all(axis=1) if edges.size else np.zeros(0, dtype=bool)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .toml_input import read_toml
+from .toml_input import check_values, read_toml
 
 
 def _studies():
@@ -24,6 +24,7 @@ def parse_problem(data: dict, base_dir: Path):
     """Validate a problem-file dictionary of any kind; paths are relative to base_dir."""
     from ..studies import study_for_kind  # noqa: PLC0415
 
+    check_values(data)
     return study_for_kind(problem_kind(data)).parse(data, Path(base_dir))
 
 

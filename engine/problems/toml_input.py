@@ -10,9 +10,15 @@ from typing import Any
 from ..errors import ProblemError
 
 
+MAX_INTEGER = 2**63 - 1  # larger integers overflow every integer type below Python's (NumPy's int64 first)
+MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parse a TOML file; raise ProblemError naming the file and the syntax error."""
     path = Path(path)
+    if path.is_dir():
+        raise ProblemError(f"{path} is a folder, not a problem file")
     if not path.is_file():
         raise ProblemError(f"problem file not found: {path}")
     try:
@@ -20,8 +26,31 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ProblemError(f"malformed TOML in {path}: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; arrays nested deeply
+        reason = ("arrays or tables nested too deeply" if isinstance(exc, RecursionError)
+                  else "an integer has more than 4,300 digits" if "digits" in str(exc) else exc)
+        raise ProblemError(f"cannot read problem file {path}: {reason}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read problem file {path}: {exc}") from None
+
+
+def check_values(data: Any, where: str = "", depth: int = 0) -> None:
+    """Every number of a problem dictionary representable where it is used, named by its dotted key where it
+    is not: integers within 64 bits, floats finite; nesting at most MAX_DEPTH deep. (Each reader then checks
+    its keys' own ranges.)"""
+    if depth > MAX_DEPTH:
+        raise ProblemError(f"[{where}] is nested more than {MAX_DEPTH} deep")
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        name = f"{where}.{key}" if where else str(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and abs(value) > MAX_INTEGER:
+            raise ProblemError(f"{name} = {str(value)[:12]}... ({len(str(abs(value)))} digits) is out of range")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ProblemError(f"{name} must be a finite number, got {value}")
+        if isinstance(value, (dict, list)):
+            check_values(value, name, depth + 1)
 
 
 class Table:

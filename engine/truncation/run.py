@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import host_free_bytes
-from ..errors import ProblemError, SolverError
+from ..errors import ProblemError
+from ..mesh.checks import check_apart
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
@@ -158,7 +159,7 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
         errors = (float(np.linalg.norm(applied.e - ee) / np.linalg.norm(ee)),
                   float(np.linalg.norm(applied.f - fe) / np.linalg.norm(fe)))
     if not (np.isfinite(errors).all() and np.isfinite(applied.e).all() and np.isfinite(applied.f).all()):
-        raise SolverError("the fields on S overflow double precision: a source moment or the frequency is too "
+        raise ProblemError("the fields on S overflow double precision: a source moment or the frequency is too "
                           "large")
     control.report(1.0, "done")
     return TruncationResult(
@@ -191,8 +192,10 @@ def surfaces_of(problem, control: RunControl | None = None) -> tuple[TriSurface,
         return run_meshing(mesh_surface_case, problem.case, problem.inner_elements, problem.case_elements,
                            control=control)
     scale = problem.length_scale
-    return (read_surface(problem.inner_path, scale, "inner_surface"),
-            read_surface(problem.outer_path, scale, "outer_surface"))
+    inner = read_surface(problem.inner_path, scale, "inner_surface")
+    outer = read_surface(problem.outer_path, scale, "outer_surface")
+    check_apart(inner.points, inner.triangles, outer.points, outer.triangles, "the inner and outer surfaces")
+    return inner, outer
 
 
 def random_dipoles(inner: TriSurface, count: int, seed: int, check=lambda: None) -> list[Dipole]:

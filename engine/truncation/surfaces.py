@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
+from ..finite import require_measurable
+from ..mesh.checks import check_indices, check_no_duplicates, check_not_self_intersecting
 from ..quadrature import dunavant
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}  # points per triangle -> Dunavant degree
@@ -100,8 +102,13 @@ def uv_sphere(n_theta: int, radius: float):
 
 
 def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> TriSurface:
-    """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped."""
-    used, tri = np.unique(np.asarray(triangles, dtype=np.int64), return_inverse=True)
+    """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped
+    (node indices in range and no triangle twice, else a MeshError)."""
+    triangles = np.asarray(triangles, dtype=np.int64)
+    check_indices(triangles, len(points), name)
+    check_no_duplicates(triangles, name)
+    require_measurable(points, "triangles")
+    used, tri = np.unique(triangles, return_inverse=True)
     return check_closed_outward(TriSurface(name, np.asarray(points, dtype=float)[used], tri.reshape(-1, 3)))
 
 
@@ -125,7 +132,9 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
     scale (m per file unit); what names the surface in messages."""
     mesh = read_triangle_mesh(path, what)
     tri = np.concatenate([c.data for c in mesh.cells if c.type == "triangle"])
-    return compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
+    surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
+    check_not_self_intersecting(surface.points, surface.triangles, f"{what} {Path(path).name}")
+    return surface
 
 
 def winding_number(surface: TriSurface, x: np.ndarray, check=lambda: None) -> np.ndarray:
