@@ -34,6 +34,10 @@ class Study:
     run: Callable[..., Any]  # run(problem, control) -> result
     writer: Callable[[Any, Any], list]  # writer(result, folder) -> written paths (write() puts them in place)
     describe: Callable[[Any], list]  # describe(result) -> lines the command line prints
+    # Sweeps (engine/sweep): rows of output numbers per point (None: the summary's scalar numbers), and the
+    # (x, y) columns worth plotting, x an axis name or an output column (e.g. ("angle_deg", "rcs_dbsm")).
+    sweep_rows: Callable[[Any], list] | None = None
+    sweep_plots: tuple = ()
 
     def write(self, result, out_dir) -> list:
         """The result's files in out_dir, all of them or none (output.write_all)."""

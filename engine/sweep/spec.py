@@ -1,0 +1,183 @@
+"""Sweep files (TOML) to a frozen SweepSpec, and its grid of points: one problem-file dictionary and
+variant set per point, each named by a hash of what it solves."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..problems.toml_input import read_toml
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the grid: a dotted key of the problem file (kind "key", numeric values) or a variant
+    axis of the study (kind "variant", choice names)."""
+
+    kind: str
+    name: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep: the base problem-file dictionary (paths in it relative to base_dir), the axes, whether the
+    grid pairs them (zip) or takes their product, task retries after a worker dies, and the output
+    columns to plot (empty: the study's hint, else every output that varies)."""
+
+    base: dict
+    base_dir: Path
+    axes: tuple[Axis, ...]
+    zip: bool = False
+    retries: int = 2
+    plots: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One grid point: the axes' values by axis name, its problem file, its variants and its hash
+    (16 hex digits of SHA-256 over the problem, the variants and the base folder)."""
+
+    values: dict
+    problem: dict
+    variants: dict
+    base_dir: str
+    key: str
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file; a [sweep] problem path is relative to the sweep file."""
+    path = Path(path)
+    return parse_sweep(read_toml(path), path.parent)
+
+
+def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
+    """Validate a sweep-file dictionary: [sweep] (problem = "FILE" or an inline [base] problem, zip,
+    retries, plots) and [[axes]] (key = "dotted.path" or variant = "name"; values = [...] or start,
+    stop, step)."""
+    head = data.get("sweep")
+    if not isinstance(head, dict):
+        raise ProblemError("the sweep file needs a [sweep] table")
+    unknown = set(head) - {"problem", "zip", "retries", "plots"}
+    if unknown:
+        raise ProblemError(f"[sweep] has unknown keys: {', '.join(sorted(unknown))}")
+    if ("problem" in head) == ("base" in data):
+        raise ProblemError("give the base problem either as [sweep] problem = \"FILE\" or inline as [base]")
+    if "problem" in head:
+        problem_path = (Path(base_dir) / str(head["problem"])).resolve()
+        if not problem_path.is_file():
+            raise ProblemError(f"[sweep] problem: no file {problem_path}")
+        base, problem_dir = read_toml(problem_path), problem_path.parent
+    else:
+        base, problem_dir = data["base"], Path(base_dir).resolve()
+    retries = head.get("retries", 2)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ProblemError(f"[sweep] retries must be a whole number of at least 0, got {retries!r}")
+    plots = head.get("plots", [])
+    if not isinstance(plots, list) or not all(isinstance(p, str) for p in plots):
+        raise ProblemError("[sweep] plots must be a list of output names")
+    raw_axes = data.get("axes")
+    if not isinstance(raw_axes, list) or not raw_axes:
+        raise ProblemError("the sweep file needs at least one [[axes]] table")
+    axes = tuple(_parse_axis(a, i) for i, a in enumerate(raw_axes))
+    if len({a.name for a in axes}) != len(axes):
+        raise ProblemError("two [[axes]] sweep the same key or variant")
+    zipped = bool(head.get("zip", False))
+    if zipped and len({len(a.values) for a in axes}) > 1:
+        raise ProblemError("zip = true pairs the axes' values, so every axis needs the same number of values; "
+                           f"got {', '.join(f'{a.name}: {len(a.values)}' for a in axes)}")
+    return SweepSpec(base, problem_dir, axes, zipped, retries, tuple(plots))
+
+
+def _parse_axis(raw: Any, index: int) -> Axis:
+    where = f"[[axes]] number {index + 1}"
+    if not isinstance(raw, dict) or ("key" in raw) == ("variant" in raw):
+        raise ProblemError(f"{where} needs exactly one of key = \"dotted.path\" or variant = \"axis name\"")
+    kind = "key" if "key" in raw else "variant"
+    name = raw[kind]
+    unknown = set(raw) - {kind, "values", "start", "stop", "step"}
+    if unknown:
+        raise ProblemError(f"{where} has unknown keys: {', '.join(sorted(unknown))}")
+    if "values" in raw:
+        values = raw["values"]
+        if not isinstance(values, list) or not values:
+            raise ProblemError(f"{where} ({name}): values must be a non-empty list")
+    else:
+        values = _range_values(raw, f"{where} ({name})")
+    wanted = str if kind == "variant" else (int, float)
+    if any(isinstance(v, bool) or not isinstance(v, wanted) for v in values):
+        raise ProblemError(f"{where} ({name}): values must be " + ("choice names" if kind == "variant" else "numbers"))
+    return Axis(kind, str(name), tuple(values))
+
+
+def _range_values(raw: dict, where: str) -> list:
+    """start, start + step, ... up to stop inclusive (within a millionth of a step)."""
+    try:
+        start, stop, step = raw["start"], raw["stop"], raw["step"]
+    except KeyError as missing:
+        raise ProblemError(f"{where}: give values = [...] or all of start, stop, step (missing {missing})") from None
+    numbers = (start, stop, step)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in numbers) or not step > 0 or stop < start:
+        raise ProblemError(f"{where}: start, stop, step must be numbers with step > 0 and stop >= start")
+    count = int(math.floor((stop - start) / step + 1e-6)) + 1
+    if count > 100_000:
+        raise ProblemError(f"{where}: {count} values; a sweep axis takes at most 100,000")
+    integer = all(isinstance(v, int) for v in numbers)
+    return [start + i * step if integer else float(start + i * step) for i in range(count)]
+
+
+def set_dotted(data: dict, key: str, value) -> dict:
+    """A deep copy of data with the numeric leaf at key ("boundaries.AB.value", "probes.0.point.1")
+    set to value; the leaf may be new in an existing table, every table or list on the way must exist."""
+    out = copy.deepcopy(data)
+    parts = key.split(".")
+    node = out
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ProblemError(f"sweep key {key}: {'.'.join(parts[:depth]) or 'the problem'} has no item {part}")
+            part = int(part)
+        elif not isinstance(node, dict) or (part not in node and not last):
+            raise ProblemError(f"sweep key {key}: the problem has no {'.'.join(parts[:depth + 1])}")
+        if last:
+            old = node[part] if isinstance(node, list) or part in node else None
+            if old is not None and (isinstance(old, bool) or not isinstance(old, (int, float))):
+                raise ProblemError(f"sweep key {key} is not a number in the problem (it is {old!r})")
+            node[part] = value
+        else:
+            node = node[part]
+    return out
+
+
+def point_key(problem: dict, variants: dict, base_dir: str) -> str:
+    """16 hex digits of SHA-256 over the point's problem file, variants and base folder (canonical JSON)."""
+    text = json.dumps({"problem": problem, "variants": variants, "base_dir": base_dir}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def grid_points(spec: SweepSpec) -> list[SweepPoint]:
+    """The sweep's points in grid order (the last axis varying fastest, or paired with zip = true)."""
+    combos = zip(*(a.values for a in spec.axes)) if spec.zip else itertools.product(*(a.values for a in spec.axes))
+    points, seen = [], {}
+    for combo in combos:
+        problem, variants = spec.base, {}
+        for axis, value in zip(spec.axes, combo):
+            if axis.kind == "key":
+                problem = set_dotted(problem, axis.name, value)
+            else:
+                variants[axis.name] = value
+        values = {a.name: v for a, v in zip(spec.axes, combo)}
+        key = point_key(problem, variants, str(spec.base_dir))
+        if key in seen:
+            raise ProblemError(f"the sweep's points {seen[key]} and {values} solve the same problem")
+        seen[key] = values
+        points.append(SweepPoint(values, problem, variants, str(spec.base_dir), key))
+    return points
