@@ -4,6 +4,7 @@ existing scheduler by address; then the combined table and plots."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -95,7 +96,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[
     points = grid_points(spec)
     finished = {p.key: o for p in points if (o := read_outcome(points_dir / p.key)) and o.status == "done"}
     todo = [p for p in points if p.key not in finished]
-    futures = {client.submit(run_point, p, str(points_dir), key=f"sweep-point-{p.key}", pure=False,
+    run_id = uuid.uuid4().hex[:8]  # a cancelled run's keys may linger on the scheduler: never reuse them
+    futures = {client.submit(run_point, p, str(points_dir), key=f"sweep-point-{p.key}-{run_id}", pure=False,
                              retries=spec.retries): p for p in todo}
     outcomes = dict(finished)
     try:
@@ -143,9 +145,10 @@ def _collect(futures: dict, outcomes: dict, total: int, client, progress, cancel
             if future.status == "finished":
                 outcomes[point.key] = future.result()
             else:
-                error = future.exception()
+                error = future.exception() if future.status == "error" else f"task {future.status}"
                 outcomes[point.key] = PointOutcome(point.key, point.values, "failed", (),
-                                                   f"{type(error).__name__}: {error}")
+                                                   f"{type(error).__name__}: {error}" if future.status == "error"
+                                                   else error)
         running = _running(client, pending)
         done = sum(1 for o in outcomes.values() if o.status == "done")
         failed = len(outcomes) - done

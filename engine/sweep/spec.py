@@ -89,6 +89,7 @@ def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
     axes = tuple(_parse_axis(a, i) for i, a in enumerate(raw_axes))
     if len({a.name for a in axes}) != len(axes):
         raise ProblemError("two [[axes]] sweep the same key or variant")
+    _check_variants(base, axes)
     zipped = bool(head.get("zip", False))
     if zipped and len({len(a.values) for a in axes}) > 1:
         raise ProblemError("zip = true pairs the axes' values, so every axis needs the same number of values; "
@@ -115,6 +116,21 @@ def _parse_axis(raw: Any, index: int) -> Axis:
     if any(isinstance(v, bool) or not isinstance(v, wanted) for v in values):
         raise ProblemError(f"{where} ({name}): values must be " + ("choice names" if kind == "variant" else "numbers"))
     return Axis(kind, str(name), tuple(values))
+
+
+def _check_variants(base: dict, axes: tuple[Axis, ...]) -> None:
+    """Each variant axis is one of the base problem's study, and each value one of its choices (a numeric
+    parameter such as rtol is swept by its key in the problem instead)."""
+    from ..problems import problem_kind  # noqa: PLC0415
+    from ..studies import study_for_kind  # noqa: PLC0415
+
+    study = study_for_kind(problem_kind(base))
+    for axis in (a for a in axes if a.kind == "variant"):
+        if axis.name not in {a.name for a in study.axes}:
+            raise ProblemError(f"[[axes]] variant = {axis.name!r}: {study.title} has the variant axes "
+                               f"{', '.join(a.name for a in study.axes)}")
+        for value in axis.values:
+            study.axis(axis.name).choice(value)
 
 
 def _range_values(raw: dict, where: str) -> list:
