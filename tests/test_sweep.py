@@ -137,8 +137,29 @@ def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
     assert energies[1] == pytest.approx(4 * energies[0], rel=1e-9)  # energy goes with the square of the load
 
 
+def test_example_sweep_file_reads(tmp_path):
+    from importlib import resources
+
+    from paraflux.engine.sweep import load_sweep
+
+    spec = load_sweep(Path(str(resources.files("paraflux.resources") / "sweeps" / "open-slot.toml")))
+    points = grid_points(spec)
+    assert len(points) == 6 and points[-1].values == {"boundaries.AB.value": 700.0, "case.elements": 1500}
+
+
+def test_overhead_benchmark_measures_empty_tasks(client):
+    from paraflux.engine.bench.sweep_overhead import batch_seconds_per_task, render, round_trip_seconds
+
+    batch, trip = batch_seconds_per_task(client, 40, repeats=1), round_trip_seconds(client, 5)
+    assert 0 < batch < 1 and 0 < trip < 1
+    table = render({"host_threads": 2, "host_cpu": "x", "distributed": "v", "date": "d", "command": "c",
+                    "rows": [{"workers": 2, "tasks": 40, "batch_s_per_task": batch, "round_trip_s": trip}]})
+    assert f"| 2 | 40 | {1e3 * batch:.3f} |" in table
+
+
 @pytest.mark.parametrize("axes, head, message", [
-    ([{"key": "nowhere.at.all", "values": [1.0]}], {}, "has no nowhere"),
+    ([{"key": "nowhere.at.all", "values": [1.0]}], {}, r"first point is not a valid problem.*unknown key\(s\): nowhere"),
+    ([{"key": "solver.rtol", "values": [-1.0, 1e-8]}], {}, "first point is not a valid problem"),
     ([{"key": "boundaries.AB.type", "values": [1.0]}], {}, "is not a number"),
     ([{"key": "probes.3.point.0", "values": [1.0]}], {}, "has no item 3"),
     ([{"key": "case.elements", "start": 5, "stop": 1, "step": 1}], {}, "step > 0"),
@@ -158,5 +179,6 @@ def test_bad_sweep_files_are_rejected_with_a_message(tmp_path, axes, head, messa
 def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):
     changed = set_dotted(BASE, "probes.0.point.1", 0.75)
     assert changed["probes"][0]["point"] == [0.0, 0.75] and BASE["probes"][0]["point"] == [0.0, 0.5]
+    assert set_dotted({"problem": {}}, "case.elements", 300) == {"problem": {}, "case": {"elements": 300}}
     spec = sweep_spec(tmp_path, [{"key": "solver.rtol", "start": 0.1, "stop": 0.3, "step": 0.1}])
     assert spec.axes[0].values == (0.1, 0.2, pytest.approx(0.3))

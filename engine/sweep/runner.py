@@ -156,7 +156,9 @@ def _collect(futures: dict, outcomes: dict, total: int, client, progress, cancel
 
 
 def _running(client, pending) -> int:
-    """How many of the pending tasks the scheduler has handed to a worker."""
+    """How many of the pending tasks are running: those the scheduler has handed to each worker, at most
+    as many as the worker has threads (the rest wait in the worker's queue)."""
     keys = {f.key for f in pending}
-    processing = client.processing()
-    return sum(1 for tasks in processing.values() for k in tasks if k in keys)
+    threads = client.nthreads()
+    return sum(min(threads.get(worker, 1), sum(1 for k in tasks if k in keys))
+               for worker, tasks in client.processing().items())

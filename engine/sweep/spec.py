@@ -94,7 +94,9 @@ def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
     if zipped and len({len(a.values) for a in axes}) > 1:
         raise ProblemError("zip = true pairs the axes' values, so every axis needs the same number of values; "
                            f"got {', '.join(f'{a.name}: {len(a.values)}' for a in axes)}")
-    return SweepSpec(base, problem_dir, axes, zipped, retries, tuple(plots))
+    spec = SweepSpec(base, problem_dir, axes, zipped, retries, tuple(plots))
+    _check_first_point(spec)
+    return spec
 
 
 def _parse_axis(raw: Any, index: int) -> Axis:
@@ -116,6 +118,20 @@ def _parse_axis(raw: Any, index: int) -> Axis:
     if any(isinstance(v, bool) or not isinstance(v, wanted) for v in values):
         raise ProblemError(f"{where} ({name}): values must be " + ("choice names" if kind == "variant" else "numbers"))
     return Axis(kind, str(name), tuple(values))
+
+
+def _check_first_point(spec: SweepSpec) -> None:
+    """The base problem with every axis at its first value must be a valid problem: a misspelt key is an
+    error of the sweep file (later points with values out of range fail alone, when they run)."""
+    from ..problems import parse_problem  # noqa: PLC0415
+
+    problem = spec.base
+    for axis in (a for a in spec.axes if a.kind == "key"):
+        problem = set_dotted(problem, axis.name, axis.values[0])
+    try:
+        parse_problem(problem, spec.base_dir)
+    except ProblemError as exc:
+        raise ProblemError(f"the sweep's first point is not a valid problem: {exc}") from None
 
 
 def _check_variants(base: dict, axes: tuple[Axis, ...]) -> None:
@@ -151,7 +167,8 @@ def _range_values(raw: dict, where: str) -> list:
 
 def set_dotted(data: dict, key: str, value) -> dict:
     """A deep copy of data with the numeric leaf at key ("boundaries.AB.value", "probes.0.point.1")
-    set to value; the leaf may be new in an existing table, every table or list on the way must exist."""
+    set to value; missing tables on the way are made (the problem's parser then judges the key), list
+    items must exist."""
     out = copy.deepcopy(data)
     parts = key.split(".")
     node = out
@@ -161,8 +178,10 @@ def set_dotted(data: dict, key: str, value) -> dict:
             if not part.isdigit() or int(part) >= len(node):
                 raise ProblemError(f"sweep key {key}: {'.'.join(parts[:depth]) or 'the problem'} has no item {part}")
             part = int(part)
-        elif not isinstance(node, dict) or (part not in node and not last):
-            raise ProblemError(f"sweep key {key}: the problem has no {'.'.join(parts[:depth + 1])}")
+        elif not isinstance(node, dict):
+            raise ProblemError(f"sweep key {key}: {'.'.join(parts[:depth])} in the problem is not a table")
+        elif part not in node and not last:
+            node[part] = {}  # e.g. case.elements where the file has no [case] table yet
         if last:
             old = node[part] if isinstance(node, list) or part in node else None
             if old is not None and (isinstance(old, bool) or not isinstance(old, (int, float))):
