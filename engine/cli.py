@@ -295,7 +295,7 @@ def _cmd_bench(args) -> int:
 
 def _cmd_sweep(args) -> int:
     """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
-    from .sweep import load_sweep, make_client, run_sweep  # noqa: PLC0415
+    from .sweep import close_client, load_sweep, make_client, run_sweep  # noqa: PLC0415
 
     spec = load_sweep(args.sweep)
     if args.out.exists() and not args.out.is_dir():
@@ -319,10 +319,7 @@ def _cmd_sweep(args) -> int:
         print(f"\nparaflux: {exc}", file=sys.stderr)
         return 130
     finally:
-        cluster = client.cluster
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        close_client(client)
     print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
           f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
           f"{len(report.failed)} failed", file=sys.stderr)

@@ -18,7 +18,8 @@ from .task import PointOutcome, read_outcome, run_point
 @dataclass(frozen=True)
 class SweepProgress:
     """Counts of the sweep's points: done and failed (this run and skipped ones), running (on a worker
-    now), queued, total, and the scheduler's dashboard address ("" where it has none)."""
+    now), queued, total, the scheduler's dashboard address ("" where it has none), and the outcomes that
+    arrived since the previous report."""
 
     done: int
     running: int
@@ -26,6 +27,7 @@ class SweepProgress:
     queued: int
     total: int
     dashboard: str
+    latest: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ def make_client(scheduler: str | None, workers: int | None, retries: int):
         cluster = cuda or LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
         return Client(cluster)
+
+
+def close_client(client) -> None:
+    """Close the client, and the local cluster it made (a cluster reached by address stays up)."""
+    cluster = client.cluster
+    client.close()
+    if cluster is not None:
+        cluster.close()
 
 
 def _cuda_cluster(workers: int | None):
@@ -140,6 +150,7 @@ def _collect(futures: dict, outcomes: dict, total: int, client, progress, cancel
             finished, pending = wait(pending, timeout=0.25, return_when="FIRST_COMPLETED")
         except TimeoutError:  # nothing finished in this quarter second: report, check cancel, wait again
             finished = set()
+        latest = []
         for future in finished:
             point = futures[future]
             if future.status == "finished":
@@ -149,10 +160,12 @@ def _collect(futures: dict, outcomes: dict, total: int, client, progress, cancel
                 outcomes[point.key] = PointOutcome(point.key, point.values, "failed", (),
                                                    f"{type(error).__name__}: {error}" if future.status == "error"
                                                    else error)
+            latest.append(outcomes[point.key])
         running = _running(client, pending)
         done = sum(1 for o in outcomes.values() if o.status == "done")
         failed = len(outcomes) - done
-        progress(SweepProgress(done, running, failed, total - done - failed - running, total, dashboard))
+        progress(SweepProgress(done, running, failed, total - done - failed - running, total, dashboard,
+                               tuple(latest)))
 
 
 def _running(client, pending) -> int:

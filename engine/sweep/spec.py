@@ -192,6 +192,20 @@ def set_dotted(data: dict, key: str, value) -> dict:
     return out
 
 
+def numeric_keys(data: dict, prefix: str = "") -> list[tuple[str, float]]:
+    """Every numeric leaf of a problem-file dictionary as (dotted key, value), list items by index: the keys
+    a sweep can vary."""
+    items = data.items() if isinstance(data, dict) else enumerate(data)
+    found = []
+    for name, value in items:
+        key = f"{prefix}{name}"
+        if isinstance(value, (dict, list)):
+            found += numeric_keys(value, key + ".")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            found.append((key, value))
+    return found
+
+
 def point_key(problem: dict, variants: dict, base_dir: str) -> str:
     """16 hex digits of SHA-256 over the point's problem file, variants and base folder (canonical JSON)."""
     text = json.dumps({"problem": problem, "variants": variants, "base_dir": base_dir}, sort_keys=True, default=str)
