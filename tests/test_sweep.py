@@ -182,3 +182,36 @@ def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):
     assert set_dotted({"problem": {}}, "case.elements", 300) == {"problem": {}, "case": {"elements": 300}}
     spec = sweep_spec(tmp_path, [{"key": "solver.rtol", "start": 0.1, "stop": 0.3, "step": 0.1}])
     assert spec.axes[0].values == (0.1, 0.2, pytest.approx(0.3))
+
+
+def test_study_hooks_give_the_rows_and_plots():
+    from types import SimpleNamespace
+
+    from paraflux.engine.sweep.spec import Axis
+    from paraflux.engine.sweep.table import plot_pairs
+    from paraflux.engine.sweep.task import point_rows
+
+    study = SimpleNamespace(sweep_rows=lambda result: [{"angle_deg": a, "rcs_dbsm": result * a} for a in (0, 90)])
+    assert point_rows(study, 2.0, []) == ({"angle_deg": 0, "rcs_dbsm": 0.0}, {"angle_deg": 90, "rcs_dbsm": 180.0})
+    axes = [Axis("key", "problem.frequency", (1e8, 2e8))]
+    columns = ["point", "status", "problem.frequency", "angle_deg", "rcs_dbsm", "message"]
+    rows = [{"point": "a", "status": "done", "problem.frequency": 1e8, "angle_deg": 0, "rcs_dbsm": 1.0}]
+    hints = (("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm"), ("angle_deg", "missing"))
+    assert plot_pairs(axes, columns, rows, (), hints) == [("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm")]
+
+
+@pytest.mark.gpu
+def test_sweep_on_the_gpu_cluster_matches_numpy(tmp_path):
+    """One worker per GPU (LocalCUDACluster) where dask-cuda is installed, else a local process cluster:
+    the CuPy backend's points equal the NumPy backend's to the solver's tolerance."""
+    from paraflux.engine.sweep import close_client, make_client
+
+    spec = sweep_spec(tmp_path, [{"variant": "backend", "values": ["numpy", "cupy"]}])
+    client = make_client(None, None, spec.retries)
+    try:
+        report = run_sweep(spec, tmp_path / "out", client)
+    finally:
+        close_client(client)
+    assert [o.status for o in report.outcomes] == ["done", "done"], [o.message for o in report.outcomes]
+    numpy_run, cupy_run = (o.rows[0] for o in report.outcomes)
+    assert cupy_run["energy"] == pytest.approx(numpy_run["energy"], rel=1e-8)
