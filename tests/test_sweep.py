@@ -215,3 +215,16 @@ def test_sweep_on_the_gpu_cluster_matches_numpy(tmp_path):
     assert [o.status for o in report.outcomes] == ["done", "done"], [o.message for o in report.outcomes]
     numpy_run, cupy_run = (o.rows[0] for o in report.outcomes)
     assert cupy_run["energy"] == pytest.approx(numpy_run["energy"], rel=1e-8)
+
+
+def test_blocks_axis_splits_a_list_over_points(tmp_path):
+    probes = [{"name": f"p{i}", "point": [float(i), 0.5]} for i in range(5)]
+    spec = parse_sweep({"sweep": {}, "base": {**BASE, "probes": probes},
+                        "axes": [{"key": "probes", "blocks": 2}, {"key": "boundaries.AB.value", "values": [1.0, 2.0]}]},
+                       tmp_path)
+    points = grid_points(spec)
+    assert [(p.values["probes"], len(p.problem["probes"])) for p in points] == [(0, 3), (0, 3), (1, 2), (1, 2)]
+    assert points[0].problem["probes"] + points[2].problem["probes"] == probes
+    with pytest.raises(ProblemError, match="6 blocks need a list of at least as many items"):
+        parse_sweep({"sweep": {}, "base": {**BASE, "probes": probes}, "axes": [{"key": "probes", "blocks": 6}]},
+                    tmp_path)

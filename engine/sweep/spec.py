@@ -18,8 +18,10 @@ from ..problems.toml_input import read_toml
 
 @dataclass(frozen=True)
 class Axis:
-    """One axis of the grid: a dotted key of the problem file (kind "key", numeric values) or a variant
-    axis of the study (kind "variant", choice names)."""
+    """One axis of the grid: a dotted key of the problem file (kind "key", numeric values), a variant
+    axis of the study (kind "variant", choice names), or a list of the problem file split into contiguous
+    blocks, one per point (kind "blocks", values the block numbers 0, 1, ...; e.g. incidences spread over
+    machines)."""
 
     kind: str
     name: str
@@ -103,6 +105,8 @@ def _parse_axis(raw: Any, index: int) -> Axis:
     where = f"[[axes]] number {index + 1}"
     if not isinstance(raw, dict) or ("key" in raw) == ("variant" in raw):
         raise ProblemError(f"{where} needs exactly one of key = \"dotted.path\" or variant = \"axis name\"")
+    if "blocks" in raw:
+        return _blocks_axis(raw, where)
     kind = "key" if "key" in raw else "variant"
     name = raw[kind]
     unknown = set(raw) - {kind, "values", "start", "stop", "step"}
@@ -120,14 +124,55 @@ def _parse_axis(raw: Any, index: int) -> Axis:
     return Axis(kind, str(name), tuple(values))
 
 
+def _blocks_axis(raw: dict, where: str) -> Axis:
+    """key = "dotted.list", blocks = N: the list's items in N contiguous blocks, one per point."""
+    unknown = set(raw) - {"key", "blocks"}
+    blocks = raw["blocks"]
+    if "key" not in raw or unknown:
+        raise ProblemError(f"{where}: a blocks axis takes key = \"dotted.path\" of a list and blocks = N only")
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+        raise ProblemError(f"{where} ({raw['key']}): blocks must be a whole number of at least 1, got {blocks!r}")
+    return Axis("blocks", str(raw["key"]), tuple(range(blocks)))
+
+
+def _list_at(data: dict, key: str) -> list:
+    node = data
+    for part in key.split("."):
+        node = node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else \
+            node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            raise ProblemError(f"sweep key {key}: the problem has no {key}")
+    return node
+
+
+def apply_axis(problem: dict, axis: Axis, value) -> dict:
+    """The problem-file dictionary with one axis at one of its values (variant axes leave it as is)."""
+    if axis.kind == "key":
+        return set_dotted(problem, axis.name, value)
+    if axis.kind == "variant":
+        return problem
+    items = _list_at(problem, axis.name)
+    if not isinstance(items, list) or len(items) < len(axis.values):
+        raise ProblemError(f"sweep key {axis.name}: {len(axis.values)} blocks need a list of at least as many "
+                           f"items in the problem")
+    size, extra = divmod(len(items), len(axis.values))
+    start = value * size + min(value, extra)  # the first `extra` blocks hold one item more
+    block = items[start:start + size + (value < extra)]
+    out = copy.deepcopy(problem)
+    parts = axis.name.rsplit(".", 1)
+    parent = _list_at(out, parts[0]) if len(parts) == 2 else out
+    parent[int(parts[-1]) if isinstance(parent, list) else parts[-1]] = copy.deepcopy(block)
+    return out
+
+
 def _check_first_point(spec: SweepSpec) -> None:
     """The base problem with every axis at its first value must be a valid problem: a misspelt key is an
     error of the sweep file (later points with values out of range fail alone, when they run)."""
     from ..problems import parse_problem  # noqa: PLC0415
 
     problem = spec.base
-    for axis in (a for a in spec.axes if a.kind == "key"):
-        problem = set_dotted(problem, axis.name, axis.values[0])
+    for axis in spec.axes:
+        problem = apply_axis(problem, axis, axis.values[0])
     try:
         parse_problem(problem, spec.base_dir)
     except ProblemError as exc:
@@ -219,9 +264,8 @@ def grid_points(spec: SweepSpec) -> list[SweepPoint]:
     for combo in combos:
         problem, variants = spec.base, {}
         for axis, value in zip(spec.axes, combo):
-            if axis.kind == "key":
-                problem = set_dotted(problem, axis.name, value)
-            else:
+            problem = apply_axis(problem, axis, value)
+            if axis.kind == "variant":
                 variants[axis.name] = value
         values = {a.name: v for a, v in zip(spec.axes, combo)}
         key = point_key(problem, variants, str(spec.base_dir))
