@@ -89,8 +89,12 @@ def test_killed_worker_still_yields_every_point_once(client, tmp_path):
 
 def test_rerun_after_interrupt_computes_only_missing_points(client, tmp_path):
     spec = sweep_spec(tmp_path, GRID)
+    def ctrl_c(progress):  # as Ctrl-C would, once a point has finished
+        if progress.done:
+            raise KeyboardInterrupt
+
     with pytest.raises(Cancelled, match=r"of 6 points finished"):
-        run_sweep(spec, tmp_path / "out", client, cancel=lambda: any((tmp_path / "out" / "points").glob("*/point.json")))
+        run_sweep(spec, tmp_path / "out", client, ctrl_c)
     points_dir = tmp_path / "out" / "points"
     before = {p.parent.name: p.stat().st_mtime_ns for p in points_dir.glob("*/point.json")}
     assert 1 <= len(before) < 6
@@ -107,6 +111,14 @@ def test_bad_point_is_reported_and_the_rest_finish(client, tmp_path):
     assert "mu_r" in report.failed[0].message
     rows = read_csv(tmp_path / "out" / "sweep.csv")
     assert [r["status"] for r in rows] == ["done", "failed", "done"] and rows[1]["message"]
+
+
+def test_parquet_table_matches_the_csv(client, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    report = run_sweep(sweep_spec(tmp_path, [{"key": "regions.air.mu_r", "values": [1.0, 2.0]}]), tmp_path / "out",
+                       client)
+    table = pq.read_table(tmp_path / "out" / "sweep.parquet").to_pylist()
+    assert [row["energy"] for row in table] == [o.rows[0]["energy"] for o in report.outcomes]
 
 
 def test_variant_axis_and_zip(client, tmp_path):
