@@ -114,9 +114,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[
         _collect(futures, outcomes, len(points), client, progress, cancel)
     except (KeyboardInterrupt, Cancelled):
         client.cancel(list(futures))
-        ran = sum(1 for o in outcomes.values() if o.status == "done")
-        raise Cancelled(f"sweep cancelled: {ran} of {len(points)} points finished (in {points_dir}); "
-                        "run it again to compute the rest") from None
+        raise Cancelled(_cancelled_message(points, outcomes, points_dir)) from None
     ordered = tuple(outcomes[p.key] for p in points)
     columns, rows = table_rows(spec.axes, ordered)
     written = write_table(out_dir, columns, rows)
@@ -124,6 +122,15 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[
     pairs = plot_pairs(spec.axes, columns, rows, spec.plots, study.sweep_plots if study else ())
     written += write_plots(out_dir, spec.axes, rows, pairs)
     return SweepReport(ordered, len(finished), tuple(written))
+
+
+def _cancelled_message(points, outcomes: dict, points_dir: Path) -> str:
+    """How many points finished, and which (their axis values, the first ten)."""
+    ran = [p.values for p in points if p.key in outcomes and outcomes[p.key].status == "done"]
+    listed = "; ".join(", ".join(f"{k}={v}" for k, v in values.items()) for values in ran[:10])
+    more = f" and {len(ran) - 10} more" if len(ran) > 10 else ""
+    return (f"sweep cancelled: {len(ran)} of {len(points)} points finished (in {points_dir})"
+            + (f": {listed}{more}" if ran else "") + "; run it again to compute the rest")
 
 
 def _study_of(spec: SweepSpec):
