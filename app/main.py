@@ -203,6 +203,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_log_action = file_menu.addAction("Save run log...", self.export_log)
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
+        self.sweep_action = self.menuBar().addMenu("&Tools").addAction("Sweep...", self.open_sweep)
 
     def select_study(self, name: str, load_case: bool = True) -> None:
         """Show the study's controls, cases and compare axes; with load_case, its first built-in case."""
@@ -440,6 +441,18 @@ class MainWindow(QtWidgets.QMainWindow):
         if problem.kind != self.study.problem_kind:
             raise ProblemError(f"the problem is of kind '{problem.kind}', not one of the study '{self.study.title}'")
         return self.study.with_variants(problem, self.panel.variants())
+
+    def open_sweep(self) -> None:
+        """The Sweep window on the current problem (app/sweep_panel.py)."""
+        from .sweep_panel import SweepPanel  # noqa: PLC0415
+
+        try:
+            problem = self.current_problem()
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        self.sweep_panel = SweepPanel(problem, self.study, self)
+        self.sweep_panel.show()
 
     def solve(self) -> None:
         try:

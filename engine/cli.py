@@ -227,6 +227,53 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
+    from .sweep import close_client, load_sweep, make_client, run_sweep  # noqa: PLC0415
+
+    spec = load_sweep(args.sweep)
+    if args.out.exists() and not args.out.is_dir():
+        raise ProblemError(f"--out {args.out} exists and is not a folder")
+    tty = sys.stderr.isatty()
+    shown = {"dashboard": False, "last": None}
+
+    def progress(p) -> None:
+        if p.dashboard and not shown["dashboard"]:
+            print(f"dashboard: {p.dashboard}", file=sys.stderr, flush=True)
+            shown["dashboard"] = True
+        line = f"{p.done} done, {p.running} running, {p.failed} failed, {p.queued} queued of {p.total}"
+        if line != shown["last"] and not args.quiet:
+            print(("\r" + line.ljust(70)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+            shown["last"] = line
+
+    client = make_client(args.scheduler, args.workers, spec.retries)
+    try:
+        report = run_sweep(spec, args.out, client, progress)
+    except Cancelled as exc:
+        print(f"\nparaflux: {exc}", file=sys.stderr)
+        return 130
+    finally:
+        close_client(client)
+    print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
+          f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
+          f"{len(report.failed)} failed", file=sys.stderr)
+    for outcome in report.failed:
+        print(f"failed {outcome.key} {outcome.values}: {outcome.message}", file=sys.stderr)
+    for path in report.written:
+        print(f"wrote {path}")
+    return 3 if report.failed else 0
+
+
+def _add_sweep_parser(sub, debug) -> None:
+    sweep = sub.add_parser("sweep", parents=[debug], help="run a sweep file's points on Dask (local or a cluster)")
+    sweep.add_argument("sweep", type=Path, help="sweep file (TOML): base problem and axes")
+    sweep.add_argument("--out", type=Path, default=Path("sweep-out"), help="output folder (default: sweep-out)")
+    sweep.add_argument("--workers", type=int, help="local worker processes (default: one per core, or per GPU)")
+    sweep.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://HOST:8786")
+    sweep.add_argument("--quiet", action="store_true", help="no progress output")
+    sweep.set_defaults(func=_cmd_sweep)
+
+
 def _add_solve(sub, debug) -> None:
     """`paraflux solve`: a problem file or built-in case, with every study's variant axes and integer
     parameters as options (one flag per axis name, its choices merged over the studies)."""
@@ -320,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     color.set_defaults(func=_cmd_color)
 
     _add_bench(sub, debug)
+    _add_sweep_parser(sub, debug)
     return parser
 
 

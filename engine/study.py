@@ -133,6 +133,10 @@ class Study:
     fields: Callable[[Any], ResultFields] | None = None
     writer: Callable[[Any, Path], list] | None = None
     actions: Mapping[str, Callable] = field(default_factory=dict)  # extra runs: check, scaling, ...
+    # sweeps (engine/sweep): rows of output numbers per point (None: the summary's scalar numbers), and the
+    # (x, y) columns worth plotting, x an axis name or an output column (e.g. ("angle_deg", "rcs_dbsm"))
+    sweep_rows: Callable[[Any], list] | None = None
+    sweep_plots: tuple = ()
 
     def write(self, result, out_dir) -> list:
         """The result's files in out_dir, all of them or none (output.write_all)."""
