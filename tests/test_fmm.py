@@ -99,7 +99,7 @@ def test_translations_per_box_follow_the_paper_on_a_uniform_tree():
 
     g = (np.arange(16) + 0.5) / 16
     pts = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)  # one point per finest box
-    tree = build_octree(pts, pts, leaf_size=2)
+    tree = build_octree(pts, pts, leaf_size=2, root_pad=0.0)  # the points' own cube: a uniform tree
     assert len(tree.levels) == 5
     assert translations_per_box(tree, "standard") == 189
     assert translations_per_box(tree, "parent-to-child") == 119
