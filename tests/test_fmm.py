@@ -253,3 +253,21 @@ def test_auto_picks_batched_gemm_on_numpy_and_standard_on_the_gpu():
     assert LaplaceFMM(pts, pts, 4, 16).m2l == "batched-gemm"
     with pytest.raises(ProblemError, match="unknown m2l scheme 'fast'; choose one of: auto, standard"):
         LaplaceFMM(pts, pts, 4, 16, "fast")
+
+
+def test_fmm3d_built_from_source_meets_its_precision_and_reports_its_threads():
+    """The benchmark's CPU peer (scripts/build-fmm3d.sh, through ctypes): the direct sum to its eps, at the
+    thread count asked, as its own OpenMP runtime reports it."""
+    from paraflux.engine.bench.fmm3d_peer import load  # noqa: PLC0415
+
+    library = load()
+    if library is None:
+        pytest.skip("FMM3D not built (scripts/build-fmm3d.sh)")
+    rng = np.random.default_rng(7)
+    pts, q = rng.uniform(0, 1, (3000, 3)), rng.standard_normal(3000)
+    ref, ref_grad = direct(pts, pts, q[None], None, True)
+    for threads in sorted({1, library.max_threads()}):
+        run = library.charges(pts, q, 1e-6, threads)
+        assert run.threads == threads
+        assert np.linalg.norm(run.potential - ref[0]) < 1e-6 * np.linalg.norm(ref[0])
+        assert np.linalg.norm(run.gradient - ref_grad[0]) < 1e-6 * np.linalg.norm(ref_grad[0])

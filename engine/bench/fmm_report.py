@@ -68,6 +68,9 @@ def render_markdown(data: dict) -> str:
             continue
         f3 = at["fmm3d"]
         f3_cell = "not installed" if f3 is None else f"{f3['seconds']:.3f}, {f3['threads']} ({f3['error']:.1e})"
+        one = at.get("fmm3d_one_thread")  # runs since the source build also time a single thread
+        if one is not None and f3 is not None and one["threads"] != f3["threads"]:
+            f3_cell += f"; {one['seconds']:.3f}, {one['threads']} ({one['error']:.1e})"
         ratio = "" if f3 is None else f"{f3['seconds'] / at['apply_seconds']:.1f}x"
         lines.append(f"| {case['distribution']} | {case['n']:,} | {at['precision']:g} | {at['order']} | "
                      f"{at['apply_seconds']:.4f} ({at['error']:.1e}) | {f3_cell} | {ratio} | "
