@@ -1,6 +1,7 @@
 """`paraflux bench fmm`: the Laplace FMM engine on the GPU, every M2L scheme, N = 1e4 .. 1e7 points
 uniform in a cube and on a sphere, against FMM3D (built from source with OpenMP by scripts/build-fmm3d.sh, at
-1 thread and all threads) and the direct sum on the GPU. Results: docs/benchmarks/fmm.json (raw) and fmm.md (rendered from the JSON)."""
+1 thread and all threads) and the direct sum on the GPU (all N^2 pairs). Results: docs/benchmarks/fmm.json
+(raw) and fmm.md (rendered from the JSON)."""
 
 from __future__ import annotations
 
