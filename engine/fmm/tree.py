@@ -1,8 +1,8 @@
 """Adaptive octree over sources and targets with the lists the FMM needs, built with array operations.
 
 Points get 3 x 21-bit Morton keys in the root cube (padded and shifted off the points' faces) and are
-sorted by them, so every box owns a contiguous range. A box is split while it holds more than leaf_size points (sources and targets
-together) and the depth is below max_level. A level-synchronous dual traversal from (root, root)
+sorted by them, so every box owns a contiguous range. A box is split while it holds more than leaf_size
+points (sources and targets together) and the depth is below max_level. A level-synchronous dual traversal from (root, root)
 classifies every pair of same-level boxes whose parents are adjacent: not adjacent -> M2L (the
 "interaction list", at most 189 per box); adjacent with a leaf on either side -> direct sum between
 the two subtrees; otherwise the children pairs go on to the next level.
