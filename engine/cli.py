@@ -126,7 +126,8 @@ def _cmd_solve(args) -> int:
         print(line)
     for path in written:
         print(f"wrote {path}")
-    return 0
+    short = study.shortfall(result) if study.shortfall else None
+    return _report(f"error: {short}", 3) if short else 0
 
 
 def _cmd_color(args) -> int:

@@ -137,6 +137,9 @@ class Study:
     # (x, y) columns worth plotting, x an axis name or an output column (e.g. ("angle_deg", "rcs_dbsm"))
     sweep_rows: Callable[[Any], list] | None = None
     sweep_plots: tuple = ()
+    # a result that is written but fell short (e.g. an iteration that did not reach its tolerance): the
+    # sentence saying so, or None; the command line then exits 3 after writing
+    shortfall: Callable[[Any], str | None] | None = None
 
     def write(self, result, out_dir) -> list:
         """The result's files in out_dir, all of them or none (output.write_all)."""

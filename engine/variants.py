@@ -4,7 +4,7 @@ command line, the GUI and the benchmarks all read."""
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from .errors import ProblemError
@@ -220,3 +220,21 @@ QUADRATURE = VariantAxis("quadrature", "Quadrature", (
     Choice("7", "7 points per triangle (degree 5)"),
     Choice("12", "12 points per triangle (degree 6)"),
 ), "6")
+
+ACCELERATION = VariantAxis("acceleration", "Iteration", (
+    Choice("fixed-point", "the FE-IIIEE loop: U <- L U + f from the first-order absorbing condition (U = 0)"),
+    Choice("gmres", "GMRES on (I - L) U = f over the values of U on S, every incidence its own Krylov space"),
+), "fixed-point")
+
+LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
+    Choice("auto", "UMFPACK where CVXOPT is installed, SuperLU otherwise"),
+    Choice("umfpack", "UMFPACK (SuiteSparse, multifrontal, BLAS 3) through CVXOPT", package="cvxopt"),
+    Choice("superlu", "SciPy's SuperLU, symmetric mode (minimum degree on A + A^T, diagonal pivots)"),
+), "auto", auto=lambda on_gpu: "umfpack" if importlib.util.find_spec("cvxopt") else "superlu")
+
+SCATTERING_LOOP = replace(LOOP, default="zgemm")  # many right-hand sides, the same S' and S every iteration
+
+NEDELEC_ORDER = Parameter("order", "Nedelec order", 1, 1, 2, "first-kind Nedelec order: 1 (6 functions per "
+                          "tetrahedron) or 2 (20)", integer=True, compare_values=(1, 2))
+ITERATION_TOL = Parameter("rtol", "Tolerance", 1e-4, 0.0, 1.0, "relative change of U on S (fixed-point) "
+                          "or GMRES residual at which the iteration stops")

@@ -14,7 +14,7 @@ from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
 from paraflux.engine.bench.systems import case_system
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.problems.magnetostatic import parse_magnetostatic
-from paraflux.engine.studies import STUDIES
+from paraflux.engine.studies import study_for_kind, STUDIES
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "problems"
 
@@ -49,8 +49,7 @@ def test_cli_options_come_from_the_registry():
 
 @pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.name)
 def test_every_variant_of_every_axis_is_accepted_and_unknown_rejected(study):
-    problem = load_case_problem({"magnetostatic": "open-slot", "elasticity": "cantilever",
-                                "truncation": "sphere-in-box", "elastostatic-bem": "bar"}[study.name])
+    problem = load_case_problem(study.cases[0].name)
     for axis in study.axes:
         for choice in axis.choices:
             study.with_variants(problem, {axis.name: choice.name})
@@ -85,8 +84,8 @@ def test_every_method_runs_through_the_cli(tmp_path, method, capsys):
 @pytest.mark.parametrize("path", sorted(RESOURCES.glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_problem_files_load(path):
     problem = load_problem(path)
-    content = {"truncation": "sources", "elastostatic-bem": "boundaries"}.get(problem.kind, "regions")
-    assert getattr(problem, content)
+    study = study_for_kind(problem.kind)
+    assert study.parse(study.to_dict(problem), path.parent) == problem  # every setting survives the round trip
     if getattr(problem, "mesh_path", None) is not None:
         assert problem.mesh_path.is_file()
 
@@ -168,11 +167,12 @@ def test_the_cases_command_lists_every_built_in_case(capsys):
     from paraflux.engine.cli import main
     from paraflux.engine.mesh.cases import CASES
     from paraflux.engine.mesh.hex_cases import HEX_CASES
+    from paraflux.engine.problems.scattering import CASES as SCATTERING_CASES
     from paraflux.engine.truncation.cases import CASES as SURFACE_CASES
 
     assert main(["cases"]) == 0
     listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")}
-    assert listed == {*CASES, *HEX_CASES, *BEM_CASES, *SURFACE_CASES}
+    assert listed == {*CASES, *HEX_CASES, *BEM_CASES, *SURFACE_CASES, *SCATTERING_CASES}
 
 
 def test_every_option_the_studies_command_prints_is_accepted_by_solve(capsys):

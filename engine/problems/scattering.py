@@ -1,0 +1,240 @@
+"""Scattering (FE-IIIEE) problem definition: the TOML schema as frozen dataclasses.
+
+The geometry is a built-in case (pec-sphere, nasa-almond, meshed with gmsh) or three closed triangle
+surfaces (scatterer Gamma, S', S) in mesh files; incidences are plane waves arriving from (theta, phi);
+the far field is a theta x phi grid or the back-scatter direction of each incidence (monostatic)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from .toml_input import Table, problem_head, section
+
+LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
+CASES = ("pec-sphere", "nasa-almond")
+ORDERS = (1, 2)
+ACCELERATIONS = ("fixed-point", "gmres")
+LINEAR_SOLVERS = ("auto", "umfpack", "superlu")
+MAX_DIRECTIONS = 1_000_000
+MAX_INCIDENCES = 10_000
+MAX_ITERATIONS = 1_000
+POLARIZATIONS = ("theta", "phi")
+DEFAULT_EPW = {1: 14.0, 2: 6.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1 and 3 (tests)
+
+
+@dataclass(frozen=True)
+class Incidence:
+    """A plane wave arriving from (theta, phi) degrees, polarised along theta^ or phi^ there."""
+
+    theta_deg: float
+    phi_deg: float
+    polarization: str
+
+
+@dataclass(frozen=True)
+class ScatteringSolver:
+    order: int = 1
+    acceleration: str = "fixed-point"
+    tolerance: float = 1e-4
+    max_iterations: int = 50
+    linear_solver: str = "auto"
+    loop: str = "zgemm"  # the truncation operator's loop strategy
+
+    @property
+    def rtol(self) -> float:
+        """The tolerance under the name the command line and the window use (--rtol)."""
+        return self.tolerance
+
+
+@dataclass(frozen=True)
+class ScatteringProblem:
+    length_unit: str
+    frequency: float  # Hz
+    incidences: tuple[Incidence, ...]
+    far_theta: tuple[float, ...]  # degrees; the far-field grid is theta x phi
+    far_phi: tuple[float, ...]
+    monostatic: bool = False
+    case: str | None = None
+    radius: float = 0.25  # pec-sphere, in length_unit
+    inner_gap: float = 0.1  # wavelengths
+    outer_gap: float = 0.2
+    elements_per_wavelength: float | None = None  # None: DEFAULT_EPW of the order
+    scatterer_path: Path | None = None
+    inner_path: Path | None = None
+    outer_path: Path | None = None
+    solver: ScatteringSolver = ScatteringSolver()
+    case_elements: int | None = None  # not used: the mesh follows elements_per_wavelength
+    kind: str = "scattering"
+
+    @property
+    def length_scale(self) -> float:
+        return LENGTH_UNITS[self.length_unit]
+
+    @property
+    def density(self) -> float:
+        return self.elements_per_wavelength or DEFAULT_EPW[self.solver.order]
+
+    def with_solver(self, **changes: Any) -> "ScatteringProblem":
+        """The problem with solver settings changed (None leaves one as it is; rtol is the tolerance)."""
+        if changes.get("rtol") is not None:
+            changes["tolerance"] = changes["rtol"]
+        changes = {k: v for k, v in changes.items() if v is not None and k not in ("rtol", "check_every")}
+        return replace(self, solver=replace(self.solver, **changes))
+
+
+def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
+    """A number, a list of numbers, or {start, stop, step} (stop included) in degrees."""
+    raw = t.data.pop(key, default)
+    where = f"[{t.where}] {key}"
+    if isinstance(raw, dict):
+        r = Table(raw, f"{t.where}.{key}")
+        start, stop, step = r.take("start", float), r.take("stop", float), r.take("step", float)
+        r.done()
+        if not step > 0 or stop < start:
+            raise ProblemError(f"{where} needs step > 0 and stop >= start, got {start:g}, {stop:g}, {step:g}")
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        if count > MAX_DIRECTIONS:
+            raise ProblemError(f"{where} gives {count:,} angles, more than {MAX_DIRECTIONS:,}")
+        return tuple(start + i * step for i in range(count))
+    values = raw if isinstance(raw, list) else [raw]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ProblemError(f"{where} must be a number, a list of finite numbers or {{start, stop, step}}")
+    if len(values) > MAX_DIRECTIONS:
+        raise ProblemError(f"{where} has {len(values):,} angles, more than {MAX_DIRECTIONS:,}")
+    return tuple(float(v) for v in values)
+
+
+def _incidences(top: Table) -> tuple[Incidence, ...]:
+    t = Table(section(top, "incidence"), "incidence")
+    theta, phi = angles(t, "theta_deg", [0.0]), angles(t, "phi_deg", [0.0])
+    pol = t.data.pop("polarization", "theta")
+    t.done()
+    pols = pol if isinstance(pol, list) else [pol]
+    if not all(isinstance(p, str) and p in POLARIZATIONS for p in pols):
+        raise ProblemError(f"[incidence] polarization must be \"theta\" or \"phi\" or a list of them, got {pol!r}")
+    n = max(len(theta), len(phi), len(pols))
+    if any(len(x) not in (1, n) for x in (theta, phi, pols)):
+        raise ProblemError(f"[incidence] theta_deg, phi_deg and polarization lists must have equal lengths, got "
+                           f"{len(theta)}, {len(phi)} and {len(pols)}")
+    if n == 0:
+        raise ProblemError("[incidence] gives no incidence: theta_deg and phi_deg need at least one angle")
+    if n > MAX_INCIDENCES:
+        raise ProblemError(f"[incidence] gives {n:,} incidences, more than {MAX_INCIDENCES:,}; split them in a sweep")
+    pick = lambda xs, i: xs[i if len(xs) > 1 else 0]  # noqa: E731
+    return tuple(Incidence(pick(theta, i), pick(phi, i), pick(pols, i)) for i in range(n))
+
+
+def _far_field(top: Table) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
+    t = Table(section(top, "far_field"), "far_field")
+    theta = angles(t, "theta_deg", {"start": 0.0, "stop": 180.0, "step": 1.0})
+    phi = angles(t, "phi_deg", [0.0, 90.0])
+    monostatic = t.take("monostatic", bool, False)
+    t.done()
+    if not monostatic and (not theta or not phi):
+        raise ProblemError("[far_field] needs at least one theta_deg and one phi_deg (or monostatic = true)")
+    if len(theta) * len(phi) > MAX_DIRECTIONS:
+        raise ProblemError(f"[far_field] grid has {len(theta) * len(phi):,} directions, more than {MAX_DIRECTIONS:,}")
+    return theta, phi, monostatic
+
+
+def _solver(top: Table) -> ScatteringSolver:
+    from ..variants import LOOP  # noqa: PLC0415 (variants imports problems' constants)
+
+    t = Table(section(top, "solver"), "solver")
+    order = t.take("order", int, 1)
+    if order not in ORDERS:
+        raise ProblemError(f"[solver] order must be 1 or 2 (the Nedelec order), got {order}")
+    s = ScatteringSolver(order, t.take("acceleration", str, "fixed-point", ACCELERATIONS),
+                         t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
+                         t.take("linear_solver", str, "auto", LINEAR_SOLVERS), t.take("loop", str, "zgemm", LOOP.names))
+    t.done()
+    if not 1e-14 <= s.tolerance < 1:
+        raise ProblemError(f"[solver] tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
+    if not 0 <= s.max_iterations <= MAX_ITERATIONS:
+        raise ProblemError(f"[solver] max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
+    return s
+
+
+def _geometry(top: Table, case: str | None) -> dict[str, Any]:
+    t = Table(section(top, "geometry"), "geometry")
+    g = {"radius": t.take("radius", float, 0.25), "inner_gap": t.take("inner_gap", float, 0.1),
+         "outer_gap": t.take("outer_gap", float, 0.2),
+         "elements_per_wavelength": t.take("elements_per_wavelength", float, None)}
+    t.done()
+    if case != "pec-sphere" and g["radius"] != 0.25:
+        raise ProblemError("[geometry] radius is for case = \"pec-sphere\" only")
+    if not g["radius"] > 0:
+        raise ProblemError(f"[geometry] radius must be positive, got {g['radius']:g}")
+    if not g["inner_gap"] > 0:
+        raise ProblemError(f"[geometry] inner_gap must be positive (S' must enclose the scatterer), got "
+                           f"{g['inner_gap']:g} wavelengths")
+    if not g["outer_gap"] > g["inner_gap"]:
+        raise ProblemError(f"[geometry] outer_gap ({g['outer_gap']:g}) must exceed inner_gap ({g['inner_gap']:g}): "
+                           "S' must lie inside S")
+    epw = g["elements_per_wavelength"]
+    if epw is not None and not 2 <= epw <= 100:
+        raise ProblemError(f"[geometry] elements_per_wavelength must be from 2 to 100, got {epw:g}")
+    return g
+
+
+def _surfaces(head: Table, case: str | None, base_dir: Path) -> tuple[Path | None, Path | None, Path | None]:
+    names = ("scatterer", "inner_surface", "outer_surface")
+    given = {n: head.take(n, str, None) for n in names}
+    if case is None and None in given.values():
+        raise ProblemError("[problem] needs case = \"pec-sphere\" or \"nasa-almond\", or all three of scatterer, "
+                           "inner_surface and outer_surface (mesh files)")
+    if case is not None and any(given.values()):
+        raise ProblemError("[problem] gives a case and surface files: give one or the other")
+    if case is not None and case not in CASES:
+        raise ProblemError(f"[problem] case = {case!r} is not a built-in scattering case; choose one of: "
+                           f"{', '.join(CASES)}")
+    return tuple((base_dir / given[n]).resolve() if given[n] else None for n in names)
+
+
+def parse_scattering(data: dict[str, Any], base_dir: Path) -> ScatteringProblem:
+    """Build a ScatteringProblem from parsed TOML; paths are relative to base_dir."""
+    top, head = problem_head(data, "scattering", "a scattering problem")
+    case = head.take("case", str, None)
+    paths = _surfaces(head, case, base_dir)
+    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
+    frequency = head.take("frequency", float)
+    if not frequency > 0:
+        raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
+    if frequency > 1e13:
+        raise ProblemError(f"[problem] frequency must be at most 1e13 Hz, got {frequency:g}")
+    head.done()
+    geometry = _geometry(top, case)
+    incidences = _incidences(top)
+    theta, phi, monostatic = _far_field(top)
+    solver = _solver(top)
+    top.done()
+    return ScatteringProblem(length_unit, frequency, incidences, theta, phi, monostatic, case,
+                             scatterer_path=paths[0], inner_path=paths[1], outer_path=paths[2], solver=solver,
+                             **geometry)
+
+
+def scattering_to_dict(problem: ScatteringProblem) -> dict[str, Any]:
+    """The problem in the problem-file schema (paths absolute): parse_scattering(result, any folder) gives
+    the problem back."""
+    head: dict[str, Any] = {"kind": "scattering", "length_unit": problem.length_unit, "frequency": problem.frequency}
+    if problem.case is not None:
+        head["case"] = problem.case
+    else:
+        head.update(scatterer=str(problem.scatterer_path), inner_surface=str(problem.inner_path),
+                    outer_surface=str(problem.outer_path))
+    geometry = {"radius": problem.radius, "inner_gap": problem.inner_gap, "outer_gap": problem.outer_gap}
+    if problem.elements_per_wavelength is not None:
+        geometry["elements_per_wavelength"] = problem.elements_per_wavelength
+    inc = problem.incidences
+    s = problem.solver
+    return {"problem": head, "geometry": geometry,
+            "incidence": {"theta_deg": [i.theta_deg for i in inc], "phi_deg": [i.phi_deg for i in inc],
+                          "polarization": [i.polarization for i in inc]},
+            "far_field": {"theta_deg": list(problem.far_theta), "phi_deg": list(problem.far_phi),
+                          "monostatic": problem.monostatic},
+            "solver": {"order": s.order, "acceleration": s.acceleration, "tolerance": s.tolerance,
+                       "max_iterations": s.max_iterations, "linear_solver": s.linear_solver, "loop": s.loop}}

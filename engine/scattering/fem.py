@@ -1,0 +1,157 @@
+"""The scattered-field FEM system: curl curl E - k^2 E = 0 between Gamma and S with n x E = -n x E_inc on
+Gamma and n x curl E + jk n x (n x E) = U on S (outward n). Weak form, for test functions v vanishing
+tangentially on Gamma:
+    int (curl E . curl v - k^2 E . v) dV + jk int_S E_t . v_t dS = -int_S U . v dS.
+Traces are matrices: the sparse maps from the unknowns to E and curl E at surface quadrature points, and
+from values of U at S's points to the load vector."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import MeshError
+from ..quadrature import dunavant
+from .mesh import ScatteringMesh
+from .nedelec import DofMap, Geometry, basis, dof_map, geometry, tet_rule
+
+CHUNK = 20_000  # tetrahedra per assembly block
+
+
+@dataclass(frozen=True, eq=False)
+class SurfaceTrace:
+    """Quadrature on a mesh surface: points (p, 3) m, normals (p, 3) pointing away from the scatterer,
+    weights (p,) m^2; value and curl: sparse (3p, n_dofs) maps from the unknowns to E and curl E (rows
+    point-major, xyz), averaged over the two sides of an interior surface."""
+
+    points: np.ndarray
+    normals: np.ndarray
+    weights: np.ndarray
+    value: sp.csr_matrix
+    curl: sp.csr_matrix
+
+
+@dataclass(frozen=True, eq=False)
+class Discretisation:
+    mesh: ScatteringMesh
+    dofs: DofMap
+    geom: Geometry
+
+    @property
+    def order(self) -> int:
+        return self.dofs.order
+
+
+def discretise(mesh: ScatteringMesh, order: int) -> Discretisation:
+    return Discretisation(mesh, dof_map(mesh.tets, order), geometry(mesh.points, mesh.tets))
+
+
+def _rule_sizes(order: int) -> tuple[int, int]:
+    """(Gauss points per direction of the volume rule, Dunavant degree on faces): exact for the mass terms."""
+    return (2, 2) if order == 1 else (3, 4)
+
+
+def volume_matrices(d: Discretisation, cells: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Curl-curl K (1/m) and mass M (m) matrices, real symmetric (n_dofs, n_dofs), over the given
+    tetrahedra (indices; None: all)."""
+    lam, w = tet_rule(_rule_sizes(d.order)[0])
+    cells = np.arange(len(d.mesh.tets)) if cells is None else cells
+    rows, cols, k_vals, m_vals = [], [], [], []
+    for lo in range(0, len(cells), CHUNK):
+        sl = cells[lo:lo + CHUNK]
+        values, curls = basis(d.order, lam, d.geom.grads[sl])
+        scale = d.geom.volumes[sl, None] * w[None]  # (m, q)
+        k_vals.append(np.einsum("mq,mqik,mqjk->mij", scale, curls, curls).ravel())
+        m_vals.append(np.einsum("mq,mqik,mqjk->mij", scale, values, values).ravel())
+        dofs = d.dofs.cell_dofs[sl]
+        rows.append(np.repeat(dofs, dofs.shape[1], axis=1).ravel())
+        cols.append(np.tile(dofs, (1, dofs.shape[1])).ravel())
+    n = d.dofs.n_dofs
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    build = lambda vals: sp.csr_matrix((np.concatenate(vals), (rows, cols)), shape=(n, n))  # noqa: E731
+    return build(k_vals), build(m_vals)
+
+
+def _face_keys(rows: np.ndarray, n: int) -> np.ndarray:
+    rows = np.sort(rows, axis=1).astype(np.int64)
+    return (rows[:, 0] * n + rows[:, 1]) * n + rows[:, 2]
+
+
+def adjacent_tets(d: Discretisation, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each triangle (k, 3) of the mesh: its tetrahedra (k, 2) and how many (1 or 2, k)."""
+    n = len(d.mesh.points)
+    face_keys = _face_keys(d.dofs.faces, n)
+    keys = _face_keys(triangles, n)
+    at = np.searchsorted(face_keys, keys)
+    at = np.minimum(at, len(face_keys) - 1)
+    if (face_keys[at] != keys).any():
+        raise MeshError(f"{int((face_keys[at] != keys).sum())} surface triangles are not faces of the volume mesh")
+    flat = d.dofs.tet_faces.ravel()
+    order = np.argsort(flat, kind="stable")
+    first = np.searchsorted(flat[order], at, side="left")
+    count = np.searchsorted(flat[order], at, side="right") - first
+    pair = np.stack([order[first], order[np.minimum(first + 1, len(order) - 1)]], axis=1) // 4
+    pair[count == 1, 1] = pair[count == 1, 0]
+    return pair, count
+
+
+def _barycentric_in_tets(tets: np.ndarray, triangles: np.ndarray, face_bary: np.ndarray) -> np.ndarray:
+    """Tetrahedron barycentrics (k, q, 4) of points given by triangle barycentrics face_bary (q, 3)."""
+    lam = np.zeros((len(triangles), len(face_bary), 4))
+    for corner in range(3):
+        slot = np.argmax(tets == triangles[:, corner, None], axis=1)
+        lam[np.arange(len(triangles)), :, slot] = face_bary[None, :, corner]
+    return lam
+
+
+def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
+    """Quadrature and trace maps on surface `name` ("scatterer", "inner" or "outer")."""
+    triangles = d.mesh.surfaces[name]
+    rule = dunavant(_rule_sizes(d.order)[1])
+    corners = d.mesh.points[triangles]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    area = 0.5 * np.linalg.norm(normal, axis=1)
+    normal /= 2 * area[:, None]
+    q = len(rule.weights)
+    pair, count = adjacent_tets(d, triangles)
+    value, curl = 0, 0
+    for side in range(2):
+        tets = pair[:, side]
+        lam = _barycentric_in_tets(d.mesh.tets[tets], triangles, rule.points)
+        v, c = basis(d.order, lam, d.geom.grads[tets])  # (k, q, f, 3)
+        value = value + _point_map(v, d.dofs.cell_dofs[tets], d.dofs.n_dofs) * 0.5
+        curl = curl + _point_map(c, d.dofs.cell_dofs[tets], d.dofs.n_dofs) * 0.5
+    return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
+                        (area[:, None] * rule.weights).reshape(-1), value.tocsr(), curl.tocsr())
+
+
+def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_matrix:
+    """Sparse (3 k q, n_dofs): row (point, component) from the values (k, q, f, 3) of each cell's functions."""
+    k, q, f, _ = vals.shape
+    rows = np.broadcast_to(np.arange(k * q * 3).reshape(k, q, 1, 3), (k, q, f, 3))
+    cols = np.broadcast_to(cell_dofs[:, None, :, None], (k, q, f, 3))
+    return sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())), shape=(k * q * 3, n_dofs))
+
+
+def tangential(values: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """v - (v . n) n for values (..., p, 3) and unit normals (p, 3)."""
+    return values - np.einsum("...pk,pk->...p", values, normals)[..., None] * normals
+
+
+def tangential_mass(trace: SurfaceTrace) -> sp.csr_matrix:
+    """int v_t . w_t dS over the traced surface (n_dofs, n_dofs)."""
+    p = len(trace.weights)
+    n = trace.normals
+    block = trace.weights[:, None, None] * (np.eye(3)[None] - n[:, :, None] * n[:, None, :])  # (p, 3, 3)
+    base = 3 * np.arange(p)[:, None, None]
+    rows = np.broadcast_to(base + np.arange(3)[None, :, None], block.shape)
+    cols = np.broadcast_to(base + np.arange(3)[None, None, :], block.shape)
+    proj = sp.csr_matrix((block.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * p, 3 * p))
+    return (trace.value.T @ proj @ trace.value).tocsr()
+
+
+def load_map(trace: SurfaceTrace) -> sp.csr_matrix:
+    """(n_dofs, 3p): -int U . v dS from U's values at the trace's points (point-major, xyz)."""
+    return (-trace.value.T.multiply(np.repeat(trace.weights, 3)[None, :])).tocsr()

@@ -1,0 +1,92 @@
+"""The scattering study's volume mesh: tetrahedra between the scatterer Gamma and the outer surface S, with
+S' embedded (faces of tetrahedra lie on it), meshed by gmsh from three closed triangle surfaces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MeshError, ProblemError
+from ..mesh.checks import check_apart
+from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
+from ..truncation.surfaces import TriSurface, check_closed_outward, check_inside
+from .nedelec import sorted_tets
+
+SURFACES = ("scatterer", "inner", "outer")  # Gamma, S', S
+MAX_TETRAHEDRA = 3_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class ScatteringMesh:
+    """points (n, 3) m; tets (m, 4) with sorted vertices; region (m,) 0 between Gamma and S', 1 between S'
+    and S; surfaces {name: (k, 3) triangles over points, oriented with normals pointing away from the
+    scatterer}."""
+
+    points: np.ndarray
+    tets: np.ndarray
+    region: np.ndarray
+    surfaces: dict
+
+    @property
+    def n_elements(self) -> int:
+        return len(self.tets)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.points)
+
+
+def check_nested(scatterer: TriSurface, inner: TriSurface, outer: TriSurface) -> None:
+    """Gamma inside S' inside S, no two touching or crossing (ProblemError naming the pair)."""
+    check_apart(scatterer.points, scatterer.triangles, inner.points, inner.triangles,
+                "the scatterer and the inner surface S'")
+    check_apart(inner.points, inner.triangles, outer.points, outer.triangles,
+                "the inner surface S' and the outer surface S")
+    check_inside(scatterer, inner)
+    check_inside(inner, outer)
+
+
+def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, size: float,
+                check=lambda: None) -> ScatteringMesh:
+    """Tetrahedra of edge about size (m) between the three nested closed surfaces, their triangles kept as
+    given (the surfaces' own mesh is the volume mesh's boundary and interface)."""
+    check_nested(scatterer, inner, outer)
+    with gmsh_session("scattering") as gmsh:
+        _add_surfaces(gmsh, (scatterer, inner, outer))
+        loops = [gmsh.model.geo.addSurfaceLoop([i + 1]) for i in range(3)]
+        near = gmsh.model.geo.addVolume([loops[1], loops[0]])
+        far = gmsh.model.geo.addVolume([loops[2], loops[1]])
+        gmsh.model.geo.synchronize()
+        for dim, tag, name in ((3, near, "near"), (3, far, "far")):
+            gmsh.model.setPhysicalName(dim, gmsh.model.addPhysicalGroup(dim, [tag]), name)
+        for i, name in enumerate(SURFACES):
+            gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, [i + 1]), name)
+        gmsh.option.setNumber("Mesh.MeshSizeMax", size)
+        gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 1)
+        check()
+        gmsh.model.mesh.generate(3)
+        points, cells_of = gmsh_nodes_and_groups(gmsh)
+        tets, region, _ = cells_of(3, 4, 4)
+        triangles, owner, _ = cells_of(2, 2, 3)
+    if len(tets) == 0:
+        raise MeshError("gmsh made no tetrahedra between the surfaces (are they nested and closed?)")
+    if len(tets) > MAX_TETRAHEDRA:
+        raise ProblemError(f"the volume mesh has {len(tets):,} tetrahedra, more than {MAX_TETRAHEDRA:,}; lower the "
+                           "frequency or elements_per_wavelength, or narrow the gaps")
+    surfaces = {name: check_closed_outward(TriSurface(name, points, triangles[owner == i])).triangles
+                for i, name in enumerate(SURFACES)}
+    return ScatteringMesh(points, sorted_tets(tets, len(points)), region.astype(np.int8), surfaces)
+
+
+def _add_surfaces(gmsh, surfaces) -> None:
+    """Each surface as a discrete gmsh surface (tags 1, 2, 3) with its nodes and triangles."""
+    node_offset, element_offset = 0, 0
+    for tag, surface in enumerate(surfaces, start=1):
+        gmsh.model.addDiscreteEntity(2, tag)
+        nodes = np.arange(node_offset + 1, node_offset + 1 + len(surface.points))
+        gmsh.model.mesh.addNodes(2, tag, nodes, np.asarray(surface.points, dtype=float).ravel())
+        elements = np.arange(element_offset + 1, element_offset + 1 + len(surface.triangles))
+        gmsh.model.mesh.addElementsByType(tag, 2, elements, (surface.triangles + node_offset + 1).ravel())
+        node_offset += len(surface.points)
+        element_offset += len(surface.triangles)

@@ -1,0 +1,162 @@
+"""The scattering study's pipeline: surfaces and volume mesh, the factorised FEM system, the FE-IIIEE
+iteration for every incidence at once, and the RCS from the equivalent currents on S'."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..mesh.meshing_process import run_meshing
+from ..run_control import RunControl
+from ..truncation.fields import C0
+from ..truncation.operator import Currents
+from .cases import almond_case, file_surfaces, sphere_case
+from .fem import discretise
+from .iteration import RobinMap, fixed_point, gmres, sprime_currents
+from .mesh import ScatteringMesh, volume_mesh
+from .system import build_system, gamma_values, traces
+from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
+
+ETA0 = 376.730313668  # ohm
+
+
+@dataclass(frozen=True, eq=False)
+class ScatteringResult:
+    """RCS (n_inc, n_dir) m^2 at far-field angles (n_inc, n_dir) degrees (every incidence the same grid,
+    or its own back-scatter direction), per incidence: converged, iterations, residual history; the
+    first-order ABC's RCS (iteration 0); the fields for the files and views."""
+
+    problem: object
+    mesh: ScatteringMesh
+    n_dofs: int
+    n_edges: int
+    theta: np.ndarray
+    phi: np.ndarray
+    sigma_theta: np.ndarray
+    sigma_phi: np.ndarray
+    sigma_abc: tuple  # (sigma_theta, sigma_phi) with U = 0
+    converged: np.ndarray
+    iteration_counts: np.ndarray
+    history: list
+    e_scattered: np.ndarray  # (n_tets, 3) complex at cell centroids, first incidence
+    e_incident: np.ndarray  # (n_tets, 3)
+    sprime_points: np.ndarray  # (p', 3) S' quadrature points
+    currents_j: np.ndarray  # (p', 3) complex A/m, first incidence
+    currents_m: np.ndarray  # (p', 3) complex V/m
+    factor_nonzeros: int | None  # None where the solver does not report them
+    backend: str
+    linear_solver: str
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def iterations(self) -> int:
+        return int(self.iteration_counts.max())
+
+    @property
+    def solution(self) -> np.ndarray:
+        """RCS in dBsm, both polarisations, every incidence and direction (what Compare differences)."""
+        return np.concatenate([dbsm(self.sigma_theta).ravel(), dbsm(self.sigma_phi).ravel()])
+
+
+def surfaces_of(problem, wavelength: float, control: RunControl | None = None):
+    """(Gamma, S', S) in metres: a built-in case meshed (in a child process when cancellable) or the files."""
+    if problem.case is None:
+        return file_surfaces(problem)
+    gaps = (problem.inner_gap, problem.outer_gap, problem.density)
+    if problem.case == "pec-sphere":
+        return run_meshing(sphere_case, problem.radius * problem.length_scale, wavelength, *gaps, control=control)
+    return run_meshing(almond_case, wavelength, *gaps, control=control)
+
+
+def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
+    """Far-field angles (n_inc, n_dir) degrees: the theta x phi grid for every incidence, or each
+    incidence's own back-scatter direction."""
+    n_inc = len(problem.incidences)
+    if problem.monostatic:
+        return (np.array([[i.theta_deg] for i in problem.incidences]),
+                np.array([[i.phi_deg] for i in problem.incidences]))
+    t, p = np.meshgrid(problem.far_theta, problem.far_phi, indexing="ij")
+    return np.tile(t.ravel(), (n_inc, 1)), np.tile(p.ravel(), (n_inc, 1))
+
+
+def _rcs(system, u, theta, phi) -> tuple[np.ndarray, np.ndarray]:
+    """sigma_theta, sigma_phi (n_inc, n_dir) from the unknowns (n_dofs, n_inc)."""
+    cur = sprime_currents(system, u)
+    if (theta == theta[:1]).all():  # one grid for every incidence
+        pattern = far_field(unit_vectors(theta[0], phi[0])[0], system.inner.points, cur, system.k)
+        return rcs(pattern, theta[0], phi[0])
+    out = [rcs(far_field(unit_vectors(theta[i], phi[i])[0], system.inner.points, _one(cur, i), system.k)[0],
+               theta[i], phi[i]) for i in range(len(theta))]
+    return np.array([o[0] for o in out]), np.array([o[1] for o in out])
+
+
+def _one(cur: Currents, i: int) -> Currents:
+    return Currents(cur.cross_e[i:i + 1], cur.cross_f[i:i + 1], cur.dot_e[i:i + 1], cur.dot_f[i:i + 1])
+
+
+def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
+    """E scattered and incident (n_tets, 3) at the cell centroids for the first incidence."""
+    from .nedelec import basis  # noqa: PLC0415
+
+    d = system.disc
+    values, _ = basis(d.order, np.full((1, 4), 0.25), d.geom.grads)
+    e_s = np.einsum("mfk,mf->mk", values[:, 0], u[d.dofs.cell_dofs, 0])
+    centroids = d.mesh.points[d.mesh.tets].mean(axis=1)
+    first = problem.incidences[0]
+    e_i = incident_field(centroids, system.k, [first.theta_deg], [first.phi_deg], np.array([first.polarization]))[0]
+    return e_s, e_i
+
+
+def _iterate(system, problem, control: RunControl):
+    """The FE-IIIEE iteration for every incidence: (Iterated, sigma of iteration 0 on the far grid)."""
+    inc = problem.incidences
+    e_inc = incident_field(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
+                           np.array([i.polarization for i in inc]))
+    step = RobinMap(system, gamma_values(system, e_inc), problem.solver.loop)
+    s = problem.solver
+    run = fixed_point if s.acceleration == "fixed-point" else gmres
+
+    def progress(it, residual):
+        control.report(0.5 + 0.4 * it / max(s.max_iterations, 1),
+                       f"iteration {it}: largest residual {residual.max():.2e} (tolerance {s.tolerance:g})")
+
+    shape = system.outer.points.shape
+    abc = step.solution(np.zeros((len(inc),) + shape, dtype=complex))
+    return run(step, len(inc), shape, s.tolerance, s.max_iterations, progress), abc
+
+
+def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
+    """Mesh, assemble and factorise, iterate every incidence, far field; SolverError when the iteration
+    does not reach the tolerance is left to the caller (the result says converged = False)."""
+    control = control or RunControl()
+    timings = {}
+    t0 = time.perf_counter()
+    wavelength = C0 / problem.frequency
+    control.report(0.0, "meshing the surfaces and the volume")
+    body, inner, outer = surfaces_of(problem, wavelength, control)
+    mesh = volume_mesh(body, inner, outer, wavelength / problem.density, control.check)
+    timings["mesh"] = time.perf_counter() - t0
+    control.report(0.2, f"{mesh.n_elements:,} tetrahedra: assembling and factorising")
+    t0 = time.perf_counter()
+    disc = discretise(mesh, problem.solver.order)
+    system = build_system(disc, 2 * np.pi / wavelength, problem.solver.linear_solver, control.check)
+    timings["assembly and factorisation"] = time.perf_counter() - t0
+    control.report(0.5, f"{system.n_dofs:,} unknowns: iterating")
+    t0 = time.perf_counter()
+    done, abc = _iterate(system, problem, control)
+    timings["iterations"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    theta, phi = _directions(problem)
+    sigma = _rcs(system, done.u, theta, phi)
+    sigma_abc = _rcs(system, abc, theta, phi)
+    e, _ = traces(system.inner, done.u[:, :1])
+    timings["far field"] = time.perf_counter() - t0
+    e_s, e_i = _centroid_fields(system, done.u, problem)
+    n = system.inner.normals
+    n_x_h = 1j * system.flux(done.u[:, :1])[0] / (system.k * ETA0)  # H = -curl E / (j w mu0)
+    return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
+                            done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
+                            n_x_h, np.cross(e[0], n), system.factor.nonzeros, done.backend, system.factor.name,
+                            timings)

@@ -1,0 +1,112 @@
+"""The factorised FEM system of one frequency: A = K - k^2 M + jk B_S (complex symmetric), split into the
+unknowns on Gamma (set by the incident field) and the free ones (factorised once, every right-hand side
+solved against the one factorisation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from .linear import Factorised, factorise
+from .fem import Discretisation, SurfaceTrace, load_map, surface_trace, tangential, tangential_mass, volume_matrices
+
+@dataclass(frozen=True, eq=False)
+class System:
+    """k (1/m); the traces on Gamma, S' (inner) and S (outer); the unknowns on Gamma and the free ones;
+    factor: the free block's factorisation; project(F (n_gamma, r)) -> values on Gamma; load (n_dofs, 3 p_S)."""
+
+    k: float
+    disc: Discretisation
+    gamma: SurfaceTrace
+    inner: SurfaceTrace
+    outer: SurfaceTrace
+    on_gamma: np.ndarray
+    free: np.ndarray
+    a_free_gamma: sp.csr_matrix
+    factor: Factorised  # of the free-free block
+    project: Callable
+    load: sp.csr_matrix
+    flux: Callable  # flux(u (n_dofs, r)) -> n' x curl E (r, p', 3) on S', recovered weakly
+
+    @property
+    def n_dofs(self) -> int:
+        return self.disc.dofs.n_dofs
+
+
+def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
+    """The unknowns whose functions have a tangential trace on a mesh surface: its edges' and (order 2)
+    faces'."""
+    tri = np.sort(disc.mesh.surfaces[name], axis=1)
+    d = disc.dofs
+    n = len(disc.mesh.points)
+    edge_keys = d.edges[:, 0] * n + d.edges[:, 1]
+    on_edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
+    edges = np.searchsorted(edge_keys, on_edges[:, 0] * n + on_edges[:, 1])
+    if d.order == 1:
+        return np.sort(edges)
+    face_keys = (d.faces[:, 0] * n + d.faces[:, 1]) * n + d.faces[:, 2]
+    faces = np.searchsorted(face_keys, (tri[:, 0] * n + tri[:, 1]) * n + tri[:, 2])
+    n_e = len(d.edges)
+    return np.sort(np.concatenate([edges, n_e + edges, 2 * n_e + 2 * faces, 2 * n_e + 2 * faces + 1]))
+
+
+def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
+    """Assemble and factorise at wavenumber k (1/m)."""
+    stiffness, mass = volume_matrices(disc)
+    check()
+    gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
+    a = (stiffness - k * k * mass + 1j * k * tangential_mass(outer)).tocsr()
+    on_gamma = surface_dofs(disc, "scatterer")
+    free = np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+    check()
+    lu = factorise(a[free][:, free], linear_solver, "the FEM system")
+    m_gamma = tangential_mass(gamma)[on_gamma][:, on_gamma]
+    projection = factorise(m_gamma, linear_solver, "the tangential mass matrix on the scatterer")
+    return System(k, disc, gamma, inner, outer, on_gamma, free, a[free][:, on_gamma].tocsr(), lu, projection.solve,
+                  load_map(outer), weak_flux(disc, inner, k, linear_solver))
+
+
+def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver: str) -> Callable:
+    """n' x curl E on S' from the FEM equations of the tetrahedra inside S': for every function v with a
+    tangential trace on S', int_V0 (curl E . curl v - k^2 E . v) dV = -int_S' (n' x curl E) . v dS, solved in
+    the tangential trace space of S' (a surface mass matrix). First-order elements' curl is constant per
+    tetrahedron; this flux is as accurate as the solution's energy, not its pointwise curl."""
+    stiffness, mass = volume_matrices(disc, np.flatnonzero(disc.mesh.region == 0))
+    on = surface_dofs(disc, "inner")
+    rows = (k * k * mass - stiffness).tocsr()[on]
+    surface_mass = factorise(tangential_mass(inner)[on][:, on], linear_solver, "the tangential mass matrix on S'")
+    value = inner.value[:, on].tocsr()
+    normals = inner.normals
+
+    def flux(u: np.ndarray) -> np.ndarray:
+        coefficients = surface_mass.solve((rows @ u).astype(complex))
+        g = (value @ coefficients).T.reshape(u.shape[1], -1, 3)
+        return tangential(g, normals)
+
+    return flux
+
+
+def gamma_values(system: System, e_inc: np.ndarray) -> np.ndarray:
+    """Unknowns on Gamma (n_gamma, r) with n x E = -n x E_inc in the L2 sense, from E_inc (r, p_Gamma, 3)
+    at Gamma's quadrature points."""
+    t = tangential(e_inc, system.gamma.normals) * system.gamma.weights[None, :, None]
+    f = -(system.gamma.value.T @ t.reshape(len(e_inc), -1).T)[system.on_gamma]
+    return system.project(f.astype(complex))
+
+
+def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
+    """All unknowns (n_dofs, r) for Gamma's values (n_gamma, r) and U (r, p_S, 3) at S's points."""
+    b = (system.load @ robin.reshape(len(robin), -1).T)[system.free] - system.a_free_gamma @ u_gamma
+    u = np.zeros((system.n_dofs, u_gamma.shape[1]), dtype=complex)
+    u[system.on_gamma] = u_gamma
+    u[system.free] = system.factor.solve(b)
+    return u
+
+
+def traces(trace: SurfaceTrace, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """E and curl E (r, p, 3) at a trace's points from the unknowns (n_dofs, r)."""
+    r = u.shape[1]
+    return ((trace.value @ u).T.reshape(r, -1, 3), (trace.curl @ u).T.reshape(r, -1, 3))

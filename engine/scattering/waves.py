@@ -1,0 +1,52 @@
+"""Plane waves, spherical unit vectors and the far field of the equivalent currents on S' (time convention
+e^{+jwt}, E0 = 1 V/m)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..truncation.operator import Currents
+
+POLARIZATIONS = ("theta", "phi")
+
+
+def unit_vectors(theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """r^, theta^, phi^ (n, 3) at angles (n,) in degrees."""
+    t, p = np.radians(np.atleast_1d(theta_deg)), np.radians(np.atleast_1d(phi_deg))
+    r = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=1)
+    th = np.stack([np.cos(t) * np.cos(p), np.cos(t) * np.sin(p), -np.sin(t)], axis=1)
+    ph = np.stack([-np.sin(p), np.cos(p), np.zeros_like(p)], axis=1)
+    return r, th, ph
+
+
+def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> np.ndarray:
+    """E_inc (n_inc, n, 3) complex V/m at points (n, 3) m of unit plane waves arriving FROM (theta, phi)
+    (n_inc,) degrees, so travelling along k^ = -r^, polarised along theta^ or phi^ there."""
+    r, th, ph = unit_vectors(theta_deg, phi_deg)
+    pol = np.where(np.asarray(polarization)[:, None] == "theta", th, ph)
+    phase = np.exp(1j * k * (points @ r.T)).T  # exp(-jk k^.x) with k^ = -r^
+    return phase[:, :, None] * pol[:, None, :]
+
+
+def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: float) -> np.ndarray:
+    """The far-field pattern F (n_rhs, n_dir, 3) complex V, E ~ F exp(-jkr) / r, along unit directions
+    (n_dir, 3) from the currents at S' points sources (n', 3): the operator's kernel for r -> infinity,
+    (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part."""
+    phase = np.exp(1j * k * (directions @ sources.T)) / (4 * np.pi)  # (n_dir, n')
+    a = np.einsum("ds,rsk->rdk", phase, cur.cross_f)
+    b = np.einsum("ds,rsk->rdk", phase, cur.cross_e)
+    c = np.einsum("ds,rs->rd", phase, cur.dot_e)
+    f = a + 1j * k * (np.cross(b, directions[None]) + c[..., None] * directions[None])
+    return f - np.einsum("rdk,dk->rd", f, directions)[..., None] * directions[None]
+
+
+def rcs(pattern: np.ndarray, theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray]:
+    """sigma_theta, sigma_phi (..., n_dir) m^2 = 4 pi |F . theta^|^2, 4 pi |F . phi^|^2 for E0 = 1."""
+    _, th, ph = unit_vectors(theta_deg, phi_deg)
+    return (4 * np.pi * np.abs(np.einsum("...dk,dk->...d", pattern, th)) ** 2,
+            4 * np.pi * np.abs(np.einsum("...dk,dk->...d", pattern, ph)) ** 2)
+
+
+def dbsm(sigma: np.ndarray) -> np.ndarray:
+    """10 log10(sigma / 1 m^2), -400 dBsm for an exact zero."""
+    return 10 * np.log10(np.maximum(sigma, 1e-40))

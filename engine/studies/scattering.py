@@ -1,0 +1,71 @@
+"""Registry entry of the scattering study (FE-IIIEE: Nedelec FEM truncated by the iterated integral
+operator, radar cross-sections)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..problems.scattering import ScatteringProblem, parse_scattering, scattering_to_dict
+from ..scattering.run import run_problem
+from ..scattering.waves import dbsm
+from ..scattering.write import scattering_fields, scattering_summary, write_scattering
+from ..study import Case
+from ..variants import ACCELERATION, ITERATION_TOL, LINEAR_SOLVER, NEDELEC_ORDER, SCATTERING_LOOP
+from .registry import Study, register
+
+
+
+def _apply(problem: ScatteringProblem, variants: Mapping) -> ScatteringProblem:
+    names = ("acceleration", "linear_solver", "loop", "order", "rtol")
+    return problem.with_solver(**{n: variants.get(n) for n in names})
+
+
+def describe(result) -> list[str]:
+    """What the command line prints after a run."""
+    p = result.problem
+    converged = int(np.sum(result.converged))
+    peak = max(dbsm(result.sigma_theta).max(), dbsm(result.sigma_phi).max())
+    return [f"{result.mesh.n_elements:,} tetrahedra, {result.n_dofs:,} unknowns (Nedelec order {p.solver.order}) at "
+            f"{p.frequency:g} Hz; {len(p.incidences)} incidences, {converged} converged by {p.solver.acceleration} "
+            f"in at most {result.iterations} iterations (loop {p.solver.loop} on {result.backend})",
+            f"largest RCS {peak:.2f} dBsm over {result.theta.shape[1]} directions per incidence",
+            ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
+
+
+def shortfall(result) -> str | None:
+    """The sentence for incidences whose iteration did not reach the tolerance (the result is still written)."""
+    missed = np.flatnonzero(~result.converged)
+    if not len(missed):
+        return None
+    s = result.problem.solver
+    last = max(float(result.history[-1][i]) for i in missed) if result.history else float("nan")
+    return (f"the {s.acceleration} iteration did not reach tolerance {s.tolerance:g} in {s.max_iterations} iterations "
+            f"for {len(missed)} of {len(result.converged)} incidences (largest residual {last:.2e}); the result is "
+            "written with converged = false")
+
+
+SCATTERING = register(Study(
+    name="scattering",
+    title="Scattering (FE-IIIEE)",
+    problem_kind="scattering",
+    mesh_kind="tetrahedra",
+    field_dtype="complex",
+    max_devices=1,
+    axes=(ACCELERATION, LINEAR_SOLVER, SCATTERING_LOOP),
+    parameters=(NEDELEC_ORDER, ITERATION_TOL),
+    apply_variants=_apply,
+    run=run_problem,
+    writer=write_scattering,
+    fields=scattering_fields,
+    parse=parse_scattering,
+    to_dict=scattering_to_dict,
+    cases=(Case("pec-sphere", "PEC sphere", "a perfectly conducting sphere (radius in [geometry]) inside spheres S' "
+                "and S; the reference is the Mie series", "3D scattering"),
+           Case("nasa-almond", "NASA almond", "the EMCC benchmark almond (9.936 in, tip toward +x) inside ellipsoids "
+                "S' and S; 1.19, 7 and 9.92 GHz in the benchmark", "3D scattering")),
+    summary=scattering_summary,
+    describe=describe,
+    shortfall=shortfall,
+))
