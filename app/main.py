@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -19,6 +20,7 @@ from paraflux.engine.problems import (case_boundaries, load_case_problem, load_p
 from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
 from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES, study_for_kind
+from paraflux.engine.output import write_text_atomic
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 from paraflux.engine.truncation.scaling import scaling_sweep
 
@@ -273,7 +275,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.show_error(f"cannot save the session: {exc}")
                 return
             try:
-                Path(path).write_text(text)
+                write_text_atomic(Path(path), text)
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -385,7 +387,7 @@ class MainWindow(QtWidgets.QMainWindow):
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save run log", "paraflux.log", "Logs (*.log *.txt)")
         if path:
             try:
-                Path(path).write_text("\n".join(self.log) + "\n")
+                write_text_atomic(Path(path), "\n".join(self.log) + "\n")
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -661,7 +663,7 @@ class MainWindow(QtWidgets.QMainWindow):
                                                         "CSV files (*.csv)")
         if path:
             try:
-                Path(path).write_text(comparison_csv(self.comparison_rows))
+                write_text_atomic(Path(path), comparison_csv(self.comparison_rows))
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -766,7 +768,18 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1:
         window.set_problem_path(Path(argv[1]))
     window.show()
+    end_on_sigterm(app)
     return app.exec()
+
+
+def end_on_sigterm(app) -> QtCore.QTimer:
+    """SIGTERM ends the event loop with exit code 143 once the step in hand (a file being saved) is done,
+    so no half-written file stays; a timer lets Python see the signal while Qt waits for events."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: app.exit(143))
+    timer = QtCore.QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(200)
+    return timer
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 import warnings
@@ -11,7 +12,8 @@ import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
-from .errors import Cancelled, ParaFluxError, ProblemError
+from .cli_edge import EXIT_CODES, OneLineParser, outcome, quiet_closed_pipe, raise_on_sigterm
+from .errors import ProblemError
 from .variants import BACKEND, COLORING, RTOL
 
 
@@ -186,7 +188,7 @@ def _cmd_bench(args) -> int:
               "truncation": truncation_bench, "fmbem": fmbem_bench}[args.name]
     if args.render:
         try:
-            data = json.loads(Path(args.render).read_text())
+            data = json.loads(Path(args.render).read_text(), parse_constant=_refuse_non_finite)
         except (OSError, ValueError) as exc:
             raise ProblemError(f"cannot read benchmark results {args.render}: {exc}") from None
         if not isinstance(data, dict) or data.get("benchmark") != args.name:
@@ -293,12 +295,18 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _refuse_non_finite(name: str):
+    """json.loads' hook for NaN and Infinity, which no benchmark result holds."""
+    raise ValueError(f"it holds {name}, not a finite number")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .studies import STUDIES  # noqa: PLC0415
 
-    parser = argparse.ArgumentParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench")
+    parser = OneLineParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    debug = argparse.ArgumentParser(add_help=False)  # --debug after the command too
+    debug = OneLineParser(add_help=False)  # --debug after the command too
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
@@ -309,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
     solve.add_argument("--case", help="solve a built-in case with its example problem")
     solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
-    solve.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: out)")
+    solve.add_argument("--out", type=output_folder, default=Path("out"), help="output folder (default: out)")
     solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
@@ -338,13 +346,13 @@ def build_parser() -> argparse.ArgumentParser:
     color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
     color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
                        help="where the parallel method runs")
-    color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
+    color.add_argument("--out", type=output_folder, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
     color.set_defaults(func=_cmd_color)
 
     bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
     bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"],
                        help="which benchmark")
-    bench.add_argument("--out", type=Path, default=Path("docs/benchmarks"), help="output folder")
+    bench.add_argument("--out", type=output_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
                        help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation) or bracket DOFs for Table 4 alone (fmbem)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders")
@@ -358,38 +366,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def output_folder(text: str) -> Path:
+    """An --out value: a path that is not empty (Path("") would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a path; an empty one would write into the current folder")
+    return Path(text)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every ending is an exit code of cli_edge.EXIT_CODES and at most one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
         warnings.filterwarnings("ignore", category=RuntimeWarning)
+    previous = raise_on_sigterm()
     try:
         return args.func(args)
-    except Cancelled:
-        print("paraflux: cancelled", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("\nparaflux: interrupted", file=sys.stderr)
-        return 130
-    except ParaFluxError as exc:
-        if args.debug:
+    except SystemExit:
+        raise
+    except BrokenPipeError:  # the reader of our output left (`paraflux cases | head -1`): nothing to say
+        quiet_closed_pipe()
+        return 0
+    except BaseException as exc:  # noqa: BLE001 (the edge: every ending becomes one line and a code)
+        code, line = outcome(exc)
+        if args.debug and code in (1, 2, 3):
             raise
-        print(f"paraflux: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("paraflux: error: out of memory; use a coarser mesh", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a file or folder that cannot be read or written
-        if args.debug:
-            raise
-        print(f"paraflux: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug: one line, with the way to see more
-        if args.debug:
-            raise
-        print(f"paraflux: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
-              "traceback)", file=sys.stderr)
-        return 1
+        print(("\n" if code == 130 and sys.stderr.isatty() else "") + line, file=sys.stderr)  # after ^C
+        return code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

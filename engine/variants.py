@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ProblemError
+from .errors import ProblemError, shown
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,13 @@ class Parameter:
 
     def check(self, value: float) -> float:
         if self.integer:
-            if isinstance(value, bool) or float(value) != int(value) or not self.minimum <= value <= self.maximum:
+            if isinstance(value, bool) or not self.minimum <= value <= self.maximum or float(value) != int(value):
                 raise ProblemError(f"{self.label.lower()} must be a whole number from {self.minimum:g} to "
-                                   f"{self.maximum:g}, got {value}")
+                                   f"{self.maximum:g}, got {shown(value)}")
             return int(value)
         if not self.minimum < value < self.maximum:
             raise ProblemError(f"{self.label.lower()} must lie between {self.minimum:g} and {self.maximum:g}, "
-                               f"got {value:g}")
+                               f"got {shown(value)}")
         return value
 
 

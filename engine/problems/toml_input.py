@@ -7,12 +7,18 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProblemError
+from ..errors import ProblemError, shown
+
+MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
+MAX_INTEGER = 2**63 - 1  # what a count, seed or index may be: one int64
+MAX_MAGNITUDE = 1e150  # beyond it, squares (energies, norms) overflow double precision
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parse a TOML file; raise ProblemError naming the file and the syntax error."""
     path = Path(path)
+    if path.is_dir():
+        raise ProblemError(f"{path} is a folder, not a problem file")
     if not path.is_file():
         raise ProblemError(f"problem file not found: {path}")
     try:
@@ -22,6 +28,34 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ProblemError(f"malformed TOML in {path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read problem file {path}: {exc}") from None
+    except ValueError:  # int() past Python's 4,300-digit limit
+        raise ProblemError(f"malformed TOML in {path}: an integer of more than 4,300 digits") from None
+    except RecursionError:
+        raise ProblemError(f"malformed TOML in {path}: arrays or tables nested too deeply") from None
+
+
+def check_numbers(data: Any, where: str = "") -> None:
+    """Raise ProblemError naming the key (e.g. 'boundaries.load.value[1]') of the first number that is
+    not finite, an integer beyond int64, or a magnitude beyond MAX_MAGNITUDE, or of nesting deeper than
+    MAX_DEPTH; walked without recursion, so any depth is refused cleanly."""
+    stack = [(data, where, 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProblemError(f"{key} is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, int) and abs(value) > MAX_INTEGER:
+            raise ProblemError(f"{key} = {shown(value)} is too large (at most {MAX_INTEGER:,})")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ProblemError(f"{key} = {value} is not a finite number")
+        elif isinstance(value, float) and abs(value) > MAX_MAGNITUDE:
+            raise ProblemError(f"{key} = {value:g} is too large: magnitudes beyond {MAX_MAGNITUDE:g} overflow "
+                               "double precision in the solve")
 
 
 class Table:
@@ -43,7 +77,7 @@ class Table:
             value = float(value)
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            raise ProblemError(f"[{self.where}] {key} must be a {names}, got {value!r}")
+            raise ProblemError(f"[{self.where}] {key} must be a {names}, got {shown(value)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ProblemError(f"[{self.where}] {key} must be finite, got {value}")
         if choices is not None and value not in choices:
@@ -78,6 +112,7 @@ def section(top: Table, key: str) -> dict[str, Any]:
 def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Table]:
     """The file's top table and its [problem] table, whose kind must be `kind` (label: 'an elasticity
     problem', for the message)."""
+    check_numbers(data)
     top = Table(data, "problem file")
     head = Table(section(top, "problem"), "problem")
     found = head.take("kind", str)
