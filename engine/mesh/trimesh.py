@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeshError
+from .checks import check_coordinates, check_distinct_cells, check_node_indices
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,12 +77,10 @@ def make_trimesh(points, triangles, region_index, region_names, edges, edge_boun
         raise MeshError(f"mesh points must be 2D, got an array of shape {points.shape}")
     if triangles.shape[0] == 0:
         raise MeshError("the mesh has no triangles")
-    if not np.all(np.isfinite(points)):
-        raise MeshError("the mesh has non-finite node coordinates")
-    if triangles.min() < 0 or triangles.max() >= points.shape[0]:
-        raise MeshError("a triangle refers to a node that does not exist")
-    if edges.size and (edges.min() < 0 or edges.max() >= points.shape[0]):
-        raise MeshError("a boundary edge refers to a node that does not exist")
+    check_coordinates(points, "the mesh")
+    check_node_indices(triangles, len(points), "the mesh", "triangle")
+    check_node_indices(edges, len(points), "the mesh", "boundary edge")
+    check_distinct_cells(triangles, "the mesh", "triangle")
 
     used = np.zeros(points.shape[0], dtype=bool)
     used[triangles.ravel()] = True

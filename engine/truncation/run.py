@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import host_free_bytes
 from ..errors import ProblemError, SolverError
+from ..mesh.checks import check_surfaces_apart
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
@@ -191,8 +192,11 @@ def surfaces_of(problem, control: RunControl | None = None) -> tuple[TriSurface,
         return run_meshing(mesh_surface_case, problem.case, problem.inner_elements, problem.case_elements,
                            control=control)
     scale = problem.length_scale
-    return (read_surface(problem.inner_path, scale, "inner_surface"),
-            read_surface(problem.outer_path, scale, "outer_surface"))
+    inner = read_surface(problem.inner_path, scale, "inner_surface")
+    outer = read_surface(problem.outer_path, scale, "outer_surface")
+    check_surfaces_apart(inner.points, inner.triangles, outer.points, outer.triangles,
+                         "inner_surface and outer_surface cross each other")
+    return inner, outer
 
 
 def random_dipoles(inner: TriSurface, count: int, seed: int, check=lambda: None) -> list[Dipole]:

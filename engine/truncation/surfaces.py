@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
+from ..mesh.checks import (check_coordinates, check_distinct_cells, check_node_indices,
+                           check_surface_not_self_intersecting)
 from ..quadrature import dunavant
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}  # points per triangle -> Dunavant degree
@@ -101,7 +103,11 @@ def uv_sphere(n_theta: int, radius: float):
 
 def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> TriSurface:
     """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped."""
-    used, tri = np.unique(np.asarray(triangles, dtype=np.int64), return_inverse=True)
+    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    check_coordinates(points, f"surface '{name}'")
+    check_node_indices(triangles, len(points), f"surface '{name}'", "triangle")
+    check_distinct_cells(triangles, f"surface '{name}'", "triangle")
+    used, tri = np.unique(triangles, return_inverse=True)
     return check_closed_outward(TriSurface(name, np.asarray(points, dtype=float)[used], tri.reshape(-1, 3)))
 
 
@@ -125,7 +131,9 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
     scale (m per file unit); what names the surface in messages."""
     mesh = read_triangle_mesh(path, what)
     tri = np.concatenate([c.data for c in mesh.cells if c.type == "triangle"])
-    return compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
+    surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
+    check_surface_not_self_intersecting(surface.points, surface.triangles, f"{what}: surface '{surface.name}'")
+    return surface
 
 
 def winding_number(surface: TriSurface, x: np.ndarray, check=lambda: None) -> np.ndarray:
