@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
 
-from .errors import BackendError
+from .errors import BackendError, SolverError
 from .variants import BACKEND
 
 
@@ -94,6 +95,44 @@ def host_free_bytes() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def out_of_memory(exc: BaseException, what: str, advice: str) -> SolverError | None:
+    """The one check for running out of memory: for CuPy's OutOfMemoryError (a MemoryError subclass) or
+    a host MemoryError, a SolverError saying where (GPU or host), what ran out (`what`: 'the FMM solve of
+    3,000 DOFs'), the bytes asked for and the bytes free, then `advice`; None for any other exception."""
+    if not isinstance(exc, MemoryError):
+        return None
+    gpu = type(exc).__name__ == "OutOfMemoryError"
+    text = str(exc)
+    asked = re.search(r"allocating ([\d,]+) bytes", text)
+    if asked:
+        needed = _gib(int(asked.group(1).replace(",", "")))
+    else:
+        asked = re.search(r"allocate ([\d.]+ [KMGT]?i?B)", text)
+        needed = asked.group(1) if asked else "more"
+    free = _device_free() if gpu else (_gib(host_free_bytes()) + " free" if host_free_bytes() else "")
+    return SolverError(f"the {'GPU' if gpu else 'host'} ran out of memory for {what}: it needed {needed}"
+                       f"{f' with {free}' if free else ''}; {advice}")
+
+
+def _gib(n: int) -> str:
+    """n bytes in GiB, or in MiB below one GiB."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _device_free() -> str:
+    """'X GiB free of Y GiB on the device (Z GiB held by CuPy's pool)', or '' where CuPy cannot say."""
+    try:
+        import cupy as cp  # noqa: PLC0415
+
+        free, total = cp.cuda.runtime.memGetInfo()
+        pool = cp.get_default_memory_pool()
+        limit = pool.get_limit()
+        held = f", the pool limited to {_gib(limit)}" if limit else ""
+        return f"{_gib(free)} free of {_gib(total)} on the device{held}"
+    except Exception:  # noqa: BLE001 (a device that cannot even report its memory)
+        return ""
 
 
 def to_host(a) -> np.ndarray:

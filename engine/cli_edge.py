@@ -71,8 +71,10 @@ def outcome(exc: BaseException) -> tuple[int, str]:
         return NUMERICS, f"paraflux: error: {exc}"
     if isinstance(exc, ParaFluxError):
         return INPUT, f"paraflux: error: {exc}"
-    if isinstance(exc, MemoryError):
-        return NUMERICS, "paraflux: error: out of host memory; use a coarser mesh or fewer right-hand sides"
+    if isinstance(exc, MemoryError):  # one a study did not name itself
+        from .backend import out_of_memory  # noqa: PLC0415
+
+        return NUMERICS, f"paraflux: error: {out_of_memory(exc, 'this run', 'use a coarser mesh or a lower order')}"
     if isinstance(exc, OSError):  # a file or folder that cannot be read or written
         return INPUT, f"paraflux: error: {exc}"
     return DEFECT, (f"paraflux: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "

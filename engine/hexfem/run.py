@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, to_host
+from ..backend import get_backend, out_of_memory, to_host
 from ..errors import ProblemError, SolverError
 from ..mesh.hex_cases import mesh_hex_case
 from ..mesh.hex_io import read_hexmesh
@@ -126,13 +126,9 @@ def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None
         k, timings["element_matrices"] = assemble_stiffness(coords, lam, mu, dofmap, s.integration, xp,
                                progress=lambda f: control.report(0.05 + 0.25 * f, "element matrices and assembly"))
         backend.synchronize()
-    except MemoryError:
-        raise SolverError("out of memory while assembling; use a lower order or a coarser mesh") from None
-    except Exception as exc:  # CuPy's out-of-memory error is no MemoryError
-        if type(exc).__name__ == "OutOfMemoryError":
-            raise SolverError(f"GPU out of memory while assembling ({exc}); use a lower order, a coarser "
-                              "mesh or the numpy backend") from None
-        raise
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"assembling {mesh.n_elements:,} elements of order {problem.order}",
+                            "use a lower order, a coarser mesh or the numpy backend") from None
     timings["assembly"] = time.perf_counter() - t0 - timings["element_matrices"]
 
     control.report(0.3, f"solving {dofmap.n_dofs} DOFs ({s.method})")

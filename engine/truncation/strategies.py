@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes
+from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes, out_of_memory
 from ..errors import BackendError, SolverError
 from ..variants import LOOP
 from .fmm_loop import DEFAULT_PRECISION, apply_fmm
@@ -44,12 +44,10 @@ def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int,
         return Applied(*apply_fmm(targets, sources, cur, k, precision), "numpy", get_backend("numpy").device, 0)
     try:
         return _apply(loop, targets, sources, cur, k, q, devices, zgemm)
-    except Exception as exc:
-        if type(exc).__name__ != "OutOfMemoryError":
-            raise
-        raise SolverError(f"the GPU ran out of memory applying '{loop}' to {len(sources):,} S' points x "
-                          f"{len(targets):,} S points x {cur.dot_e.shape[0]} right-hand sides ({exc}); use fewer "
-                          "right-hand sides or points, or multi-gpu") from None
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"applying '{loop}' to {len(sources):,} S' points x {len(targets):,} S points x "
+                            f"{cur.dot_e.shape[0]} right-hand sides",
+                            "use fewer right-hand sides or points, or multi-gpu") from None
 
 
 def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
