@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
+from paraflux.engine.cli_edge import sentence
 from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
@@ -49,12 +50,8 @@ class Worker(QtCore.QObject):
             self.finished.emit(self.job(control))
         except Cancelled:
             self.failed.emit("cancelled")
-        except ParaFluxError as exc:
-            self.failed.emit(str(exc))
-        except MemoryError:
-            self.failed.emit("out of memory; use a coarser mesh")
-        except Exception as exc:  # a bug: keep the window alive and say what happened
-            self.failed.emit(f"internal error: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # the command line's sentence; a bug too keeps the window alive
+            self.failed.emit(sentence(exc))
 
 
 class MainWindow(QtWidgets.QMainWindow):

@@ -67,18 +67,24 @@ def outcome(exc: BaseException) -> tuple[int, str]:
             return TERMINATED, "paraflux: terminated"
         if isinstance(link, (KeyboardInterrupt, Cancelled)):
             return INTERRUPTED, "paraflux: interrupted"
-    if isinstance(exc, SolverError):
-        return NUMERICS, f"paraflux: error: {exc}"
-    if isinstance(exc, ParaFluxError):
-        return INPUT, f"paraflux: error: {exc}"
+    if isinstance(exc, (SolverError, MemoryError)):
+        return NUMERICS, f"paraflux: error: {sentence(exc)}"
+    if isinstance(exc, (ParaFluxError, OSError)):  # OSError: a file or folder that cannot be read or written
+        return INPUT, f"paraflux: error: {sentence(exc)}"
+    return DEFECT, f"paraflux: {sentence(exc)} (rerun with --debug for the traceback)"
+
+
+def sentence(exc: BaseException) -> str:
+    """What the user reads about an exception that ended a run, the same on the command line and in the
+    window's dialog: a ParaFlux error's or file error's own message, memory named by
+    backend.out_of_memory, anything else as an internal error."""
+    if isinstance(exc, (ParaFluxError, OSError)):
+        return str(exc)
     if isinstance(exc, MemoryError):  # one a study did not name itself
         from .backend import out_of_memory  # noqa: PLC0415
 
-        return NUMERICS, f"paraflux: error: {out_of_memory(exc, 'this run', 'use a coarser mesh or a lower order')}"
-    if isinstance(exc, OSError):  # a file or folder that cannot be read or written
-        return INPUT, f"paraflux: error: {exc}"
-    return DEFECT, (f"paraflux: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
-                    "traceback)")
+        return str(out_of_memory(exc, "this run", "use a coarser mesh or a lower order"))
+    return f"internal error: {type(exc).__name__}: {exc}"
 
 
 def quiet_closed_pipe() -> None:
