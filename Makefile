@@ -1,4 +1,5 @@
-# make run: set up .venv and launch the app.  make test: set up and run the whole suite.
+# make run: set up .venv and launch the app.  make test: set up and run the whole suite.  make fuzz: the
+# generated-input properties with 10,000 examples each.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -157,3 +157,24 @@ def numba_system_error() -> SystemError:
 ])
 def test_every_ending_has_its_code(exc, code):
     assert outcome(exc)[0] == code
+
+
+def test_the_numba_pair_integrals_in_chunks_equal_one_call(monkeypatch):
+    """The chunked calls (so that Ctrl-C is seen between them) give the one-call result bit for bit."""
+    import numpy as np
+
+    from paraflux.engine.bem import pair_kernel
+
+    rng = np.random.default_rng(1)
+    corners = rng.uniform(0, 1, (5, 3, 3))
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    areas = 0.5 * np.linalg.norm(normals, axis=1)
+    normals /= 2 * areas[:, None]
+    x = rng.uniform(2, 3, (7, 3))
+    p, e = np.repeat(np.arange(7), 5), np.tile(np.arange(5), 7)
+    rules = pair_kernel.stacked_rules([(np.full((1, 3), 1 / 3), np.ones(1))])
+    args = (x, corners, normals, areas, p, e, np.zeros(35, dtype=np.int64), *rules, 80e9, 0.3)
+    whole = pair_kernel.pair_integrals(*args)
+    monkeypatch.setattr(pair_kernel, "CHUNK", 4)
+    chunked = pair_kernel.chunked_pair_integrals(*args)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, chunked))

@@ -74,6 +74,8 @@ def mutated(data, draw) -> dict:
 
     data = copy.deepcopy(data)
     for _ in range(draw(st.integers(1, 4))):
+        if not list(paths(data))[1:]:
+            break
         where = draw(st.sampled_from(list(paths(data))[1:]))
         *parent, last = where
         holder = data

@@ -36,14 +36,19 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 def check_numbers(data: Any, where: str = "") -> None:
     """Raise ProblemError naming the key (e.g. 'boundaries.load.value[1]') of the first number that is
-    not finite, an integer beyond int64, or a magnitude beyond MAX_MAGNITUDE, or of nesting deeper than
-    MAX_DEPTH; walked without recursion, so any depth is refused cleanly."""
+    not finite, an integer beyond int64, or a magnitude beyond MAX_MAGNITUDE, of nesting deeper than
+    MAX_DEPTH, or of a key that cannot be printed; walked without recursion, so any depth is refused
+    cleanly."""
     stack = [(data, where, 0)]
     while stack:
         value, key, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ProblemError(f"{key} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, dict):
+            for k in value:
+                if not str(k).isprintable():  # a quoted key with a line break would break every message
+                    raise ProblemError(f"{key or 'the problem file'}: the key {str(k)!r} holds characters that "
+                                       "cannot be printed")
             stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
         elif isinstance(value, list | tuple):
             stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
