@@ -17,6 +17,14 @@ class SolverError(ParaFluxError):
     """A solve failed: singular system, no convergence, device out of memory."""
 
 
+class OutOfMemory(SolverError):
+    """A run needed more memory than the device had; where: "GPU" or "host" (backend.out_of_memory)."""
+
+    def __init__(self, message: str, where: str):
+        super().__init__(message)
+        self.where = where
+
+
 class BackendError(ParaFluxError):
     """The requested array backend (e.g. CuPy on a GPU) is not available."""
 

@@ -56,3 +56,44 @@ def test_each_gpu_study_out_of_gpu_memory_says_so_in_one_line(tmp_path, capsys, 
     assert len(err.splitlines()) == 1 and "the GPU ran out of memory for" in err and "it needed" in err
     assert "free of" in err and "the pool limited to 1.0 MiB" in err, err
     assert not out.exists()
+
+
+def fallback_run():
+    """A study run that runs out of GPU memory unless its problem's backend is numpy."""
+    from paraflux.engine.errors import OutOfMemory
+
+    def run(problem, control):
+        if problem.solver.backend != "numpy":
+            raise OutOfMemory("the GPU ran out of memory for this run: it needed 9.00 GiB", "GPU")
+        return "solved on the CPU"
+    return run
+
+
+def test_backend_auto_falls_back_to_the_cpu_when_the_gpu_is_full():
+    from paraflux.engine.backend import with_cpu_fallback
+    from paraflux.engine.errors import OutOfMemory
+    from paraflux.engine.problems import load_case_problem
+    from paraflux.engine.run_control import RunControl
+    from paraflux.engine.studies import STUDIES
+
+    study = STUDIES["magnetostatic"]
+    run = with_cpu_fallback(fallback_run(), study.apply_variants)
+    said = []
+    problem = load_case_problem("open-slot")
+    assert problem.solver.backend == "auto"
+    assert run(problem, RunControl(progress=lambda f, m: said.append(m))) == "solved on the CPU"
+    assert said == ["the GPU ran out of memory for this run: it needed 9.00 GiB; running on the CPU instead"]
+    with pytest.raises(OutOfMemory, match="needed 9.00 GiB"):  # asked for the GPU: no fallback
+        run(study.apply_variants(problem, {"backend": "cupy"}), RunControl())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("args", [
+    ["--case", "transformer"], ["--case", "cantilever", "--size", "2000"], ["--case", "bracket", "--method", "fmm"],
+], ids=["magnetostatic", "elasticity", "elastostatic-bem"])
+def test_backend_auto_on_a_full_gpu_solves_on_the_cpu(tmp_path, capsys, small_gpu_pool, args):
+    import json
+
+    out = tmp_path / "out"
+    assert main(["solve", *args, "--backend", "auto", "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["backend"] in ("numpy", "auto (numpy)")

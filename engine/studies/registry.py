@@ -6,10 +6,11 @@ variant axes with their choices, and how to run a problem with chosen variants.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..backend import with_cpu_fallback
 from ..errors import ProblemError
 from ..variants import Choice, VariantAxis  # noqa: F401  (re-exported: the registry's vocabulary)
 
@@ -75,6 +76,8 @@ STUDIES: dict[str, Study] = {}
 def register(study: Study) -> Study:
     if study.name in STUDIES:
         raise ValueError(f"study '{study.name}' registered twice")
+    if any(axis.name == "backend" for axis in study.axes):  # "auto" falls back to the CPU when the GPU is full
+        study = replace(study, run=with_cpu_fallback(study.run, study.apply_variants))
     STUDIES[study.name] = study
     return study
 
