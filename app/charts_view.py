@@ -18,6 +18,7 @@ class ChartsView(QtInteractor):
         self.set_background("white")
         self.timing_bars = None
         self.residual_line = None
+        self.far_field_lines: list = []
         self.comparison_bars = None
         self.scaling_lines = None
         self.shown: list = []
@@ -42,7 +43,7 @@ class ChartsView(QtInteractor):
             for j, p in enumerate(phases)]
         second = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
         if any(row.iterations for row in rows):
-            second.bar(x, np.array([row.iterations for row in rows], dtype=float), color="gray")
+            second.bar(x, np.array([row.iterations or 0 for row in rows], dtype=float), color="gray")
             second_title, second_unit = "Iterations by variant", "iterations"
         else:  # nothing iterated (e.g. the truncation operator): speed relative to the first variant
             total = np.array([sum(row.timings.values()) for row in rows])
@@ -78,16 +79,43 @@ class ChartsView(QtInteractor):
         right.title, right.x_label, right.y_label = f"Operator time, S = {largest:,} triangles", "right-hand sides", "seconds"
         self._replace(left, right)
 
-    def show_result(self, result) -> None:
+    def show_far_field(self, result, result_fields) -> None:
+        """Time per phase, and each far-field field against the first far-field angle, one line per value of
+        the second angle (e.g. RCS in dBsm against theta for each phi cut)."""
+        angles = dict(result_fields.far_field_angles or {})
+        if not angles or not result_fields.at("far-field"):
+            return self.show_result(result)
+        (x_name, x), *rest = angles.items()
+        groups = np.asarray(rest[0][1]) if rest else np.zeros(len(x))
+        timing = self._timing_chart(result, size=(0.35, 1.0))
+        chart = pv.Chart2D(size=(0.65, 1.0), loc=(0.35, 0.0))
+        self.far_field_lines = []
+        for i, f in enumerate(result_fields.at("far-field")):
+            values = np.abs(f.values) if np.iscomplexobj(f.values) else np.asarray(f.values, dtype=float)
+            for j, g in enumerate(np.unique(groups)):
+                pick = np.flatnonzero(groups == g)
+                pick = pick[np.argsort(np.asarray(x)[pick])]
+                label = f.name + (f", {rest[0][0]} = {g:g}" if rest else "")
+                self.far_field_lines.append(chart.line(np.asarray(x, dtype=float)[pick], values[pick],
+                                                       color=COLORS[(i * 3 + j) % len(COLORS)], label=label))
+        chart.x_label, chart.title = x_name, "Far field"
+        chart.y_label = ", ".join(dict.fromkeys(f.unit for f in result_fields.at("far-field")))
+        self._replace(timing, chart)
+
+    def _timing_chart(self, result, size=(0.5, 1.0)) -> pv.Chart2D:
         phases = list(result.timings)
-        timing = pv.Chart2D(size=(0.5, 1.0), loc=(0.0, 0.0))
+        timing = pv.Chart2D(size=size, loc=(0.0, 0.0))
         self.timing_bars = timing.bar(np.arange(len(phases), dtype=float),
                                       np.array([result.timings[p] for p in phases]), color="steelblue")
         timing.x_axis.tick_locations = list(range(len(phases)))
         timing.x_axis.tick_labels = [p.replace("_", "\n") for p in phases]  # long names side by side
         timing.x_label, timing.y_label, timing.title = "", "seconds", "Time per phase"
+        return timing
+
+    def show_result(self, result) -> None:
+        timing = self._timing_chart(result)
         residual = pv.Chart2D(size=(0.5, 1.0), loc=(0.5, 0.0))
-        history = np.asarray(result.residual_history)
+        history = np.asarray(getattr(result, "residual_history", ()))
         if history.size:
             self.residual_line = residual.line(np.arange(1, history.size + 1, dtype=float),
                                                np.log10(np.maximum(history, 1e-300)), color="darkred")

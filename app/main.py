@@ -3,23 +3,18 @@ variants, solve in a background thread with progress and cancel, and see the fie
 
 from __future__ import annotations
 
-import copy
 import json
-import math
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from paraflux.engine.cli_edge import sentence
-from paraflux.engine.errors import Cancelled, ParaFluxError, ProblemError
+from paraflux.engine.errors import ParaFluxError, ProblemError
 from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
-                                      problem_as_dict, problem_kind)
+                                      problem_as_dict)
 from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
-from paraflux.engine.run_control import RunControl
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.output import write_text_atomic
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
@@ -27,31 +22,10 @@ from paraflux.engine.truncation.scaling import scaling_sweep
 
 from . import gui_thread_gc
 from .charts_view import ChartsView
+from .jobs import JobRunner
+from .session import SESSION_VERSION, check_session
 from .result_view import ResultView
 from .study_panels import StudyPanel, make_panels
-
-
-class Worker(QtCore.QObject):
-    """Runs job(control) in a QThread; engine progress and the outcome come back as signals."""
-
-    progress = QtCore.Signal(float, str)
-    finished = QtCore.Signal(object)
-    failed = QtCore.Signal(str)
-
-    def __init__(self, job):
-        super().__init__()
-        self.job = job
-        self.cancel_event = threading.Event()
-
-    @QtCore.Slot()
-    def run(self) -> None:
-        control = RunControl(progress=self.progress.emit, cancel=self.cancel_event.is_set)
-        try:
-            self.finished.emit(self.job(control))
-        except Cancelled:
-            self.failed.emit("cancelled")
-        except Exception as exc:  # the command line's sentence; a bug too keeps the window alive
-            self.failed.emit(sentence(exc))
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -63,6 +37,7 @@ class MainWindow(QtWidgets.QMainWindow):
     axis_boxes = property(lambda self: self.panel.axis_boxes)
     parameter_edits = property(lambda self: self.panel.parameter_edits)
     unit_box = property(lambda self: self.panel.unit_box)
+    thread = property(lambda self: self.jobs.thread)  # the running (or last) job's thread
     formulation_box = property(lambda self: self.panels["magnetostatic"].formulation_box)
     potential_box = property(lambda self: self.panels["magnetostatic"].potential_box)
 
@@ -74,12 +49,50 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels["elastostatic-bem"].fem_check_button.clicked.connect(self.run_fem_check)
         self.panel: StudyPanel = self.panels["magnetostatic"]
         self.problem_path: Path | None = None
-        self.thread: QtCore.QThread | None = None
-        self.worker: Worker | None = None
+        self.jobs = JobRunner(self, self.on_progress, self.on_failed)
         self.last_result = None
         self.fem_check_target = None  # the shown BEM result while the problem is unchanged (p-FEM check)
         self.comparison_rows = []
 
+        form = self._problem_controls()
+        buttons = self._run_controls(form)
+        compare_box = self._compare_box()
+        self.use_case(self.case_box.currentText())
+        layout = QtWidgets.QVBoxLayout()
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress_bar)
+        layout.addWidget(self.status)
+        layout.addWidget(self.summary)
+        layout.addWidget(compare_box)
+        controls = QtWidgets.QWidget()
+        controls.setLayout(layout)
+        view_area = self._build_view()
+        right = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        right.addWidget(view_area)
+        right.addWidget(self.charts.interactor)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 1)
+        splitter = QtWidgets.QSplitter()
+        splitter.addWidget(controls)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        self.setCentralWidget(splitter)
+        self.splitter = splitter
+        self.log: list[str] = []
+        self.settings = QtCore.QSettings(QtCore.QSettings.IniFormat, QtCore.QSettings.UserScope,
+                                         "ParaFlux", "ParaFlux")
+        self._build_menu()
+        self.resize(1280, 800)
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("splitter")
+        if state is not None:
+            splitter.restoreState(state)
+
+    def _problem_controls(self) -> QtWidgets.QFormLayout:
+        """Study selector, case, element count, problem and mesh files, and the study's own page."""
         form = QtWidgets.QFormLayout()
         self.study_box = QtWidgets.QComboBox()
         for name, study in STUDIES.items():
@@ -111,6 +124,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.case_box.textActivated.connect(self.use_case)  # re-picking the shown case returns to it
         self.study_box.currentIndexChanged.connect(lambda _: self.select_study(self.study_box.currentData()))
 
+        return form
+
+    def _run_controls(self, form: QtWidgets.QFormLayout) -> QtWidgets.QHBoxLayout:
+        """Preview, Solve and Cancel, the progress bar, status line and summary."""
         self.preview_button = QtWidgets.QPushButton("Preview mesh")
         self.preview_button.clicked.connect(self.preview)
         self.mesh_label = QtWidgets.QLabel("")
@@ -127,7 +144,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status = QtWidgets.QLabel("ready")
         self.summary = QtWidgets.QPlainTextEdit()
         self.summary.setReadOnly(True)
+        return buttons
 
+    def _compare_box(self) -> QtWidgets.QGroupBox:
+        """Compare variants: an axis, its choices, the table and its CSV export."""
         compare_box = QtWidgets.QGroupBox("Compare variants")
         compare_layout = QtWidgets.QVBoxLayout(compare_box)
         self.compare_axis = QtWidgets.QComboBox()
@@ -145,17 +165,10 @@ class MainWindow(QtWidgets.QMainWindow):
                        self.export_button):
             compare_layout.addWidget(widget)
         self._fill_compare_choices(self.compare_axis.currentText())
-        self.use_case(self.case_box.currentText())
+        return compare_box
 
-        layout = QtWidgets.QVBoxLayout()
-        layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress_bar)
-        layout.addWidget(self.status)
-        layout.addWidget(self.summary)
-        layout.addWidget(compare_box)
-        controls = QtWidgets.QWidget()
-        controls.setLayout(layout)
+    def _build_view(self) -> QtWidgets.QWidget:
+        """The result view with its warp control, and the charts."""
         self.view = ResultView(self)
         self.view.probed.connect(self.statusBar().showMessage)
         self.charts = ChartsView(self)
@@ -177,28 +190,7 @@ class MainWindow(QtWidgets.QMainWindow):
         view_layout.setContentsMargins(0, 0, 0, 0)
         view_layout.addWidget(self.view_bar)
         view_layout.addWidget(self.view.interactor, 1)
-        right = QtWidgets.QSplitter(QtCore.Qt.Vertical)
-        right.addWidget(view_area)
-        right.addWidget(self.charts.interactor)
-        right.setStretchFactor(0, 3)
-        right.setStretchFactor(1, 1)
-        splitter = QtWidgets.QSplitter()
-        splitter.addWidget(controls)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        self.setCentralWidget(splitter)
-        self.splitter = splitter
-        self.log: list[str] = []
-        self.settings = QtCore.QSettings(QtCore.QSettings.IniFormat, QtCore.QSettings.UserScope,
-                                         "ParaFlux", "ParaFlux")
-        self._build_menu()
-        self.resize(1280, 800)
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        state = self.settings.value("splitter")
-        if state is not None:
-            splitter.restoreState(state)
+        return view_area
 
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -213,6 +205,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_log_action = file_menu.addAction("Save run log...", self.export_log)
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
+        self.sweep_action = self.menuBar().addMenu("&Tools").addAction("Sweep...", self.open_sweep)
 
     def select_study(self, name: str, load_case: bool = True) -> None:
         """Show the study's controls, cases and compare axes; with load_case, its first built-in case."""
@@ -255,7 +248,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """What the window shows, as JSON-ready data: the study, the edited problem, the variants and
         parameters, the view."""
         data = self.panel.edited(self.problem_data) if self.problem_data else None
-        return {"paraflux_session": 1, "study": self.study.name, "problem": data,
+        return {"paraflux_session": SESSION_VERSION, "study": self.study.name, "problem": data,
                 "case": self.case_box.currentText(), "elements": self.size_box.value(),
                 "problem_path": str(self.problem_path) if self.problem_path else None,
                 "variants": {name: box.currentText() for name, box in self.axis_boxes.items()},
@@ -289,7 +282,8 @@ class MainWindow(QtWidgets.QMainWindow):
         whole file is valid."""
         try:
             data = json.loads(path.read_text())
-            study = self._check_session(data)
+            study = check_session(data, self.size_box.maximum(), lambda study, name, value: (
+                name not in self.panels[study].parameter_edits or self.panels[study].parameter_allows(name, value)))
         except (OSError, ValueError, ParaFluxError) as exc:
             self.show_error(f"cannot open session {path}: {exc}")
             return
@@ -315,41 +309,6 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.panel.set_parameter(name, value)
         if data.get("camera"):
             self.view.camera_position = [tuple(v) for v in data["camera"]]
-
-    def _check_session(self, data) -> str:
-        """The session's study, once every entry has the type and range the window needs (ValueError)."""
-        if not isinstance(data, dict) or data.get("paraflux_session") != 1:
-            raise ValueError("not a ParaFlux session file")
-        study = data.get("study", "magnetostatic")
-        if study not in self.panels:
-            raise ValueError(f"unknown study '{study}'")
-        if "problem" not in data or not (data["problem"] is None or isinstance(data["problem"], dict)):
-            raise ValueError("'problem' must be a problem table or null")
-        if data["problem"] is not None:
-            if problem_kind(data["problem"]) != STUDIES[study].problem_kind:
-                raise ValueError(f"the problem is not one of study '{study}'")
-            parse_problem(copy.deepcopy(data["problem"]), Path.cwd())
-        for key in ("case", "problem_path"):
-            if not isinstance(data.get(key), (str, type(None))):
-                raise ValueError(f"'{key}' must be text")
-        elements = data.get("elements") or 0
-        if not isinstance(elements, int) or isinstance(elements, bool) or not 0 <= elements <= self.size_box.maximum():
-            raise ValueError(f"'elements' must be a whole number from 0 to {self.size_box.maximum():,}")
-        for key in ("variants", "parameters"):
-            if not isinstance(data.get(key, {}), dict):
-                raise ValueError(f"'{key}' must be a table")
-        if not all(isinstance(v, str) for v in data.get("variants", {}).values()):
-            raise ValueError("'variants' must name each choice as text")
-        panel = self.panels[study]
-        for name, value in data.get("parameters", {}).items():
-            if name in panel.parameter_edits and not panel.parameter_allows(name, value):
-                raise ValueError(f"parameter '{name}' = {value!r} is not allowed")
-        camera = data.get("camera")
-        if camera and not (isinstance(camera, list) and len(camera) == 3 and all(
-                isinstance(v, list) and len(v) == 3 and all(isinstance(c, (int, float)) and not isinstance(c, bool)
-                                                           and math.isfinite(c) for c in v) for v in camera)):
-            raise ValueError("'camera' must be three points of three finite numbers")
-        return study
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -460,11 +419,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("splitter", self.splitter.saveState())
-        self.cancel()
-        if self.thread is not None and self.thread.isRunning():
-            self.thread.quit()  # its event loop ends once the job returns to it
-        if self.thread is not None and self.thread.isRunning() and not self.thread.wait(2_000):
-            self.thread.finished.connect(self.close, QtCore.Qt.QueuedConnection)  # in the window's thread
+        if not self.jobs.stop_for_close(self.close):
             self.hide()
             event.ignore()
             return
@@ -488,6 +443,18 @@ class MainWindow(QtWidgets.QMainWindow):
         if problem.kind != self.study.problem_kind:
             raise ProblemError(f"the problem is of kind '{problem.kind}', not one of the study '{self.study.title}'")
         return self.study.with_variants(problem, self.panel.variants())
+
+    def open_sweep(self) -> None:
+        """The Sweep window on the current problem (app/sweep_panel.py)."""
+        from .sweep_panel import SweepPanel  # noqa: PLC0415
+
+        try:
+            problem = self.current_problem()
+        except ParaFluxError as exc:
+            self.show_error(str(exc))
+            return
+        self.sweep_panel = SweepPanel(problem, self.study, self)
+        self.sweep_panel.show()
 
     def solve(self) -> None:
         try:
@@ -569,37 +536,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._log(check.lines()[0])
 
     def _start(self, job, on_finished) -> None:
-        if not self._retire_thread():
+        if not self.jobs.start(job, on_finished):
             self.show_error("the last run has not ended yet: wait for it or cancel it first")
             return
-        self.thread = QtCore.QThread(self)
-        self.worker = Worker(job)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.progress.connect(self.on_progress)
-        self.worker.finished.connect(on_finished)
-        self.worker.failed.connect(self.on_failed)
-        # quit from the job's own thread (QThread.quit is thread-safe): a quit queued to this thread
-        # could still be pending when the window, and the QThread with it, is destroyed
-        self.worker.finished.connect(self.thread.quit, QtCore.Qt.DirectConnection)
-        self.worker.failed.connect(self.thread.quit, QtCore.Qt.DirectConnection)
         for widget in self._busy_widgets():
             widget.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.thread.start()
-
-    def _retire_thread(self) -> bool:
-        """Let the last job's thread end, then delete it and its worker; False if it does not end.
-        Jobs start only once the last one has reported, so its thread is at most leaving Worker.run;
-        deleting the worker before it has left (as replacing the last reference to it could) would free
-        an object the thread still uses."""
-        if self.thread is None:
-            return True
-        if not self.thread.wait(10_000):
-            return False
-        self.thread.deleteLater()
-        self.thread = self.worker = None
-        return True
 
     def _busy_widgets(self) -> list:
         """What must not start a second job or change the problem while one runs (one job at a time)."""
@@ -609,7 +551,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _refuse_while_busy(self) -> bool:
         """True, with a dialog, when a job runs (the File menu's Open entries stay enabled)."""
-        busy = self.thread is not None and self.thread.isRunning()
+        busy = self.jobs.running()
         if busy:
             self.show_error("a run is in progress: wait for it or cancel it first")
         return busy
@@ -629,7 +571,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for choice in self.study.axis(axis_name).choices:
             item = QtWidgets.QListWidgetItem(choice.name)
             item.setToolTip(choice.description)
-            usable = not (choice.needs_gpu and reason)
+            usable = choice.unavailable(reason) is None
             item.setFlags((item.flags() | QtCore.Qt.ItemIsUserCheckable) if usable
                           else item.flags() & ~QtCore.Qt.ItemIsEnabled)
             item.setCheckState(QtCore.Qt.Unchecked)
@@ -647,7 +589,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             cells = [row.label, *[f"{row.timings.get(p, float('nan')):.4g}" for p in phases],
-                     str(row.iterations), f"{row.relative_difference:.2e}"]
+                     "" if row.iterations is None else str(row.iterations), f"{row.relative_difference:.2e}"]
             for c, text in enumerate(cells):
                 self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.export_button.setEnabled(True)
@@ -665,8 +607,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.show_error(f"cannot write {path}: {exc}")
 
     def cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel_event.set()
+        self.jobs.cancel()
 
     def on_progress(self, fraction: float, message: str) -> None:
         self.progress_bar.setValue(int(100 * fraction))
@@ -698,8 +639,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._idle()
         panel = self._show_result(result)
         self.summary.setPlainText("\n".join(panel.summary_lines(result)))
-        self.mesh_label.setText(f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes")
-        self.charts.show_result(result)
+        self.mesh_label.setText(panel.mesh_text(result))
+        panel.show_charts(self.charts, result)
         self.export_vtu_action.setEnabled(True)
         self.export_png_action.setEnabled(True)
         self._log(panel.log_line(result))

@@ -12,6 +12,7 @@ from pyvistaqt import QtInteractor
 
 from paraflux.engine.magnetostatics.post import evaluate_at
 
+from .fields_view import field_grid, shown_field
 from .solid_view import CAMERA_DIRECTION, CAMERA_UP, default_warp_scale, hex_mesh_grid, solid_grid, solid_probe_text
 from .surface_view import FIELDS, surface_poly, truncation_poly, truncation_probe_text
 
@@ -199,11 +200,36 @@ class ResultView(QtInteractor):
         self._enable_probing()
         self.render()
 
+    def show_field_mesh(self, mesh) -> None:
+        """Preview a study's field mesh (engine.study.FieldMesh): its cells with edges."""
+        self.clear()
+        self.result, self.solid = None, None
+        self.grid = field_grid(mesh)
+        self.add_mesh(self.grid, color="lightsteelblue", show_edges=True, edge_color="gray", name="mesh")
+        self.reset_camera()
+        self.render()
+
+    def show_fields(self, result, result_fields) -> None:
+        """A result through its declared fields: the field mesh coloured by the first point field's
+        magnitude (else the first cell field's); nothing to draw without a field mesh."""
+        self.clear()
+        self.result, self.solid, self.grid = result, None, None
+        if result_fields.mesh is not None:
+            self.grid = field_grid(result_fields.mesh, result_fields.fields)
+            name = shown_field(result_fields)
+            self.add_mesh(self.grid, scalars=name, cmap="viridis", show_edges=False, name="field",
+                          line_width=3, scalar_bar_args={"title": name or "", "color": "black"})
+        self.reset_camera()
+        self._enable_probing()
+        self.render()
+
     def _on_pick(self, point) -> None:
         if self.result is None or point is None:
             return
         if self.solid is not None:
             self.probed.emit(solid_probe_text(self.grid, self.solid, point))
+        elif isinstance(self.grid, pv.UnstructuredGrid):
+            self.probed.emit(fields_probe_text(self.grid, point))
         elif "E_magnitude" in self.grid.cell_data:
             self.probed.emit(truncation_probe_text(self.grid, point))
         else:
@@ -219,3 +245,10 @@ def probe_text(result, point) -> str:
     axis = ("B_r", "B_z") if result.problem.formulation == "axisymmetric" else ("Bx", "By")
     return (f"({point[0]:.4g}, {point[1]:.4g}) m: A = {a:.5g}, {axis[0]} = {b[0]:.4g} T, "
             f"{axis[1]} = {b[1]:.4g} T, |B| = {np.hypot(*b):.4g} T")
+
+
+def fields_probe_text(grid: pv.UnstructuredGrid, point) -> str:
+    """The point fields at the mesh point nearest to a picked point (m), for the status bar."""
+    i = grid.find_closest_point(point)
+    values = ", ".join(f"{name} = {grid.point_data[name][i]:.5g}" for name in grid.point_data.keys())
+    return f"({', '.join(f'{c:.4g}' for c in grid.points[i])}) m: {values or 'no point fields'}"

@@ -10,14 +10,11 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.backend import gpu_unavailable_reason
-from paraflux.engine.bem.cases import BEM_CASES
 from paraflux.engine.bem.fem_check import TWIN_CASES
 from paraflux.engine.bem.run import bem_summary, read_grouped_surface, surface_of
 from paraflux.engine.errors import ProblemError
 from paraflux.engine.hexfem.run import load_hex_mesh
 from paraflux.engine.magnetostatics.run import load_mesh
-from paraflux.engine.mesh.cases import CASES
-from paraflux.engine.mesh.hex_cases import HEX_CASES
 from paraflux.engine.mesh.hex_io import read_hexmesh
 from paraflux.engine.mesh.io import read_trimesh
 from paraflux.engine.output import elasticity_summary, magnetostatic_summary, truncation_summary
@@ -26,23 +23,25 @@ from paraflux.engine.problems.elasticity import LENGTH_UNITS as ELASTIC_LENGTH_U
 from paraflux.engine.problems.magnetostatic import FORMULATIONS, LENGTH_UNITS, POTENTIALS
 from paraflux.engine.problems.truncation import LENGTH_UNITS as SURFACE_LENGTH_UNITS
 from paraflux.engine.studies import STUDIES, Study
-from paraflux.engine.truncation.cases import CASES as SURFACE_CASES
 from paraflux.engine.truncation.run import load_surfaces
 
+from .problem_table import ProblemTable
 from .materials_table import BemMaterialsTable, ElasticMaterialsTable, MaterialsTable
 from .sources_table import SourcesTable
 from .surface_view import FIELDS
 
 
 def axis_box(axis, gpu_reason: str | None) -> QtWidgets.QComboBox:
-    """A combo of the axis's choices, GPU-only ones greyed out with the reason when there is no GPU."""
+    """A combo of the axis's choices; those that cannot run here (no GPU, a package missing) are greyed out
+    with the reason."""
     box = QtWidgets.QComboBox()
     for i, choice in enumerate(axis.choices):
         box.addItem(choice.name)
         box.setItemData(i, choice.description, QtCore.Qt.ToolTipRole)
-        if choice.needs_gpu and gpu_reason:
+        reason = choice.unavailable(gpu_reason)
+        if reason:
             box.model().item(i).setEnabled(False)
-            box.setItemData(i, f"unavailable: {gpu_reason}", QtCore.Qt.ToolTipRole)
+            box.setItemData(i, f"unavailable: {reason}", QtCore.Qt.ToolTipRole)
     box.setCurrentText(axis.default)
     return box
 
@@ -62,7 +61,6 @@ def parameter_field(parameter) -> QtWidgets.QWidget:
 class StudyPanel:
     """The controls and conversions of one study; subclasses add the study's own problem settings."""
 
-    cases: tuple[str, ...] = ()
     size_step = 1000  # step of the window's element-count box
     size_key = "elements"  # the [case] key the element-count box sets
     mesh_filter = "All files (*)"
@@ -70,6 +68,7 @@ class StudyPanel:
 
     def __init__(self, study: Study):
         self.study = study
+        self.cases = tuple(c.name for c in study.cases)
         self.page = QtWidgets.QWidget()
         self.form = QtWidgets.QFormLayout(self.page)
         self.form.setContentsMargins(0, 0, 0, 0)
@@ -180,9 +179,16 @@ class StudyPanel:
     def log_line(self, result) -> str:
         raise NotImplementedError
 
+    def show_charts(self, charts, result) -> None:
+        """The charts under the view: time per phase and the residual history."""
+        charts.show_result(result)
+
+    def mesh_text(self, result) -> str:
+        """The mesh line under Preview once a result is shown."""
+        return f"{result.mesh.n_elements:,} elements, {result.mesh.n_nodes:,} nodes"
+
 
 class MagnetostaticPanel(StudyPanel):
-    cases = tuple(CASES)
     size_step = 1000
     mesh_filter = "Meshes (*.msh *.vtu *.vtk *.xdmf *.med);;All files (*)"
     done_message = "done: click the field to probe A and B"
@@ -241,7 +247,6 @@ class MagnetostaticPanel(StudyPanel):
 
 
 class ElasticityPanel(StudyPanel):
-    cases = tuple(HEX_CASES)
     size_step = 10
     mesh_filter = "Hexahedral meshes (*.msh *.inp *.vtu);;All files (*)"
     done_message = "done: click the body to probe displacement and stress"
@@ -293,7 +298,6 @@ class TruncationPanel(StudyPanel):
     """Frequency, length unit and dipole sources (a table plus a count of random ones); S coloured by |E|
     or its error; scaling runs of the loop strategies (the window connects scaling_button)."""
 
-    cases = tuple(SURFACE_CASES)
     size_step = 500
     size_key = "outer_elements"  # the box sizes S; S' keeps the case's (or the file's) inner_elements
     mesh_filter = "Surface meshes (*.msh *.vtu *.vtk *.obj *.stl *.ply);;All files (*)"
@@ -438,7 +442,6 @@ class TruncationPanel(StudyPanel):
 
 
 class BemPanel(StudyPanel):
-    cases = tuple(BEM_CASES)
     size_step = 100
     mesh_filter = "Surface meshes with physical groups (*.msh *.vtu);;All files (*)"
     done_message = "done: click the surface to probe displacement and stress"
@@ -488,14 +491,66 @@ class BemPanel(StudyPanel):
                 f"{result.problem.solver.method}, {result.iterations} GMRES iterations")
 
 
+class GenericPanel(StudyPanel):
+    """The panel of a study without one of its own, built from what it declares: its cases, variant axes
+    and parameters, every setting of its problem in a table, and its result fields in the view."""
+
+    def _materials_table(self) -> ProblemTable:
+        return ProblemTable()
+
+    def _add_problem_controls(self) -> None:
+        self.unit_box.setVisible(False)
+
+    def show_problem(self, data: dict, boundary_names=()) -> None:
+        self.materials.show_problem(data, boundary_names)
+
+    def edited(self, data: dict) -> dict:
+        return self.materials.apply(data)
+
+    def use_problem_settings(self, problem) -> None:
+        solver = getattr(problem, "solver", None)
+        for name, box in self.axis_boxes.items():
+            box.setCurrentText(str(getattr(solver, name, getattr(problem, name, box.currentText()))))
+        for name in self.parameter_edits:
+            value = getattr(solver, name, getattr(problem, name, None))
+            if value is not None:
+                self.set_parameter(name, value)
+
+    def bare_problem(self, path: Path) -> tuple[dict, tuple[str, ...]]:
+        raise ProblemError(f"the {self.study.title} study reads its meshes from a problem file: open one with "
+                           "Open problem")
+
+    def load_mesh(self, problem, control):
+        preview = self.study.actions.get("mesh")
+        if preview is None:
+            raise ProblemError(f"the {self.study.title} study has no mesh preview; solve to see its result")
+        return preview(problem, control)
+
+    def show_mesh(self, view, mesh) -> None:
+        view.show_field_mesh(mesh)
+
+    def show_result(self, view, result) -> None:
+        view.show_fields(result, self.study.fields(result))
+
+    def summary_lines(self, result) -> list[str]:
+        return list(self.study.describe(result))
+
+    def log_line(self, result) -> str:
+        return "solved: " + self.study.describe(result)[0]
+
+    def show_charts(self, charts, result) -> None:
+        charts.show_far_field(result, self.study.fields(result))
+
+    def mesh_text(self, result) -> str:
+        mesh = self.study.fields(result).mesh
+        return "" if mesh is None else f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes"
+
+
 PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel, "truncation": TruncationPanel,
                "elastostatic-bem": BemPanel}
 
 
 def make_panels() -> dict[str, StudyPanel]:
-    """One panel per registered study, in registry order; a study without a panel type is an error
-    here rather than a missing entry in the window."""
-    missing = [name for name in STUDIES if name not in PANEL_TYPES]
-    if missing:
-        raise KeyError(f"no window panel for the studies: {', '.join(missing)}")
-    return {name: PANEL_TYPES[name](study) for name, study in STUDIES.items()}
+    """One panel per registered study, in registry order: the study's own panel type, else the panel
+    built from its declarations (GenericPanel)."""
+    return {name: PANEL_TYPES.get(name, GenericPanel)(study) for name, study in STUDIES.items()}

@@ -1,4 +1,5 @@
-"""The one place that picks the array module (NumPy or CuPy), reports the device and moves arrays to the host."""
+"""The one place that picks the array module (NumPy or CuPy), reports the device, moves arrays to the host and
+compiles CUDA kernels (each .cu file once per device and process)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import functools
 import os
 import platform
 import re
+import threading
+from pathlib import Path
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -222,3 +225,36 @@ def get_backend(name: str = "auto") -> Backend:
     if name == "cupy":
         raise BackendError(f"backend 'cupy' is not available: {info}")
     return Backend("numpy", np, _cpu_description())
+
+
+_modules: dict = {}
+_modules_lock = threading.Lock()
+
+
+def kernel_source(cu_file: Path) -> str:
+    """A .cu file with its local #include "name" lines replaced by those headers' text (so CuPy's compile
+    cache, keyed by source, sees header changes too)."""
+    lines = []
+    for line in Path(cu_file).read_text().splitlines():
+        if line.startswith('#include "'):
+            lines.append((Path(cu_file).parent / line.split('"')[1]).read_text())
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def kernel_module(cu_file: Path, options: tuple[str, ...] = ()):
+    """The cupy.RawModule of a kernel file (local includes inlined), compiled once per device and options
+    and loaded on the current device; thread-safe, for the several-GPU loops."""
+    import cupy  # noqa: PLC0415
+
+    key = (str(cu_file), tuple(options), cupy.cuda.Device().id)
+    with _modules_lock:
+        if key not in _modules:
+            _modules[key] = cupy.RawModule(code=kernel_source(cu_file), options=tuple(options))
+        return _modules[key]
+
+
+def kernel_function(cu_file: Path, name: str, options: tuple[str, ...] = ()):
+    """One kernel of a .cu file (see kernel_module), loaded on the current device."""
+    return kernel_module(cu_file, options).get_function(name)

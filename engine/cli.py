@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cli_edge import EXIT_CODES, OneLineParser, outcome, quiet_closed_pipe, raise_on_sigterm
-from .errors import ProblemError
+from .errors import Cancelled, ProblemError
 from .variants import BACKEND, COLORING, RTOL
 
 
@@ -47,17 +47,10 @@ class ProgressBar:
 
 
 def _cmd_cases(args) -> int:
-    from .mesh.cases import CASES  # noqa: PLC0415
-    from .mesh.hex_cases import HEX_CASES  # noqa: PLC0415
-    from .bem.cases import BEM_CASES  # noqa: PLC0415
-    from .truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
+    from .studies.registry import all_cases  # noqa: PLC0415
 
-    listed = [(case, case.formulation) for case in CASES.values()]
-    listed += [(case, "3D elasticity") for case in HEX_CASES.values()]
-    listed += [(case, "3D BEM") for case in BEM_CASES.values()]
-    listed += [(case, "truncation") for case in SURFACE_CASES.values()]
-    for case, kind in listed:
-        print(f"{case.name:13s} {kind:13s} {case.title}")
+    for _, case in all_cases():
+        print(f"{case.name:13s} {case.label:13s} {case.title}")
         print(f"{'':13s} {case.description}")
     return 0
 
@@ -177,147 +170,125 @@ def _cmd_color(args) -> int:
     return 0
 
 
-def _cmd_bench(args) -> int:
+def _read_json(path: Path, what: str) -> dict:
+    """A benchmark results file (NaN and Infinity refused: no benchmark result holds them)."""
     import json  # noqa: PLC0415
 
-    from .backend import get_backend  # noqa: PLC0415
-    from .bench import coloring, ebe, fmbem as fmbem_bench, fmm as fmm_bench, hex as hex_bench  # noqa: PLC0415
-    from .bench import truncation as truncation_bench  # noqa: PLC0415
+    try:
+        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite)
+    except (OSError, ValueError) as exc:
+        raise ProblemError(f"cannot read {what} {path}: {exc}") from None
 
-    module = {"ebe": ebe, "coloring": coloring, "hex": hex_bench, "fmm": fmm_bench,
-              "truncation": truncation_bench, "fmbem": fmbem_bench}[args.name]
-    if args.render:
+
+def _refuse_non_finite(name: str):
+    """json.loads' hook for NaN and Infinity."""
+    raise ValueError(f"it holds {name}, not a finite number")
+
+
+def _run_bench(bench, args) -> list[Path]:
+    """Run the benchmark on the GPU (a partial JSON kept in --out while it runs), join --merge, write."""
+    from .backend import get_backend  # noqa: PLC0415
+    from .bench.registry import BenchOptions  # noqa: PLC0415
+    from .output import write_json  # noqa: PLC0415
+
+    get_backend("cupy")  # a clear error when no GPU is usable
+    options = BenchOptions(tuple(args.sizes or ()), tuple(args.orders or ()), tuple(args.rhs or ()), args.repeats,
+                           args.multi_gpu_only)
+    args.out.mkdir(parents=True, exist_ok=True)
+    partial = args.out / f"{bench.file_name(options)}.partial.json"  # finished parts survive a run cut short
+    data = bench.run(options, ["paraflux", *sys.argv[1:]], lambda m: print(m, flush=True),
+                     lambda d: write_json(partial, d))
+    partial.unlink(missing_ok=True)
+    if args.merge:
         try:
-            data = json.loads(Path(args.render).read_text(), parse_constant=_refuse_non_finite)
-        except (OSError, ValueError) as exc:
-            raise ProblemError(f"cannot read benchmark results {args.render}: {exc}") from None
+            data = bench.merge(data, _read_json(args.merge, "results to merge"))
+        except (ValueError, KeyError) as exc:
+            raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
+    elif bench.raw_only(options):  # rendered once joined with the other part (--merge)
+        write_json(args.out / f"{bench.file_name(options)}.json", data)
+        return [args.out / f"{bench.file_name(options)}.json"]
+    return bench.write(data, args.out)
+
+
+def _cmd_bench(args) -> int:
+    from .bench.registry import BENCHMARKS  # noqa: PLC0415
+
+    bench = BENCHMARKS[args.name]
+    if args.merge and not bench.merges:
+        raise ProblemError(f"--merge does not apply to the {args.name} benchmark")
+    if args.render:
+        data = _read_json(args.render, "benchmark results")
         if not isinstance(data, dict) or data.get("benchmark") != args.name:
             found = data.get("benchmark") if isinstance(data, dict) else type(data).__name__
             raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
+        try:
+            written = bench.write(data, args.out)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
     else:
-        get_backend("cupy")  # a clear error when no GPU is usable
-        log = lambda m: print(m, flush=True)  # noqa: E731
-        command = ["paraflux", *sys.argv[1:]]
-        if args.name == "ebe":
-            config = ebe.EbeBenchConfig()
-            if args.sizes:
-                config = replace(config, sizes=tuple(args.sizes))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = ebe.run_ebe_benchmark(config, command, log)
-        elif args.name == "fmm":
-            config = fmm_bench.FmmBenchConfig()
-            if args.sizes:
-                config = replace(config, sizes=tuple(args.sizes))
-            if args.orders:
-                config = replace(config, orders=tuple(args.orders))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = fmm_bench.run_fmm_benchmark(config, command, log)
-            if args.merge:
-                try:
-                    data = fmm_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        elif args.name == "fmbem":
-            config = fmbem_bench.FmbemBenchConfig()
-            if args.sizes:  # Table 4 at these sizes only, unless --orders asks for Tables 1-3 too
-                config = replace(config, dofs=tuple(args.sizes), orders=tuple(args.orders or ()))
-            elif args.orders:  # Tables 1-3 at these orders only
-                config = replace(config, orders=tuple(args.orders), dofs=())
-            from .output import write_json  # noqa: PLC0415
-
-            args.out.mkdir(parents=True, exist_ok=True)
-            partial = args.out / "fmbem.partial.json"
-            data = fmbem_bench.run_fmbem_benchmark(config, command, log, lambda d: write_json(partial, d))
-            partial.unlink(missing_ok=True)
-            if args.merge:
-                try:
-                    data = fmbem_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError, KeyError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        elif args.name == "truncation":
-            config = truncation_bench.TruncationBenchConfig(multi_gpu_only=args.multi_gpu_only)
-            if args.sizes:
-                config = replace(config, outer_elements=tuple(args.sizes))
-            if args.rhs:
-                config = replace(config, rhs=tuple(args.rhs))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            from .output import write_json  # noqa: PLC0415
-
-            name = "truncation-multi-gpu" if args.multi_gpu_only else "truncation"
-            args.out.mkdir(parents=True, exist_ok=True)
-
-            def checkpoint(partial: dict) -> None:  # finished sizes survive a run cut short
-                write_json(args.out / f"{name}.partial.json", partial)
-
-            data = truncation_bench.run_truncation_benchmark(config, command, log, checkpoint)
-            (args.out / f"{name}.partial.json").unlink(missing_ok=True)
-            if args.merge:
-                try:
-                    data = truncation_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError, KeyError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-            elif args.multi_gpu_only:  # rendered once joined with the single-GPU run (--merge)
-                write_json(args.out / "truncation-multi-gpu.json", data)
-                print(f"wrote {args.out / 'truncation-multi-gpu.json'}")
-                return 0
-        elif args.name == "hex":
-            config = hex_bench.HexBenchConfig()
-            if args.orders:
-                config = replace(config, orders=tuple(args.orders))
-            if args.sizes:
-                config = replace(config, elements=args.sizes[0])
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = hex_bench.run_hex_benchmark(config, command, log)
-            if args.merge:
-                try:
-                    data = hex_bench.merge(data, json.loads(Path(args.merge).read_text()))
-                except (OSError, ValueError) as exc:
-                    raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-        else:
-            config = coloring.ColoringBenchConfig()
-            if args.sizes:
-                config = replace(config, meshes=tuple(("transformer", n) for n in args.sizes))
-            if args.repeats:
-                config = replace(config, repeats=args.repeats)
-            data = coloring.run_coloring_benchmark(config, command, log)
-    try:
-        written = module.write_results(data, args.out)
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        if not args.render:
-            raise
-        raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
+        written = _run_bench(bench, args)
     for path in written:
         print(f"wrote {path}")
     return 0
 
 
-def _refuse_non_finite(name: str):
-    """json.loads' hook for NaN and Infinity, which no benchmark result holds."""
-    raise ValueError(f"it holds {name}, not a finite number")
+def _cmd_sweep(args) -> int:
+    """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
+    from .sweep import close_client, load_sweep, make_client, run_sweep  # noqa: PLC0415
+
+    spec = load_sweep(args.sweep)
+    if args.out.exists() and not args.out.is_dir():
+        raise ProblemError(f"--out {args.out} exists and is not a folder")
+    tty = sys.stderr.isatty()
+    shown = {"dashboard": False, "last": None}
+
+    def progress(p) -> None:
+        if p.dashboard and not shown["dashboard"]:
+            print(f"dashboard: {p.dashboard}", file=sys.stderr, flush=True)
+            shown["dashboard"] = True
+        line = f"{p.done} done, {p.running} running, {p.failed} failed, {p.queued} queued of {p.total}"
+        if line != shown["last"] and not args.quiet:
+            print(("\r" + line.ljust(70)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+            shown["last"] = line
+
+    client = make_client(args.scheduler, args.workers, spec.retries)
+    try:
+        report = run_sweep(spec, args.out, client, progress)
+    except Cancelled as exc:
+        print(f"\nparaflux: {exc}", file=sys.stderr)
+        return 130
+    finally:
+        close_client(client)
+    print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
+          f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
+          f"{len(report.failed)} failed", file=sys.stderr)
+    for point in report.failed:
+        print(f"failed {point.key} {point.values}: {point.message}", file=sys.stderr)
+    for path in report.written:
+        print(f"wrote {path}")
+    return 3 if report.failed else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_sweep_parser(sub, debug) -> None:
+    sweep = sub.add_parser("sweep", parents=[debug], help="run a sweep file's points on Dask (local or a cluster)")
+    sweep.add_argument("sweep", type=Path, help="sweep file (TOML): base problem and axes")
+    sweep.add_argument("--out", type=_folder, default=Path("sweep-out"), help="output folder (default: sweep-out)")
+    sweep.add_argument("--workers", type=int, help="local worker processes (default: one per core, or per GPU)")
+    sweep.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://HOST:8786")
+    sweep.add_argument("--quiet", action="store_true", help="no progress output")
+    sweep.set_defaults(func=_cmd_sweep)
+
+
+def _add_solve(sub, debug) -> None:
+    """`paraflux solve`: a problem file or built-in case, with every study's variant axes and integer
+    parameters as options (one flag per axis name, its choices merged over the studies)."""
     from .studies import STUDIES  # noqa: PLC0415
-
-    parser = OneLineParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench",
-                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    debug = OneLineParser(add_help=False)  # --debug after the command too
-    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
-    sub.add_parser("studies", parents=[debug],
-                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
 
     solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case")
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
     solve.add_argument("--case", help="solve a built-in case with its example problem")
     solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
-    solve.add_argument("--out", type=output_folder, default=Path("out"), help="output folder (default: out)")
+    solve.add_argument("--out", type=_folder, default=Path("out"), help="output folder (default: out)")
     solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
@@ -339,20 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"{axis.label} (default: the problem file's, else {axis.default})")
     solve.set_defaults(func=_cmd_solve)
 
-    color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
-    color.add_argument("mesh", help="mesh file or built-in case name")
-    color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
-    color.add_argument("--size", type=int, help="approximate element count for a built-in case")
-    color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
-    color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
-                       help="where the parallel method runs")
-    color.add_argument("--out", type=output_folder, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
-    color.set_defaults(func=_cmd_color)
+
+def _add_bench(sub, debug) -> None:
+    """`paraflux bench NAME`, one of the benchmark registry's names."""
+    from .bench.registry import BENCHMARKS  # noqa: PLC0415
 
     bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=["ebe", "coloring", "hex", "fmm", "truncation", "fmbem"],
+    bench.add_argument("name", choices=list(BENCHMARKS),
                        help="which benchmark")
-    bench.add_argument("--out", type=output_folder, default=Path("docs/benchmarks"), help="output folder")
+    bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
                        help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation) or bracket DOFs for Table 4 alone (fmbem)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders")
@@ -363,23 +329,45 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
     bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=_cmd_bench)
-    return parser
 
 
-def output_folder(text: str) -> Path:
-    """An --out value: a path that is not empty (Path("") would be the current folder)."""
+def _folder(text: str) -> Path:
+    """An --out folder: a name is needed (an empty one would write into the current folder)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("needs a path; an empty one would write into the current folder")
     return Path(text)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one command; every ending is an exit code of cli_edge.EXIT_CODES and at most one line on stderr."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
-        warnings.filterwarnings("ignore", category=RuntimeWarning)
-    previous = raise_on_sigterm()
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    debug = OneLineParser(add_help=False)  # --debug after the command too
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
+    sub.add_parser("studies", parents=[debug],
+                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
+
+    _add_solve(sub, debug)
+    color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
+    color.add_argument("mesh", help="mesh file or built-in case name")
+    color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
+    color.add_argument("--size", type=int, help="approximate element count for a built-in case")
+    color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
+    color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
+                       help="where the parallel method runs")
+    color.add_argument("--out", type=_folder, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
+    color.set_defaults(func=_cmd_color)
+
+    _add_bench(sub, debug)
+    _add_sweep_parser(sub, debug)
+    return parser
+
+
+def _run(args) -> int:
+    """args.func(args) with every ending mapped to at most one line on stderr and its exit code
+    (cli_edge.EXIT_CODES, cli_edge.outcome)."""
     try:
         return args.func(args)
     except SystemExit:
@@ -393,6 +381,17 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(("\n" if code == 130 and sys.stderr.isatty() else "") + line, file=sys.stderr)  # after ^C
         return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; every ending is an exit code of cli_edge.EXIT_CODES and at most one line on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+    previous = raise_on_sigterm()  # SIGTERM unwinds as cli_edge.Terminated: clean-up runs, exit 143
+    try:
+        return _run(args)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -80,6 +80,68 @@ def write_text_atomic(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _vtk_arrays(fields) -> dict:
+    """name -> real array for VTU: complex fields become name_re and name_im."""
+    out = {}
+    for f in fields:
+        if np.iscomplexobj(f.values):
+            out[f"{f.name}_re"], out[f"{f.name}_im"] = f.values.real, f.values.imag
+        else:
+            out[f.name] = f.values
+    return out
+
+
+def _far_field_csv(path: Path, named_values) -> None:
+    """One row per far-field direction, one column per component ("name" or "name_i") of each (name,
+    values (n, ...)) pair."""
+    import csv  # noqa: PLC0415
+
+    columns, header = [], []
+    for name, values in named_values:
+        flat = np.asarray(values).reshape(len(values), -1)
+        names = [name] if flat.shape[1] == 1 else [f"{name}_{i}" for i in range(flat.shape[1])]
+        columns += list(flat.T)
+        header += names
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(header)
+        writer.writerows(zip(*[[f"{v:.12g}" for v in c] for c in columns]))
+
+
+def write_fields(result_fields, summary: dict, out_dir) -> list[Path]:
+    """The generic writer over a study's declared fields (study.ResultFields): solution.vtu (point and cell
+    fields on the result mesh; complex ones as _re and _im), far_field.csv (far-field fields), fields.npz
+    (every field as computed, with the mesh points) and summary.json (summary plus each field's unit)."""
+    import meshio  # noqa: PLC0415
+
+    out_dir, written = Path(out_dir), []
+    mesh = result_fields.mesh
+    points, cells = result_fields.at("points"), result_fields.at("cells")
+    if mesh is not None and (points or cells):
+        sizes = np.cumsum([0, *[len(c) for c in mesh.cells.values()]])
+        cell_data = {k: [v[a:b] for a, b in zip(sizes[:-1], sizes[1:])] for k, v in _vtk_arrays(cells).items()}
+        vtu = out_dir / "solution.vtu"
+        meshio.write(vtu, meshio.Mesh(mesh.points, list(mesh.cells.items()), point_data=_vtk_arrays(points),
+                                      cell_data=cell_data))
+        written.append(vtu)
+    if result_fields.at("far-field"):
+        written.append(out_dir / "far_field.csv")
+        _far_field_csv(written[-1], [*(result_fields.far_field_angles or {}).items(),
+                                     *((f.name, f.values) for f in result_fields.at("far-field"))])
+    arrays = {f.name: f.values for f in result_fields.fields}
+    if mesh is not None:
+        arrays["mesh_points"] = mesh.points
+    if result_fields.surface_points is not None:
+        arrays["surface_points"] = result_fields.surface_points
+    written.append(out_dir / "fields.npz")
+    np.savez(written[-1], **arrays)
+    units = {f.name: {"unit": f.unit, "location": f.location, "shape": list(f.shape), "dtype": str(f.dtype)}
+             for f in result_fields.fields}
+    written.append(out_dir / "summary.json")
+    write_json(written[-1], {**summary, "fields": units})
+    return written
+
+
 def magnetostatic_summary(result) -> dict:
     """The summary.json content of a magnetostatic result (SI units)."""
     p = result.problem

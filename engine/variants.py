@@ -3,30 +3,54 @@ command line, the GUI and the benchmarks all read."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from typing import Callable
 
 from .errors import ProblemError, shown
 
 
 @dataclass(frozen=True)
 class Choice:
-    """One value of a variant axis; needs_gpu marks choices that run only on a CUDA GPU."""
+    """One value of a variant axis and what it needs to run: needs_gpu, a CUDA GPU; package, a Python
+    package that is not a dependency of ParaFlux (imported by that name)."""
 
     name: str
     description: str
     needs_gpu: bool = False
+    package: str | None = None
+
+    def unavailable(self, gpu_reason: str | None) -> str | None:
+        """Why this choice cannot run here (gpu_reason: why no GPU is usable, None when one is), or None."""
+        if self.needs_gpu and gpu_reason:
+            return gpu_reason
+        if self.package and importlib.util.find_spec(self.package) is None:
+            return f"needs the Python package {self.package} (pip install {self.package})"
+        return None
 
 
 @dataclass(frozen=True)
 class VariantAxis:
     """A named algorithm choice (e.g. method, backend); option is the CLI flag and problem-file key.
-    applies_when (axis, choice): the axis only matters when that other axis has that choice."""
+    applies_when (axis, choice): the axis only matters when that other axis has that choice. auto(on_gpu):
+    the choice an "auto" choice stands for where the run happens (axes with an "auto" choice)."""
 
     name: str
     label: str
     choices: tuple[Choice, ...]
     default: str
     applies_when: tuple[str, str] | None = None
+    auto: Callable[[bool], str] | None = None
+
+    def resolve(self, name: str, on_gpu: bool) -> str:
+        """The choice that runs: name itself, or what "auto" stands for on a GPU (on_gpu) or the CPU."""
+        self.choice(name)
+        return self.auto(on_gpu) if name == "auto" and self.auto is not None else name
+
+    @property
+    def concrete(self) -> tuple[str, ...]:
+        """Every choice but "auto" (which picks one of them)."""
+        return tuple(n for n in self.names if n != "auto")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -65,7 +89,7 @@ class Parameter:
         return "--" + self.name.replace("_", "-")
 
     def check(self, value: float) -> float:
-        if self.integer:
+        if self.integer:  # the range first: float() of a huge integer would overflow (shown() names its size)
             if isinstance(value, bool) or not self.minimum <= value <= self.maximum or float(value) != int(value):
                 raise ProblemError(f"{self.label.lower()} must be a whole number from {self.minimum:g} to "
                                    f"{self.maximum:g}, got {shown(value)}")
@@ -96,7 +120,7 @@ REDUCTION = VariantAxis("reduction", "Reduction", (
     Choice("warp-shuffle", "grid-stride loads and warp shuffles, two passes"),
     Choice("library", "CuPy's CUB sum on the GPU, NumPy's dot on the CPU"),
     Choice("fused", "inner products computed inside the product and update kernels"),
-), "auto")
+), "auto", auto=lambda on_gpu: "fused" if on_gpu else "library")
 
 ACCUMULATE = VariantAxis("accumulate", "Accumulation", (
     Choice("atomic", "element contributions added with atomics (GPU) or one bincount (CPU)"),
@@ -155,7 +179,7 @@ M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("parent-to-child", "far sources' parents translated straight to the target (M2L_NF), 119 per box"),
     Choice("exponential", "plane waves: M2X, X2X, X2L over six directional lists (8, 17 or 26 nodes)"),
     Choice("batched-gemm", "all translations of a level as stacked dense products (cuBLAS / BLAS)"),
-), "auto")
+), "auto", auto=lambda on_gpu: "standard" if on_gpu else "batched-gemm")
 
 EXPONENTIAL_NODES = VariantAxis("exponential_nodes", "Exponential nodes", (
     Choice("8", "the exponential M2L's plane-wave rule of 8 nodes, accurate to 1.9e-3"),
@@ -163,8 +187,7 @@ EXPONENTIAL_NODES = VariantAxis("exponential_nodes", "Exponential nodes", (
     Choice("26", "26 nodes, accurate to 7e-8"),
 ), "17", applies_when=("m2l", "exponential"))
 
-# the reductions the solvers implement: every choice but "auto", which picks one of them
-SOLVER_REDUCTIONS = tuple(name for name in REDUCTION.names if name != "auto")
+SOLVER_REDUCTIONS = REDUCTION.concrete  # the reductions the solvers implement
 
 LOOP = VariantAxis("loop", "Loop strategy", (
     Choice("serial", "one core, Numba, the paper's loop order S', S, right-hand sides (Table 1's baseline)"),
@@ -182,7 +205,7 @@ LOOP = VariantAxis("loop", "Loop strategy", (
     Choice("multi-gpu", "S split across every visible GPU, each running cuda-s on its own stream (one host "
                         "thread queues every device's work before waiting on any)", needs_gpu=True),
     Choice("fmm", "FMM3D's vector Helmholtz FMM (fmm3dpy), O(N) on the CPU cores, to the requested precision "
-                  "([solver] precision)"),
+                  "([solver] precision)", package="fmm3dpy"),
     Choice("multi-gpu-tiled", "S split across every visible GPU, each running cuda-tiled with S' chunked to "
                               "fill it (the fast path for few right-hand sides)", needs_gpu=True),
 ), "cpu-s")

@@ -1,4 +1,5 @@
-"""Bad input: one clear line on stderr, exit code 2, no traceback and no output files."""
+"""Bad input: one clear line on stderr, exit code 2 (3 where the numerics failed), no traceback and no output
+files."""
 
 import subprocess
 import sys
@@ -53,8 +54,8 @@ def run_cli(tmp_path, capsys, problem_text=None, extra=()):
     return code, captured.err, out
 
 
-def assert_clean_failure(code, err, out, *needles, expected=2):
-    assert code == expected
+def assert_clean_failure(code, err, out, *needles, exit_code=2):
+    assert code == exit_code
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert "Traceback" not in err
@@ -147,7 +148,7 @@ def test_no_dirichlet_boundary_is_singular(tmp_path, capsys):
     square_mesh(tmp_path / "square.msh")
     text = GOOD_MESH_PROBLEM.replace('type = "dirichlet"', 'type = "neumann"')
     code, err, out = run_cli(tmp_path, capsys, text)
-    assert_clean_failure(code, err, out, "singular problem", expected=3)  # the numerics failed
+    assert_clean_failure(code, err, out, "singular problem", exit_code=3)  # a singular system: numerics
 
 
 def test_solver_not_converging(tmp_path, capsys):
@@ -169,7 +170,7 @@ def test_solver_not_converging(tmp_path, capsys):
     out = tmp_path / "out2"
     code = main(["solve", str(problem), "--out", str(out), "--quiet", "--backend", "numpy"])
     err = capsys.readouterr().err
-    assert_clean_failure(code, err, out, "did not converge", "3 iterations", expected=3)
+    assert_clean_failure(code, err, out, "did not converge", "3 iterations", exit_code=3)
 
 
 @pytest.mark.parametrize("bad, needle", [

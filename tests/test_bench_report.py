@@ -9,7 +9,7 @@ import pytest
 from paraflux.engine.bench.ebe import _cpu_run, _scipy_cg, gpu_reductions
 from paraflux.engine.bench.ebe_report import render_markdown
 from paraflux.engine.magnetostatics.ebe_serial import solve_ebe_jpcg_serial
-from paraflux.engine.magnetostatics.run import case_system
+from paraflux.engine.bench.systems import case_system
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 

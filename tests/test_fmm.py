@@ -99,7 +99,7 @@ def test_translations_per_box_follow_the_paper_on_a_uniform_tree():
 
     g = (np.arange(16) + 0.5) / 16
     pts = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)  # one point per finest box
-    tree = build_octree(pts, pts, leaf_size=2)
+    tree = build_octree(pts, pts, leaf_size=2, root_pad=0.0)  # the points' own cube: a uniform tree
     assert len(tree.levels) == 5
     assert translations_per_box(tree, "standard") == 189
     assert translations_per_box(tree, "parent-to-child") == 119
@@ -253,3 +253,21 @@ def test_auto_picks_batched_gemm_on_numpy_and_standard_on_the_gpu():
     assert LaplaceFMM(pts, pts, 4, 16).m2l == "batched-gemm"
     with pytest.raises(ProblemError, match="unknown m2l scheme 'fast'; choose one of: auto, standard"):
         LaplaceFMM(pts, pts, 4, 16, "fast")
+
+
+def test_fmm3d_built_from_source_meets_its_precision_and_reports_its_threads():
+    """The benchmark's CPU peer (scripts/build-fmm3d.sh, through ctypes): the direct sum to its eps, at the
+    thread count asked, as its own OpenMP runtime reports it."""
+    from paraflux.engine.bench.fmm3d_peer import load  # noqa: PLC0415
+
+    library = load()
+    if library is None:
+        pytest.skip("FMM3D not built (scripts/build-fmm3d.sh)")
+    rng = np.random.default_rng(7)
+    pts, q = rng.uniform(0, 1, (3000, 3)), rng.standard_normal(3000)
+    ref, ref_grad = direct(pts, pts, q[None], None, True)
+    for threads in sorted({1, library.max_threads()}):
+        run = library.charges(pts, q, 1e-6, threads)
+        assert run.threads == threads
+        assert np.linalg.norm(run.potential - ref[0]) < 1e-6 * np.linalg.norm(ref[0])
+        assert np.linalg.norm(run.gradient - ref_grad[0]) < 1e-6 * np.linalg.norm(ref_grad[0])

@@ -22,9 +22,9 @@ from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import MeshError, ProblemError
 from paraflux.engine.mesh.hex_io import read_hexmesh
 from paraflux.engine.mesh.io import read_trimesh
-from paraflux.engine.problems import PARSERS
 from paraflux.engine.problems.toml_input import read_toml
 from paraflux.engine.bem.run import read_grouped_surface
+from paraflux.engine.studies import STUDIES
 from paraflux.engine.truncation.surfaces import read_surface, uv_sphere
 
 from .test_bad_input import GOOD_MESH_PROBLEM, square_mesh
@@ -51,6 +51,7 @@ def example_problems() -> dict[str, list[dict]]:
 
 
 EXAMPLES = example_problems()
+PARSERS = {study.problem_kind: study.parse for study in STUDIES.values()}  # the built-in studies' parsers
 
 leaf = st.one_of(
     st.integers(), st.integers(min_value=-(10**400), max_value=10**400), st.floats(allow_nan=True),

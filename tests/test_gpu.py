@@ -5,10 +5,12 @@ import math
 import numpy as np
 import pytest
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.backend import get_backend
 from paraflux.engine.magnetostatics import reductions
 from paraflux.engine.magnetostatics.ebe_layout import matvec_packed, pack_system
-from paraflux.engine.magnetostatics.run import case_system, run_magnetostatic
+from paraflux.engine.bench.systems import case_system
+from paraflux.engine.magnetostatics.run import run_magnetostatic
 from paraflux.engine.problems import load_case_problem
 
 pytestmark = pytest.mark.gpu
@@ -152,6 +154,6 @@ def test_coloring_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     assert atomic > 0 and set(solve["per_method"]) == set(METHODS)
     runs = [solve["colored"]] + [s[k] for s in solve["per_method"].values() for k in ("as_made", "balanced")]
     assert all(abs(r["iterations"] - atomic) <= 2 for r in runs)  # the same solve, summed in another order
-    paths = coloring_bench.write_results(data, tmp_path)
+    paths = BENCHMARKS['coloring'].write(data, tmp_path)
     assert [p.name for p in paths] == ["coloring.json", "coloring.md"]
     assert "## Coloured accumulation with each method's colour groups" in paths[1].read_text()

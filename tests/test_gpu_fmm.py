@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.fmm.fmm import M2L_SCHEMES, LaplaceFMM
 
 pytestmark = pytest.mark.gpu
@@ -65,5 +66,5 @@ def test_fmm_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     config = fmm_bench.FmmBenchConfig(sizes=(3000,), orders=(4, 6), repeats=1, sample=100)
     data = fmm_bench.run_fmm_benchmark(config, ["test"], lambda m: None)
     assert all(r["error"] < 1e-2 for c in data["cases"] for r in c["runs"])
-    paths = fmm_bench.write_results(data, tmp_path)
+    paths = BENCHMARKS['fmm'].write(data, tmp_path)
     assert "## Targets" in paths[1].read_text()

@@ -4,6 +4,7 @@ solves against the direct CPU solve, and the hex benchmark on a small size (skip
 import numpy as np
 import pytest
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.hexfem.element_matrices import element_matrices, stiffness_gemm
 from paraflux.engine.hexfem.run import run_elasticity
 from paraflux.engine.problems import load_case_problem
@@ -55,5 +56,5 @@ def test_hex_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     assert [r["order"] for r in merged["orders"]] == [1, 2, 3]
     markdown = render_markdown(merged)
     assert "## Targets" in markdown and "| 3 |" in markdown
-    paths = hex_bench.write_results(merged, tmp_path)
+    paths = BENCHMARKS['hex'].write(merged, tmp_path)
     assert [p.name for p in paths] == ["hex.json", "hex.md"]

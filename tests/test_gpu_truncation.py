@@ -4,6 +4,7 @@ against the NumPy specification, and the study on the GPU against the CPU."""
 import numpy as np
 import pytest
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.truncation.operator import Currents, apply_reference
 
 pytestmark = pytest.mark.gpu
@@ -129,5 +130,5 @@ def test_truncation_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     data = bench.run_truncation_benchmark(config, ["test"], lambda m: None)
     assert all(r["check"] < 1e-12 for c in data["cases"] for r in c["gpu"])
     assert all(r["check"] < 1e-12 for r in data["cpu"]["rows"])
-    paths = bench.write_results(data, tmp_path)
+    paths = BENCHMARKS['truncation'].write(data, tmp_path)
     assert "## Targets" in paths[1].read_text()

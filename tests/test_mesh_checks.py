@@ -1,4 +1,5 @@
-"""engine/mesh/checks.py: index range, finite and representable coordinates, degenerate and duplicate cells,
+"""engine/mesh/checks.py and finite.require_measurable: index range, finite and representable coordinates,
+degenerate and duplicate cells,
 self-intersecting and mutually crossing surfaces (against an all-pairs reference), and the studies that
 refuse such meshes in one line with exit 2."""
 
@@ -10,8 +11,8 @@ import pytest
 
 from paraflux.engine.cli import main
 from paraflux.engine.errors import MeshError
-from paraflux.engine.mesh.checks import (check_coordinates, check_distinct_cells, check_node_indices,
-                                         check_surfaces_apart, crossing_triangle_pairs)
+from paraflux.engine.finite import require_measurable
+from paraflux.engine.mesh.checks import check_apart, check_indices, check_no_duplicates, crossing_pairs
 from paraflux.engine.truncation.surfaces import uv_sphere
 
 from .test_bad_input import GOOD_MESH_PROBLEM, square_mesh
@@ -50,25 +51,25 @@ def test_crossing_pairs_match_the_all_pairs_reference(seed):
     triangles = np.array([rng.choice(60, 3, replace=False) for _ in range(40)])
     expected = all_pairs_crossing(points, triangles)
     assert expected  # random triangles in a unit cube do cross
-    assert sorted(map(tuple, crossing_triangle_pairs(points, triangles).tolist())) == expected
+    assert sorted(map(tuple, crossing_pairs(points, triangles).tolist())) == expected
 
 
 def test_a_closed_sphere_does_not_cross_itself_and_two_overlapping_spheres_do():
     points, triangles = uv_sphere(24, 1.0)
-    assert len(crossing_triangle_pairs(points, triangles)) == 0
+    assert len(crossing_pairs(points, triangles)) == 0
     other = points + [1.0, 0.1, 0.05]
-    with pytest.raises(MeshError, match="cross each other: .* pair"):
-        check_surfaces_apart(points, triangles, other, triangles, "S' and S cross each other")
-    check_surfaces_apart(points, triangles, 0.5 * points, triangles, "nested")  # inside, apart
+    with pytest.raises(MeshError, match=r"S' and S intersect each other near .* crossing pair"):
+        check_apart(points, triangles, other, triangles, "S' and S")
+    check_apart(points, triangles, 0.5 * points, triangles, "nested")  # inside, apart
 
 
 @pytest.mark.parametrize("check, args, message", [
-    (check_node_indices, (np.array([[0, 1, -3]]), 5, "m"), "refers to a node that does not exist"),
-    (check_node_indices, (np.array([[0, 1, 5]]), 5, "m"), "nodes 0 to 4"),
-    (check_coordinates, (np.array([[0.0, np.nan]]), "m"), "non-finite coordinates"),
-    (check_coordinates, (np.array([[0.0, 1e200]]), "m"), r"beyond 1e\+150 .* overflow double precision"),
-    (check_distinct_cells, (np.array([[0, 1, 1]]), "m"), "degenerate cell"),
-    (check_distinct_cells, (np.array([[0, 1, 2], [2, 0, 1]]), "m"), "1 duplicate cell"),
+    (check_indices, (np.array([[0, 1, -3]]), 5, "m"), "refers to a node that does not exist"),
+    (check_indices, (np.array([[0, 1, 5]]), 5, "m"), "numbered 0 to 4"),
+    (require_measurable, (np.array([[0.0, np.nan]]),), "non-finite node coordinates"),
+    (require_measurable, (np.array([[0.0, 1e200]]),), r"reach 1e\+200: .* overflow double precision"),
+    (check_no_duplicates, (np.array([[0, 1, 1]]), "m"), "degenerate cell"),
+    (check_no_duplicates, (np.array([[0, 1, 2], [2, 0, 1]]), "m"), "cells 0 and 1 are the same cell"),
 ])
 def test_each_check_names_what_it_found(check, args, message):
     with pytest.raises(MeshError, match=message):
@@ -87,7 +88,7 @@ def run(tmp_path, capsys, problem):
 def test_a_2d_mesh_with_a_duplicate_triangle_is_refused(tmp_path, capsys):
     square_mesh(tmp_path / "square.msh", np.array([[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4], [4, 1, 0]]))
     (tmp_path / "problem.toml").write_text(GOOD_MESH_PROBLEM)
-    assert "1 duplicate triangle(s)" in run(tmp_path, capsys, tmp_path / "problem.toml")
+    assert "triangles 0 and 4 are the same triangle" in run(tmp_path, capsys, tmp_path / "problem.toml")
 
 
 def test_a_negative_node_index_in_a_surface_is_refused(tmp_path, capsys):
@@ -117,11 +118,11 @@ def test_a_self_intersecting_bem_surface_is_refused(tmp_path, capsys):
     mesh.points[ridge] += [0.0, 3.0, -3.3 * np.ptp(z)]  # the top's middle line pushed through the bottom
     meshio.write(tmp_path / "box.msh", mesh, file_format="gmsh22", binary=False)
     (tmp_path / "p.toml").write_text(bem_problem_text())
-    assert "the surface intersects itself" in run(tmp_path, capsys, tmp_path / "p.toml")
+    assert "mesh box.msh intersects itself: triangles" in run(tmp_path, capsys, tmp_path / "p.toml")
 
 
 def test_truncation_surfaces_that_cross_each_other_are_refused(tmp_path, capsys):
     write_sphere(tmp_path / "inner.vtu", 0.3, 10, centre=(0.35, 0.0, 0.0))
     write_sphere(tmp_path / "outer.vtu", 0.6, 6)
     err = run(tmp_path, capsys, problem_file(tmp_path, position="[0.35, 0.0, 0.0]"))
-    assert "inner_surface and outer_surface cross each other" in err
+    assert "the inner and outer surfaces intersect each other near" in err

@@ -12,7 +12,8 @@ import pytest
 from paraflux.engine.magnetostatics import reductions
 from paraflux.engine.magnetostatics.ebe_layout import bytes_per_iteration, matvec_packed, pack_system
 from paraflux.engine.magnetostatics.ebe_pcg import REDUCTIONS, EbeOperator
-from paraflux.engine.magnetostatics.run import case_system, run_magnetostatic
+from paraflux.engine.bench.systems import case_system
+from paraflux.engine.magnetostatics.run import run_magnetostatic
 from paraflux.engine.problems import load_case_problem
 
 AWKWARD = [1, 31, 32, 1025, 2**20 + 3]
@@ -111,8 +112,9 @@ def test_serial_numba_solver_matches_numpy_solver(case):
 
 
 def test_kernel_sources_inline_their_headers():
-    from paraflux.engine.magnetostatics.gpu_ebe_pcg import kernel_source
+    from paraflux.engine.backend import kernel_source
+    from paraflux.engine.magnetostatics.gpu_ebe_pcg import KERNELS
 
     for name in ("reductions", "ebe_pcg"):
-        source = kernel_source(name)
+        source = kernel_source(KERNELS / f"{name}.cu")
         assert "#include" not in source and "__device__ __forceinline__ double block_sum" in source

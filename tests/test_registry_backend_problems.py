@@ -11,7 +11,7 @@ from paraflux.engine import backend
 from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import BackendError, ProblemError
 from paraflux.engine.magnetostatics.ebe_pcg import solve_ebe_jpcg
-from paraflux.engine.magnetostatics.run import case_system
+from paraflux.engine.bench.systems import case_system
 from paraflux.engine.problems import load_case_problem, load_problem
 from paraflux.engine.problems.magnetostatic import parse_magnetostatic
 from paraflux.engine.studies import STUDIES
@@ -196,3 +196,17 @@ def test_debug_is_taken_before_or_after_the_command(argv, capsys):
     assert main([a for a in argv if a != "--debug"]) == 2
     with pytest.raises(ProblemError, match="problem file not found"):  # --debug: the traceback, not one line
         main(argv)
+
+
+def test_axes_resolve_auto_and_name_what_a_choice_needs():
+    from paraflux.engine.variants import M2L, REDUCTION, Choice
+
+    assert (REDUCTION.resolve("auto", on_gpu=True), REDUCTION.resolve("auto", on_gpu=False)) == ("fused", "library")
+    assert M2L.resolve("auto", on_gpu=False) == "batched-gemm" and M2L.resolve("exponential", True) == "exponential"
+    assert "auto" not in REDUCTION.concrete and len(REDUCTION.concrete) == len(REDUCTION.names) - 1
+    with pytest.raises(ProblemError, match="unknown reduction 'fastest'"):
+        REDUCTION.resolve("fastest", on_gpu=False)
+    needs = Choice("x", "needs a package that is not there", package="paraflux_no_such_package")
+    assert "pip install paraflux_no_such_package" in needs.unavailable(None)
+    assert Choice("g", "GPU only", needs_gpu=True).unavailable("no CUDA device") == "no CUDA device"
+    assert Choice("g", "GPU only", needs_gpu=True).unavailable(None) is None

@@ -253,3 +253,23 @@ def test_the_mesh_preview_does_not_place_the_random_dipoles(monkeypatch):
                              "random_sources": {"count": 100_000}}, ".")
     pair = run.load_surfaces(problem)
     assert pair.inner.n_elements > 0 and pair.outer.n_elements > pair.inner.n_elements
+
+
+def test_compare_of_the_truncation_loops_reports_no_iterations(tmp_path):
+    from paraflux.engine.studies.compare import compare_variants, comparison_csv
+
+    study = STUDIES["truncation"]
+    problem = load_case_problem("sphere-in-box")
+    problem = parse_problem(problem_as_dict(problem) | {"case": {"inner_elements": 80, "outer_elements": 120}},
+                            tmp_path)
+    rows, _ = compare_variants(study, problem, study.compare_sets("loop", ["serial", "cpu-s"]))
+    assert [r.iterations for r in rows] == [None, None] and rows[1].relative_difference < 1e-12
+    assert [line.split(",")[-2] for line in comparison_csv(rows).splitlines()[1:]] == ["", ""]
+
+
+def test_every_loop_of_the_registry_has_one_implementation():
+    from paraflux.engine.truncation.strategies import IMPLEMENTATIONS, _gpu_loop, _multi_gpu_loop
+    from paraflux.engine.variants import LOOP
+
+    assert sorted(IMPLEMENTATIONS) == sorted(LOOP.names)
+    assert all((IMPLEMENTATIONS[c.name] in (_gpu_loop, _multi_gpu_loop)) == c.needs_gpu for c in LOOP.choices)

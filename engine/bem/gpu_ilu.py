@@ -6,22 +6,19 @@ with GMRES's iterations unchanged (90 to 1e-3, H100)."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_module
 from ..errors import SolverError
 from .multicolour import multicolour_order
 
 WARPS = 4  # warps per block, as in triangular.cu
 
 
-@functools.lru_cache(maxsize=2)
 def _module(name: str = "triangular"):
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / f"{name}.cu").read_text())
+    return kernel_module(Path(__file__).with_name("kernels") / f"{name}.cu")
 
 
 def permuted(a, perm, inverse):

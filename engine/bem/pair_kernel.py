@@ -5,14 +5,13 @@ function assembly._pair_integrals is their specification."""
 
 from __future__ import annotations
 
-import functools
 import math
 from pathlib import Path
 
 import numba
 import numpy as np
 
-from ..backend import array_module
+from ..backend import array_module, kernel_module
 
 THREADS = 128  # CUDA threads per block, one pair each
 
@@ -61,11 +60,8 @@ def stacked_rules(rules) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return starts, counts, np.concatenate([b for b, _ in rules]), np.concatenate([w for _, w in rules])
 
 
-@functools.lru_cache(maxsize=1)
 def _module():
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "pair_integrals.cu").read_text())
+    return kernel_module(Path(__file__).with_name("kernels") / "pair_integrals.cu")
 
 
 def device_pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of, rule_start, rule_count, bary,

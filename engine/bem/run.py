@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
+from ..mesh.checks import check_not_self_intersecting
 from ..fmm.fmm import resolve_m2l
-from ..mesh.checks import check_surface_not_self_intersecting
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_on_surface, read_triangle_mesh,
@@ -53,7 +53,7 @@ def read_grouped_surface(path: Path, scale: float) -> GroupedSurface:
     unique = sorted(set(tag.tolist()))
     surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float),
                               np.concatenate([mesh.cells[i].data for i in pick]))
-    check_surface_not_self_intersecting(surface.points, surface.triangles, f"mesh file {path}")
+    check_not_self_intersecting(surface.points, surface.triangles, f"mesh {Path(path).name}")
     return GroupedSurface(surface, np.searchsorted(unique, tag), tuple(names.get(t, f"group{t}") for t in unique))
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -17,8 +16,7 @@ from ..coloring.adjacency import element_adjacency, max_node_degree
 from ..coloring.groups import groups_from_colors, is_valid_coloring
 from ..coloring.parallel import color_parallel_gpu, color_parallel_numpy
 from ..coloring.sequential import _compiled, balance_colors, color_sequential
-from . import environment
-from ..magnetostatics.run import case_system
+from .systems import case_system
 from .environment import gpu_facts, median_seconds, run_facts
 
 # paper 002: Table 1 (24,106 elements; ms, colours) and Table 3 (transformer; OFCM / FCM colouring ms)
@@ -127,10 +125,3 @@ def run_coloring_benchmark(config: ColoringBenchConfig, command: list[str] | Non
     data = {"benchmark": "coloring", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(config)}
     data["meshes"] = [bench_mesh(cp, case, n, config, log) for case, n in config.meshes]
     return data
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    """docs/benchmarks/coloring.json and coloring.md."""
-    from .coloring_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "coloring", render_markdown)

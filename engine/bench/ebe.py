@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -22,8 +21,7 @@ from ..magnetostatics.ebe_serial import solve_ebe_jpcg_serial
 from ..magnetostatics.reductions import TWINS
 from ..magnetostatics.system import assemble_sparse
 from ..studies import STUDIES
-from . import environment
-from ..magnetostatics.run import case_system
+from .systems import case_system
 from .environment import copy_bandwidth, gpu_facts, median_seconds, run_facts
 
 PAPER_TABLE_1 = {  # paper 000, Table 1: minutes; serial, unoptimised GPU, optimised GPU
@@ -46,7 +44,7 @@ class EbeBenchConfig:
 
 def gpu_reductions() -> list[str]:
     """The reduction variants of the registry that run on the GPU by name (all but 'auto')."""
-    return [c.name for c in STUDIES["magnetostatic"].axis("reduction").choices if c.name != "auto"]
+    return list(STUDIES["magnetostatic"].axis("reduction").concrete)
 
 
 def _timed(fn: Callable[[int | None], object], max_iterations: int | None) -> tuple[float, int | None]:
@@ -224,11 +222,3 @@ def run_ebe_benchmark(config: EbeBenchConfig, command: list[str] | None = None,
     data["check_every"] = bench_check_every(cp, config.check_every_elements, config.check_every_values,
                                             config.rtol, config.repeats)
     return data
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    """docs/benchmarks/ebe.json and ebe.md."""
-    from .ebe_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "ebe", render_markdown)
-

@@ -140,9 +140,3 @@ def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
     key = lambda c: (c["table"], c["target_dofs"])  # noqa: E731
     return environment.merge_cases(data, earlier, key, key)
-
-
-def write_results(data: dict, out_dir) -> list:
-    from .fmbem_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "fmbem", render_markdown)

@@ -1,13 +1,13 @@
 """`paraflux bench fmm`: the Laplace FMM engine on the GPU, every M2L scheme, N = 1e4 .. 1e7 points
-uniform in a cube and on a sphere, against FMM3D (fmm3dpy, all host cores) and the direct sum on the
-GPU. Results: docs/benchmarks/fmm.json (raw) and fmm.md (rendered from the JSON)."""
+uniform in a cube and on a sphere, against FMM3D (built from source with OpenMP by scripts/build-fmm3d.sh, at
+1 thread and all threads) and the direct sum on the GPU (all N^2 pairs). Results: docs/benchmarks/fmm.json
+(raw) and fmm.md (rendered from the JSON)."""
 
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -30,6 +30,7 @@ class FmmBenchConfig:
     sample: int = 1000  # targets checked against the direct sum
     precision: float = 1e-6  # for the FMM3D comparison ("6 digits")
     exponential_nodes: tuple[int, ...] = (8, 17)  # the paper's g
+    direct_up_to: int = 1_000_000  # the exact direct sum over all N^2 pairs timed up to this N (1e7: minutes)
 
 
 def points(name: str, n: int, seed: int = 0) -> np.ndarray:
@@ -55,29 +56,42 @@ def _sample_error(cp, pts, q, phi, grad, sample):
     return e_phi, e_grad
 
 
-def _direct_seconds(cp, pts, q, sample) -> float:
-    """The direct sum on the GPU for all targets, timed on the sample and scaled."""
-    _direct_chunked(cp, pts, q, pts[sample[:10]])
+def _direct_seconds(cp, pts, q) -> float:
+    """The exact direct sum on the GPU (the tiled FP64 kernel, engine/fmm/gpu_direct.py), potential and
+    gradient at all N points, from points in host memory to results in host memory."""
+    from ..fmm.gpu_direct import direct_sum_gpu  # noqa: PLC0415
+
+    direct_sum_gpu(pts[:1000], q[:1000], pts[:1000])  # warm-up: the kernel's compilation
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
-    _direct_chunked(cp, pts, q, pts[sample])
-    cp.cuda.Device().synchronize()
-    return (time.perf_counter() - t0) * len(pts) / len(sample)
+    phi, grad = direct_sum_gpu(pts, q, pts)
+    phi.get(), grad.get()
+    return time.perf_counter() - t0
 
 
-def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad):
-    try:
-        import fmm3dpy  # noqa: PLC0415
-    except ImportError:
+def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad) -> list[dict] | None:
+    """FMM3D built from source with OpenMP (scripts/build-fmm3d.sh) at 1 thread and at all the threads its
+    OpenMP runtime offers, each run labelled with the thread count the library reported; None if not built."""
+    from .fmm3d_peer import load  # noqa: PLC0415
+
+    library = load()
+    if library is None:
         return None
-    fmm3dpy.lfmm3d(eps=eps, sources=pts[:1000].T.copy(), charges=q[:1000], pg=2)  # warm-up
-    t0 = time.perf_counter()
-    out = fmm3dpy.lfmm3d(eps=eps, sources=pts.T.copy(), charges=q, pg=2)
-    seconds = time.perf_counter() - t0
-    phi, grad = 4 * np.pi * out.pot, 4 * np.pi * out.grad.T
-    return {"seconds": seconds, "threads": os.cpu_count(),
-            "error": float(np.linalg.norm(phi[sample] - ref_phi) / np.linalg.norm(ref_phi)),
-            "error_gradient": float(np.linalg.norm(grad[sample] - ref_grad) / np.linalg.norm(ref_grad))}
+    runs = []
+    for threads in sorted({1, library.max_threads()}, reverse=True):
+        library.charges(pts[:1000], q[:1000], eps, threads)  # warm-up
+        run = library.charges(pts, q, eps, threads)
+        runs.append({"seconds": run.seconds, "threads": run.threads, "build": "source, OpenMP",
+                     "error": float(np.linalg.norm(run.potential[sample] - ref_phi) / np.linalg.norm(ref_phi)),
+                     "error_gradient": float(np.linalg.norm(run.gradient[sample] - ref_grad)
+                                             / np.linalg.norm(ref_grad))})
+    return runs
+
+
+def _fmm3d_rows(pts, q, eps, sample, ref_phi, ref_grad) -> dict:
+    """The report's FMM3D entries: fmm3d (all threads) and fmm3d_one_thread, each None if not built."""
+    runs = _fmm3d(pts, q, eps, sample, ref_phi, ref_grad)
+    return {"fmm3d": runs[0] if runs else None, "fmm3d_one_thread": runs[-1] if runs else None}
 
 
 def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
@@ -120,7 +134,7 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
                 f"{run['device_memory_bytes'] / 2**20:.0f} MiB")
             del fmm
             pool.free_all_blocks()
-    row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q, sample)
+    row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q) if n <= config.direct_up_to else None
     ref, ref_grad = _direct_chunked(cp, pts, q, pts[sample])
     if n <= config.all_schemes_up_to:
         p6 = order_for_precision(config.precision)
@@ -133,7 +147,7 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
         e = _sample_error(cp, pts, q, phi, grad, sample)
         row["at_precision"] = {"precision": config.precision, "order": p6, "scheme": "batched-gemm",
                                "apply_seconds": ours, "error": e[0], "error_gradient": e[1],
-                               "fmm3d": _fmm3d(pts, q, config.precision, sample, ref[0].get(), ref_grad[0].get())}
+                               **_fmm3d_rows(pts, q, config.precision, sample, ref[0].get(), ref_grad[0].get())}
         log(f"  at {config.precision:g}: ours p={p6} {ours:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
     return row
 
@@ -152,9 +166,3 @@ def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
     return environment.merge_cases(data, earlier, lambda c: (c["distribution"], c["n"]),
                                    lambda c: (c["n"], c["distribution"]))
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    from .fmm_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "fmm", render_markdown)

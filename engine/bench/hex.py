@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -205,10 +204,3 @@ def merge(data: dict, earlier: dict) -> dict:
     merged["merged_runs"] = [*earlier.get("merged_runs", []),
                              {k: earlier[k] for k in ("date", "command", "commit")}]
     return merged
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    """docs/benchmarks/hex.json and hex.md."""
-    from .hex_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "hex", render_markdown)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -22,7 +21,6 @@ from ..truncation.run import random_dipoles
 from ..truncation.surfaces import quadrature
 from ..truncation.strategies import MULTI_GPU_KERNEL
 from ..truncation.zgemm import ZgemmOperator
-from . import environment
 from .environment import gpu_facts, run_facts
 
 PAPER_TABLE1 = {  # numS -> sequential seconds for n_rhs = 1, 10, 100, 1000 (paper 003, Table 1)
@@ -159,75 +157,100 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
     return rows
 
 
-def bench_size(cp, config, n_outer: int, log) -> dict:
+def _kernel_rows(cp, config, inputs, cur, n_rhs: int, log) -> list[dict]:
+    """The GPU kernels' rows for one right-hand-side count: event time, wall time with transfers."""
     from ..truncation.gpu_loops import launch  # noqa: PLC0415
+
+    inner, outer, qi, qo, k, src, tgt = inputs
+    q = config.quadrature
+    dev = [cp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
+    flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
+    pflops = paper_flops(inner.n_elements, outer.n_elements, n_rhs)
+    rows = []
+    for loop in ("cuda-s",) if config.multi_gpu_only else GPU_KERNELS:
+        out = {}
+
+        def run(loop=loop, out=out):
+            out["ef"] = launch(cp, loop, tgt, src, *dev, k, q)
+
+        big = len(qi.points) * len(qo.points) * n_rhs > 1e10  # one timed run, compiled on a smaller size
+        seconds = _events_seconds(cp, run, 1 if big else config.repeats, warm_up=not big)
+        host = None
+        if n_rhs <= 10:  # the end-to-end time: currents to the device, kernel, fields back
+            host, _ = _wall_seconds(cp, lambda loop=loop: [a.get() for a in launch(
+                cp, loop, cp.asarray(qo.points), cp.asarray(qi.points),
+                *[cp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)], k, q)], 1, False)
+        e, f = (a.get() for a in out.pop("ef"))
+        rows.append({"loop": loop, "n_rhs": n_rhs, "seconds": seconds, "seconds_with_transfers": host,
+                     "gflops": flops / seconds / 1e9, "paper_gflops": pflops / seconds / 1e9,
+                     "check": _check(e, f, qo.points, qi.points, cur, k)})
+        log(f"  {loop} rhs={n_rhs}: {seconds * 1e3:.2f} ms ({host or 0:.4f} s with transfers), "
+            f"{flops / seconds / 1e9:.0f} GFLOP/s, check {rows[-1]['check']:.1e}")
+        del e, f
+    return rows
+
+
+def _zgemm_row(cp, config, inputs, cur, n_rhs: int, log) -> dict:
+    """The zgemm loop's row: the first application (tiles built) and the median of the repeats."""
+    inner, outer, qi, qo, k, src, tgt = inputs
+    flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
+    pflops = paper_flops(inner.n_elements, outer.n_elements, n_rhs)
+    cp.get_default_memory_pool().free_all_blocks()
+    op = ZgemmOperator(tgt, src, k, cp, cache_bytes=int(0.4 * cp.cuda.runtime.memGetInfo()[0]))
+    t0 = time.perf_counter()
+    op.apply(cur)
+    cp.cuda.Device().synchronize()
+    first = time.perf_counter() - t0
+    res = {}
+    seconds = _events_seconds(cp, lambda op=op: res.__setitem__("ef", op.apply(cur)), config.repeats, False)
+    e, f = (a.get() for a in res.pop("ef"))
+    gemm = op.gemm_flops(n_rhs)
+    row = {"loop": "zgemm", "n_rhs": n_rhs, "seconds": seconds, "seconds_first": first,
+           "gflops": flops / seconds / 1e9, "paper_gflops": pflops / seconds / 1e9,
+           "gemm_gflops": gemm / seconds / 1e9, "cached_tiles": len(op.cache),
+           "tiles": op.n_tiles, "check": _check(e, f, qo.points, qi.points, cur, k)}
+    log(f"  zgemm rhs={n_rhs}: {seconds * 1e3:.2f} ms (first {first * 1e3:.1f} ms, {len(op.cache)}/"
+        f"{op.n_tiles} tiles cached), GEMM {gemm / seconds / 1e9:.0f} GFLOP/s")
+    del op, e, f
+    cp.get_default_memory_pool().free_all_blocks()
+    return row
+
+
+def _multi_gpu_rows(cp, config, inputs, cur, n_rhs: int, log) -> list[dict]:
+    """Each several-GPU loop on 1, 2, ... every visible GPU."""
     from ..truncation.multi_gpu import MultiGpuOperator  # noqa: PLC0415
 
+    inner, outer, qi, qo, k, src, tgt = inputs
+    flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
+    rows = []
+    for loop, kernel in MULTI_GPU_KERNEL.items():
+        for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
+            t0 = time.perf_counter()
+            with MultiGpuOperator(qo.points, qi.points, k, config.quadrature, count, kernel) as op:
+                setup = time.perf_counter() - t0
+                seconds, kernel_seconds, run = _time_multi_gpu(lambda op=op: op.apply(cur), MULTI_GPU_REPEATS)
+            rows.append({"loop": loop, "devices": run.devices, "n_rhs": n_rhs, "seconds": seconds,
+                         "kernel_seconds": kernel_seconds, "setup_seconds": setup, "gflops": flops / seconds / 1e9,
+                         "check": _check(run.e, run.f, qo.points, qi.points, cur, k)})
+            log(f"  {loop} on {run.devices}: rhs={n_rhs}: {seconds * 1e3:.2f} ms, kernels "
+                f"{kernel_seconds * 1e3:.2f} ms (set-up {setup * 1e3:.0f} ms)")
+    return rows
+
+
+def bench_size(cp, config, n_outer: int, log) -> dict:
+    """Every GPU loop (and zgemm, and the several-GPU loops where there are several GPUs) at one S size."""
     inner, outer, qi, qo, k = _case_inputs(config, n_outer)
-    q = config.quadrature
     case = {"n_inner": inner.n_elements, "n_outer": outer.n_elements, "inner_points": len(qi.points),
             "outer_points": len(qo.points), "gpu": [], "multi_gpu": []}
     log(f"S' {inner.n_elements} x S {outer.n_elements} triangles ({len(qi.points)} x {len(qo.points)} points)")
-    src, tgt = cp.asarray(qi.points), cp.asarray(qo.points)
+    inputs = (inner, outer, qi, qo, k, cp.asarray(qi.points), cp.asarray(qo.points))
     for n_rhs in config.rhs:
         cur = _currents(inner, qi, k, n_rhs)
-        dev = [cp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)]
-        flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
-        pflops = paper_flops(inner.n_elements, outer.n_elements, n_rhs)
-        kernels = ("cuda-s",) if config.multi_gpu_only else GPU_KERNELS
-        for loop in kernels:
-            out = {}
-
-            def run(loop=loop, out=out):
-                out["ef"] = launch(cp, loop, tgt, src, *dev, k, q)
-
-            big = len(qi.points) * len(qo.points) * n_rhs > 1e10  # one timed run, compiled on a smaller size
-            seconds = _events_seconds(cp, run, 1 if big else config.repeats, warm_up=not big)
-            host = None
-            if n_rhs <= 10:  # the end-to-end time: currents to the device, kernel, fields back
-                host, _ = _wall_seconds(cp, lambda loop=loop: [a.get() for a in launch(
-                    cp, loop, cp.asarray(qo.points), cp.asarray(qi.points),
-                    *[cp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)], k, q)], 1, False)
-            e, f = (a.get() for a in out.pop("ef"))
-            case["gpu"].append({"loop": loop, "n_rhs": n_rhs, "seconds": seconds, "seconds_with_transfers": host,
-                                "gflops": flops / seconds / 1e9, "paper_gflops": pflops / seconds / 1e9,
-                                "check": _check(e, f, qo.points, qi.points, cur, k)})
-            log(f"  {loop} rhs={n_rhs}: {seconds * 1e3:.2f} ms ({host or 0:.4f} s with transfers), "
-                f"{flops / seconds / 1e9:.0f} GFLOP/s, check {case['gpu'][-1]['check']:.1e}")
-            del e, f
+        case["gpu"] += _kernel_rows(cp, config, inputs, cur, n_rhs, log)
         if not config.multi_gpu_only:
-            cp.get_default_memory_pool().free_all_blocks()
-            op = ZgemmOperator(tgt, src, k, cp, cache_bytes=int(0.4 * cp.cuda.runtime.memGetInfo()[0]))
-            t0 = time.perf_counter()
-            ef = op.apply(cur)
-            cp.cuda.Device().synchronize()
-            first = time.perf_counter() - t0
-            res = {}
-            seconds = _events_seconds(cp, lambda: res.__setitem__("ef", op.apply(cur)), config.repeats, False)
-            e, f = (a.get() for a in res.pop("ef"))
-            del ef
-            gemm = op.gemm_flops(n_rhs)
-            case["gpu"].append({"loop": "zgemm", "n_rhs": n_rhs, "seconds": seconds, "seconds_first": first,
-                                "gflops": flops / seconds / 1e9, "paper_gflops": pflops / seconds / 1e9,
-                                "gemm_gflops": gemm / seconds / 1e9, "cached_tiles": len(op.cache),
-                                "tiles": op.n_tiles, "check": _check(e, f, qo.points, qi.points, cur, k)})
-            log(f"  zgemm rhs={n_rhs}: {seconds * 1e3:.2f} ms (first {first * 1e3:.1f} ms, {len(op.cache)}/"
-                f"{op.n_tiles} tiles cached), GEMM {gemm / seconds / 1e9:.0f} GFLOP/s")
-            del op, e, f
-            cp.get_default_memory_pool().free_all_blocks()
+            case["gpu"].append(_zgemm_row(cp, config, inputs, cur, n_rhs, log))
         if cp.cuda.runtime.getDeviceCount() > 1 and n_rhs <= 10:
-            for loop, kernel in MULTI_GPU_KERNEL.items():
-                for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
-                    t0 = time.perf_counter()
-                    with MultiGpuOperator(qo.points, qi.points, k, q, count, kernel) as op:
-                        setup = time.perf_counter() - t0
-                        seconds, kernel_seconds, run = _time_multi_gpu(lambda op=op: op.apply(cur), MULTI_GPU_REPEATS)
-                    case["multi_gpu"].append({"loop": loop, "devices": run.devices, "n_rhs": n_rhs, "seconds": seconds,
-                                              "kernel_seconds": kernel_seconds, "setup_seconds": setup,
-                                              "gflops": flops / seconds / 1e9,
-                                              "check": _check(run.e, run.f, qo.points, qi.points, cur, k)})
-                    log(f"  {loop} on {run.devices}: rhs={n_rhs}: {seconds * 1e3:.2f} ms, kernels "
-                        f"{kernel_seconds * 1e3:.2f} ms (set-up {setup * 1e3:.0f} ms)")
+            case["multi_gpu"] += _multi_gpu_rows(cp, config, inputs, cur, n_rhs, log)
     return case
 
 
@@ -272,9 +295,3 @@ def merge(data: dict, earlier: dict) -> dict:
     by_size = {c["n_outer"]: c for c in multi["cases"]}
     merged["cases"] = [dict(c, multi_gpu=by_size.get(c["n_outer"], {}).get("multi_gpu", [])) for c in main["cases"]]
     return merged
-
-
-def write_results(data: dict, out_dir: Path) -> list[Path]:
-    from .truncation_report import render_markdown  # noqa: PLC0415
-
-    return environment.write_results(data, out_dir, "truncation", render_markdown)

@@ -19,9 +19,9 @@ def _paper_key(n_outer: int) -> int:
     return min(PAPER_TABLE1, key=lambda n: abs(n - n_outer))
 
 
-def render_markdown(data: dict) -> str:
+def _header(data: dict) -> list[str]:
+    """Device, date, command, versions, ceilings, the case and how times were taken."""
     gpu, cfg = data["gpu"], data["config"]
-    rhs_all = cfg["rhs"]
     lines = [
         "# FE-IIIEE truncation operator: paper 003's loop strategies on CPU threads and the GPU",
         "",
@@ -51,7 +51,13 @@ def render_markdown(data: dict) -> str:
         m = data["multi_gpu_run"]
         lines.append(f"- Several GPUs: {m['gpus']} x {m['gpu']['device']}, {m['date']}, `{m['command']}`, "
                      f"commit {m['commit']}.")
-    lines += ["", "## Table 1 form: serial seconds (one core)", "",
+    return lines
+
+
+def _table1(data: dict) -> list[str]:
+    """Paper 003's Table 1 form: serial seconds, ours and the paper's."""
+    rhs_all = data["config"]["rhs"]
+    lines = ["", "## Table 1 form: serial seconds (one core)", "",
               "| numS (ours / paper) | " + " | ".join(f"{r} rhs: ours | paper" for r in rhs_all) + " |",
               "|---|" + "---:|---:|" * len(rhs_all)]
     for case in data["cases"]:
@@ -61,7 +67,12 @@ def render_markdown(data: dict) -> str:
             ours = _serial(data, case["n_outer"], r)
             cells += ["not run" if ours is None else f"{ours:.4g}", f"{PAPER_TABLE1[key][i]:g}"]
         lines.append(f"| {case['n_outer']:,} / {key:,} | " + " | ".join(cells) + " |")
-    lines += ["", "## GPU strategies", "",
+    return lines
+
+
+def _gpu_strategies(data: dict) -> list[str]:
+    """The GPU loops per S size and right-hand sides."""
+    lines = ["", "## GPU strategies", "",
               "| numS | rhs | loop | s | s with transfers | GFLOP/s (ours) | GFLOP/s (paper's count) | "
               "acceleration over serial | check |",
               "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -73,6 +84,12 @@ def render_markdown(data: dict) -> str:
             lines.append(f"| {case['n_outer']:,} | {row['n_rhs']} | {row['loop']} | {row['seconds']:.4g} | "
                          f"{'' if host is None else f'{host:.4g}'} | {row['gflops']:,.0f} | {row['paper_gflops']:,.0f} | "
                          f"{acc} | {row['check']:.1e} |")
+    return lines
+
+
+def _cpu_strategies(data: dict) -> list[str]:
+    """The CPU loops at the largest S (none when the run had no CPU part)."""
+    lines = []
     if data.get("cpu"):
         cpu = data["cpu"]
         lines += ["", f"## CPU strategies (all host threads), scaled to numS = {cpu['n_outer']:,}", ""]
@@ -91,7 +108,12 @@ def render_markdown(data: dict) -> str:
             lines.append(f"| {row['n_rhs']} | {row['loop']} | {row['measured_elements']:,} | "
                          f"{row['seconds_measured']:.3f} | {whole:.4g} | {serial / whole:.1f} | "
                          f"{flops / whole / 1e9:.1f} | {row['check']:.1e} |")
-    lines += ["", "## Table 3 form: GFLOP/s at the largest numS, one right-hand side (paper's count)", "",
+    return lines
+
+
+def _table3(data: dict) -> list[str]:
+    """Paper 003's Table 3 form: GFLOP/s at the largest numS, one right-hand side."""
+    lines = ["", "## Table 3 form: GFLOP/s at the largest numS, one right-hand side (paper's count)", "",
               "| strategy | ours | paper (40 Xeon cores, P100) |", "|---|---:|---:|"]
     last = data["cases"][-1]
     paper_of = {"cpu-sprime": "omp_S'", "cpu-s": "omp_S", "cuda-s": "cuda_S"}
@@ -108,6 +130,12 @@ def render_markdown(data: dict) -> str:
     for m in [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]:
         lines.append(f"| {m['loop']} on {m['devices']} GPUs (wall, with transfers) | "
                      f"{m['gflops'] * _paper_ratio(last, 1):,.0f} | {PAPER_TABLE3['multi-GPU (4 P100)'] if m['devices'] == 4 else ''} |")
+    return lines
+
+
+def _several_gpus(data: dict) -> list[str]:
+    """The several-GPU rows (none when the run had none)."""
+    lines = []
     multi = [(c, r) for c in data["cases"] for r in c.get("multi_gpu", [])]
     if multi:
         lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each", "",
@@ -127,6 +155,12 @@ def render_markdown(data: dict) -> str:
             lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['loop']} | {r['devices']} | {r['seconds']:.4g} | "
                          f"{wall:.2f} | {r['kernel_seconds']:.4g} | {kern:.2f} | {kern / r['devices']:.0%} | {setup} | "
                          f"{r['check']:.1e} |")
+    return lines
+
+
+def render_markdown(data: dict) -> str:
+    lines = (_header(data) + _table1(data) + _gpu_strategies(data) + _cpu_strategies(data) + _table3(data)
+             + _several_gpus(data))
     lines += ["", "## Targets", ""] + _targets(data) + [""]
     return "\n".join(lines)
 

@@ -6,11 +6,11 @@ identical colours; the result does not depend on thread scheduling.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_module
 from ..errors import MeshError
 from .adjacency import element_adjacency
 
@@ -70,12 +70,8 @@ def color_parallel_numpy(connectivity: np.ndarray, n_nodes: int) -> tuple[np.nda
     return color, rounds
 
 
-@functools.lru_cache(maxsize=1)
 def _kernels():
-    import cupy  # noqa: PLC0415
-
-    source = (Path(__file__).with_name("kernels") / "jones_plassmann.cu").read_text()
-    module = cupy.RawModule(code=source)
+    module = kernel_module(Path(__file__).with_name("kernels") / "jones_plassmann.cu")
     return module.get_function("jp_decide"), module.get_function("jp_apply")
 
 

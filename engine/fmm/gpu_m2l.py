@@ -3,10 +3,11 @@ P2M / L2P at the leaves."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
+
+from ..backend import kernel_module
 
 MAX_DENS = 8
 P2M_COMBOS_PER_THREAD = 8  # (density, coefficient) accumulators per thread of p2m_leaves
@@ -16,11 +17,8 @@ L2P_BLOCK = 64
 L2P_MAX_COEF = 231  # the kernel's per-thread harmonics array: order 20 (fmm.MAX_ORDER)
 
 
-@functools.lru_cache(maxsize=1)
 def _module():
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "fmm.cu").read_text())
+    return kernel_module(Path(__file__).with_name("kernels") / "fmm.cu")
 
 
 def m2l_lists_gpu(multipole, local, targets, starts, sources, offsets, table_t) -> None:

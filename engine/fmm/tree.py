@@ -1,8 +1,8 @@
 """Adaptive octree over sources and targets with the lists the FMM needs, built with array operations.
 
-Points get 3 x 21-bit Morton keys in the root cube and are sorted by them, so every box owns a
-contiguous range. A box is split while it holds more than leaf_size points (sources and targets
-together) and the depth is below max_level. A level-synchronous dual traversal from (root, root)
+Points get 3 x 21-bit Morton keys in the root cube (padded and shifted off the points' faces) and are
+sorted by them, so every box owns a contiguous range. A box is split while it holds more than leaf_size
+points (sources and targets together) and the depth is below max_level. A level-synchronous dual traversal from (root, root)
 classifies every pair of same-level boxes whose parents are adjacent: not adjacent -> M2L (the
 "interaction list", at most 189 per box); adjacent with a leaf on either side -> direct sum between
 the two subtrees; otherwise the children pairs go on to the next level.
@@ -18,6 +18,13 @@ import numpy as np
 from ..errors import ProblemError
 
 BITS = 21
+# The root cube is the points' bounding cube widened by ROOT_PAD of its side on each end and shifted off
+# centre by these fractions of each axis's slack (irrational-looking, so no level's box faces meet at a
+# rational place): a body's flat faces then cut through boxes instead of lying on box faces, where the
+# translation errors of a whole face would add up coherently (the FMBEM's H u cancels them 10x less: the
+# tension bar's solve error at p = 8 fell from 1.2e-3 to 1.3e-4).
+ROOT_PAD = 0.05
+ROOT_SHIFT = np.array([0.382, -0.276, 0.159])
 
 
 def _spread(v: np.ndarray) -> np.ndarray:
@@ -80,16 +87,18 @@ class Octree:
                 "near_pairs": int(sum(len(t) for t, _ in self.near))}
 
 
-def build_octree(sources: np.ndarray, targets: np.ndarray, leaf_size: int = 32, max_level: int = 20) -> Octree:
-    """The adaptive octree of sources (n_s, 3) and targets (n_t, 3)."""
+def build_octree(sources: np.ndarray, targets: np.ndarray, leaf_size: int = 32, max_level: int = 20,
+                 root_pad: float = ROOT_PAD) -> Octree:
+    """The adaptive octree of sources (n_s, 3) and targets (n_t, 3); root_pad: the root cube's margin (a
+    fraction of its side on each end, shifted by ROOT_SHIFT); 0 gives the points' bounding cube, centred."""
     if leaf_size < 1:
         raise ProblemError(f"leaf_size must be at least 1, got {leaf_size}")
     allp = np.concatenate([sources, targets])
     if not np.isfinite(allp).all():
         raise ProblemError("source or target coordinates contain NaN or infinite values")
     lo, hi = allp.min(axis=0), allp.max(axis=0)
-    side = float((hi - lo).max()) * (1 + 1e-9) or 1.0
-    corner = (lo + hi) / 2 - side / 2
+    side = float((hi - lo).max()) * (1 + 1e-9 + 2 * root_pad) or 1.0
+    corner = (lo + hi) / 2 - side / 2 + (side - (hi - lo)) / 2 * ROOT_SHIFT * (root_pad > 0)
     scale = 2 ** BITS / side
     cells = lambda x: np.clip(((x - corner) * scale).astype(np.int64), 0, 2 ** BITS - 1)  # noqa: E731
     src_keys, tgt_keys = morton(cells(sources)), morton(cells(targets))

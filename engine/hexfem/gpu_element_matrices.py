@@ -10,17 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_function, kernel_module
 from .basis import reference_tables
 from .geometry import vertex_gradients
 
 BLOCK = 128
 
 
-@functools.lru_cache(maxsize=1)
 def _module():
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "hex_stiffness.cu").read_text())
+    return kernel_module(Path(__file__).with_name("kernels") / "hex_stiffness.cu")
 
 
 MMA_MAX_TILE = 32  # scalar functions per side of an mma block's Gram tile, at most
@@ -83,8 +81,8 @@ def _mma_kernel(tile: int):
         raise BackendError(f"integration 'mma' needs the FP64 tensor-core shape m16n8k8 (compute capability 9.0 "
                            f"or newer); this GPU has {capability / 10:.1f}: choose gemm")
     shape = MmaShape(tile)
-    source = (Path(__file__).with_name("kernels") / "hex_gram_mma.cu").read_text()
-    kernel = cupy.RawModule(code=source, options=shape.options).get_function("hex_stiffness_mma")
+    kernel = kernel_function(Path(__file__).with_name("kernels") / "hex_gram_mma.cu", "hex_stiffness_mma",
+                             tuple(shape.options))
     kernel.max_dynamic_shared_size_bytes = shape.shared_bytes
     return kernel
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import get_backend, out_of_memory, to_host
-from ..errors import ProblemError, SolverError
+from ..errors import ProblemError
+from ..finite import require_finite
 from ..mesh.hex_cases import mesh_hex_case
 from ..mesh.hex_io import read_hexmesh
 from ..mesh.hexmesh import HexMesh
@@ -89,12 +90,28 @@ def boundary_data(problem: ElasticityProblem, mesh: HexMesh, dofmap: DofMap):
             dofs.append(d)
             values.append(v)
     dofs, values = np.concatenate(dofs), np.concatenate(values)
+    require_finite(force, "the surface loads", "a traction or pressure is too large")
+    require_finite(values, "the prescribed displacements", "a displacement is too large")
     dofs, last = np.unique(dofs[::-1], return_index=True)  # a DOF on two boundaries: the later one wins
     return force, dofs, values[::-1][last]
 
 
 def default_max_iterations(n_dofs: int) -> int:
     return max(1000, 4 * n_dofs)
+
+
+def _assemble(coords, lam, mu, dofmap, integration: str, xp, backend, control: RunControl, what: str):
+    """(K on xp's device, seconds of the element matrices); out of memory (`what`: what was assembled) is
+    backend.out_of_memory's OutOfMemory naming it."""
+    try:
+        k, seconds = assemble_stiffness(coords, lam, mu, dofmap, integration, xp,
+                                        progress=lambda f: control.report(0.05 + 0.25 * f,
+                                                                          "element matrices and assembly"))
+        backend.synchronize()
+        return k, seconds
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"assembling {what}",
+                            "use a lower order, a coarser mesh or the numpy backend") from None
 
 
 def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None) -> ElasticityResult:
@@ -122,13 +139,8 @@ def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None
 
     control.report(0.05, f"element matrices ({s.integration}), {mesh.n_elements} elements, p = {problem.order}")
     t0 = time.perf_counter()
-    try:
-        k, timings["element_matrices"] = assemble_stiffness(coords, lam, mu, dofmap, s.integration, xp,
-                               progress=lambda f: control.report(0.05 + 0.25 * f, "element matrices and assembly"))
-        backend.synchronize()
-    except MemoryError as exc:
-        raise out_of_memory(exc, f"assembling {mesh.n_elements:,} elements of order {problem.order}",
-                            "use a lower order, a coarser mesh or the numpy backend") from None
+    k, timings["element_matrices"] = _assemble(coords, lam, mu, dofmap, s.integration, xp, backend, control,
+                                               f"{mesh.n_elements:,} elements of order {problem.order}")
     timings["assembly"] = time.perf_counter() - t0 - timings["element_matrices"]
 
     control.report(0.3, f"solving {dofmap.n_dofs} DOFs ({s.method})")

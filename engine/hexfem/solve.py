@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SolverError
+from ..pcg import PcgSpec, pcg
 from .system import _sparse
 
 
@@ -48,48 +49,23 @@ def block_jacobi(k, xp=np):
     return xp.linalg.inv(blocks.reshape(-1, 3, 3))
 
 
+CG = PcgSpec("CG", "CG broke down: the stiffness matrix is not positive definite on the free DOFs (are all "
+             "regions connected and held?)", "raise max_iterations, use preconditioner = \"block-jacobi\" or "
+             "method = \"sparse-direct\"")
+
+
 def solve_cg(k, b, preconditioner: str, rtol: float, max_iterations: int, xp=np, control=None) -> LinearSolution:
     """Preconditioned conjugate gradients for SPD K~; raises SolverError when rtol is not reached."""
-    n = k.shape[0]
     if preconditioner == "block-jacobi":
         inv_blocks = block_jacobi(k, xp)
         apply = lambda r: xp.einsum("bij,bj->bi", inv_blocks, r.reshape(-1, 3)).reshape(-1)  # noqa: E731
     else:
         diag = k.diagonal()
         apply = lambda r: r / diag  # noqa: E731
-    norm_b = float(xp.linalg.norm(b))
-    history = []
-    if norm_b == 0.0:
-        return LinearSolution(xp.zeros(n), 0, 0.0, np.zeros(0))
-    x = xp.zeros(n)
-    r = b.copy()
-    z = apply(r)
-    d = z.copy()
-    rz = float(r @ z)
-    for it in range(1, max_iterations + 1):
-        kd = k @ d
-        dkd = float(d @ kd)
-        if not dkd > 0:
-            raise SolverError("CG broke down: the stiffness matrix is not positive definite on the free DOFs "
-                              "(are all regions connected and held?)")
-        alpha = rz / dkd
-        x += alpha * d
-        r -= alpha * kd
-        rel = float(xp.linalg.norm(r)) / norm_b
-        history.append(rel)
-        if control is not None and it % 50 == 0:
-            control.check()
-            control.report(0.3 + 0.6 * min(1.0, max(0.0, np.log(max(rel, 1e-300)) / np.log(rtol))),
-                           f"CG iteration {it}, residual {rel:.2e}")
-        if rel <= rtol:
-            return LinearSolution(x, it, rel, np.array(history))
-        z = apply(r)
-        rz_new = float(r @ z)
-        d = z + (rz_new / rz) * d
-        rz = rz_new
-    raise SolverError(f"CG did not reach the tolerance {rtol:g} in {max_iterations} iterations (relative "
-                      f"residual {history[-1]:.2e}); raise max_iterations, use preconditioner = "
-                      "\"block-jacobi\" or method = \"sparse-direct\"")
+    report = None if control is None else (lambda f, m: control.report(0.3 + 0.6 * f, m))
+    check = (lambda: None) if control is None else control.check
+    solved = pcg(lambda d: k @ d, b, apply, rtol, max_iterations, CG, progress=report, check=check)
+    return LinearSolution(solved.x, solved.iterations, solved.relative_residual, solved.history)
 
 
 def solve_direct(k, b) -> LinearSolution:

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ..errors import SolverError
+from ..pcg import PcgSpec, pcg
 from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
 from . import reductions
@@ -22,6 +23,8 @@ from .system import ElementSystem
 
 MAX_REPLACEMENTS = 3
 REDUCTIONS = SOLVER_REDUCTIONS
+EBE_JPCG = PcgSpec("EBE-J-PCG", "EBE-J-PCG broke down: the system is not positive definite (check that every "
+                   "mu_r is positive)", "raise [solver] max_iterations or loosen rtol", MAX_REPLACEMENTS)
 
 
 class EbeOperator:
@@ -95,60 +98,20 @@ def solve_ebe_jpcg(system: ElementSystem, rtol: float = 1e-8, max_iterations: in
     if reduction not in REDUCTIONS:
         raise SolverError(f"unknown reduction '{reduction}'; choose one of: {', '.join(REDUCTIONS)}")
     control = control or RunControl()
-    fused = reduction == "fused"
     dot = reductions.TWINS.get(reduction) or (lambda a, b: reductions.sum_one_per_thread(a * b))
     op = EbeOperator(system, groups=groups)
     n_free = int(system.n_nodes - system.fixed_nodes.size)
     max_iterations = max_iterations or default_max_iterations(n_free)
 
     b, x_fixed = lifted_right_hand_side(system, op)
-    b_norm = math.sqrt(dot(b, b))
-    if b_norm == 0.0:
-        return LinearSolution(x_fixed, 0, 0.0, np.zeros(0))
     inv_diag = 1.0 / op.diagonal()
-    x = np.zeros(system.n_nodes)
-    r = b.copy()
-    z = inv_diag * r
-    p = z.copy()
-    gamma = dot(r, z)
-    history = []
-    replacements = 0
-    report_every = max(1, max_iterations // 200)
-    start = time.perf_counter()
-    for it in range(1, max_iterations + 1):
+
+    def fused_step(p):  # (A p, p . A p as the sum of the element energies p_e . K_e p_e)
         pe, qe = op.element_products(p)
-        q = op.free * op.accumulate(qe)
-        curvature = reductions.sum_one_per_thread(np.einsum("ei,ei->e", pe, qe)) if fused else dot(p, q)
-        if not curvature > 0.0:
-            raise SolverError("EBE-J-PCG broke down: the system is not positive definite "
-                              "(check that every mu_r is positive)")
-        alpha = gamma / curvature
-        x += alpha * p
-        r -= alpha * q
-        rel = math.sqrt(dot(r, r)) / b_norm
-        history.append(rel)
-        if rel <= rtol:
-            # The recursive residual drifts from b - A x in floating point: check the true one and,
-            # if it is still above rtol, restart the recurrences from it (residual replacement).
-            r = b - op(x)
-            rel = math.sqrt(dot(r, r)) / b_norm
-            if rel <= rtol or replacements == MAX_REPLACEMENTS:
-                break  # converged, or at the accuracy floating point allows (reported as is)
-            replacements += 1
-            z = inv_diag * r
-            gamma = dot(r, z)
-            p = z.copy()
-            continue
-        if it % report_every == 0:
-            control.report(it / max_iterations, f"EBE-J-PCG iteration {it}, residual {rel:.2e}")
-        else:
-            control.check()  # a cancel takes effect within one iteration
-        z = inv_diag * r
-        gamma_new = dot(r, z)
-        p = z + (gamma_new / gamma) * p
-        gamma = gamma_new
-    else:
-        raise SolverError(f"EBE-J-PCG did not converge: relative residual {history[-1]:.3e} after "
-                          f"{max_iterations} iterations (rtol {rtol:g}); raise [solver] max_iterations "
-                          "or loosen rtol")
-    return LinearSolution(x + x_fixed, it, rel, np.asarray(history), time.perf_counter() - start)
+        return op.free * op.accumulate(qe), reductions.sum_one_per_thread(np.einsum("ei,ei->e", pe, qe))
+
+    start = time.perf_counter()
+    solved = pcg(op, b, lambda r: inv_diag * r, rtol, max_iterations, EBE_JPCG, dot,
+                 fused_step if reduction == "fused" else None, control.report, control.check)
+    return LinearSolution(solved.x + x_fixed, solved.iterations, solved.relative_residual, solved.history,
+                          time.perf_counter() - start)

@@ -19,31 +19,35 @@ from .solution import LinearSolution
 from .system import ElementSystem
 
 
+def _product(conn, ke, p, q, n):
+    """q = K p over packed symmetric element matrices ke (6, n_el); the dummy node n stays 0."""
+    q[:] = 0.0
+    for e in range(conn.shape[1]):
+        a, b, c = conn[0, e], conn[1, e], conn[2, e]
+        pa, pb, pc = p[a], p[b], p[c]
+        ya = ke[0, e] * pa + ke[1, e] * pb + ke[2, e] * pc
+        yb = ke[1, e] * pa + ke[3, e] * pb + ke[4, e] * pc
+        yc = ke[2, e] * pa + ke[4, e] * pb + ke[5, e] * pc
+        q[a] += ya
+        q[b] += yb
+        q[c] += yc
+    q[n] = 0.0
+
+
+def _dot(a, b, n):
+    """The plain sequential sum of a[i] b[i] over the first n entries."""
+    s = 0.0
+    for i in range(n):
+        s += a[i] * b[i]
+    return s
+
+
 @functools.lru_cache(maxsize=1)
 def _kernels():
     """Compile the loops once per process (Numba is imported only when the serial solver runs)."""
     import numba  # noqa: PLC0415
 
-    @numba.njit(fastmath=False)
-    def product(conn, ke, p, q, n):
-        q[:] = 0.0
-        for e in range(conn.shape[1]):
-            a, b, c = conn[0, e], conn[1, e], conn[2, e]
-            pa, pb, pc = p[a], p[b], p[c]
-            ya = ke[0, e] * pa + ke[1, e] * pb + ke[2, e] * pc
-            yb = ke[1, e] * pa + ke[3, e] * pb + ke[4, e] * pc
-            yc = ke[2, e] * pa + ke[4, e] * pb + ke[5, e] * pc
-            q[a] += ya
-            q[b] += yb
-            q[c] += yc
-        q[n] = 0.0
-
-    @numba.njit(fastmath=False)
-    def dot(a, b, n):
-        s = 0.0
-        for i in range(n):
-            s += a[i] * b[i]
-        return s
+    product, dot = (numba.njit(fastmath=False)(f) for f in (_product, _dot))
 
     @numba.njit(fastmath=False)
     def pcg(conn, ke, inv_diag, b, x, rtol, max_iterations, history):

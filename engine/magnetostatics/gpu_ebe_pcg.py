@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import out_of_memory
+from ..backend import kernel_function, out_of_memory
 from ..errors import SolverError
 from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
@@ -28,29 +28,10 @@ DEFAULT_CHECK_EVERY = 32  # chosen by measurement: docs/benchmarks/ebe.md, "conv
 GPU_REDUCTIONS = SOLVER_REDUCTIONS
 
 
-def kernel_source(name: str) -> str:
-    """kernels/<name>.cu with its local #include lines replaced by the headers' text (so CuPy's
-    compile cache, keyed by source, sees header changes too)."""
-    lines = []
-    for line in (KERNELS / f"{name}.cu").read_text().splitlines():
-        if line.startswith('#include "'):
-            lines.append((KERNELS / line.split('"')[1]).read_text())
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-@functools.lru_cache(maxsize=None)
-def _module(name: str):
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=kernel_source(name), options=("--std=c++14",))
-
-
 @functools.lru_cache(maxsize=None)
 def kernel(module: str, name: str):
-    """A kernel of kernels/<module>.cu, compiled once per process."""
-    return _module(module).get_function(name)
+    """A kernel of kernels/<module>.cu (its local headers inlined), compiled once per process."""
+    return kernel_function(KERNELS / f"{module}.cu", name, ("--std=c++14",))
 
 
 def _blocks(n: int) -> tuple[int]:
@@ -121,9 +102,99 @@ def solve_ebe_jpcg_gpu(system: ElementSystem, rtol: float = 1e-8, max_iterations
                             "use a coarser mesh or the numpy backend") from None
 
 
+class _DeviceIteration:
+    """The device state of one EBE-J-PCG solve and its kernels: x, r, z, p, q (entry n: the dummy
+    Dirichlet node), the scalars (p, Ap) and (r, z) in two slots used alternately, and a history of
+    k squared residuals per block of iterations."""
+
+    def __init__(self, cp, system, reduction: str, k: int, groups, device_op):
+        n, n_el = system.n_nodes, system.connectivity.shape[0]
+        self.cp, self.n, self.groups, self.fused = cp, n, groups, reduction == "fused"
+        packed = pack_system(system, cp)
+        self.conn, self.ke = packed.conn, packed.ke
+        if groups is not None:  # store the element data grouped by colour: each launch reads one range
+            order = cp.asarray(groups.permutation)
+            self.conn, self.ke = cp.ascontiguousarray(self.conn[:, order]), cp.ascontiguousarray(self.ke[:, order])
+            self.ranges = [(int(a), int(b - a)) for a, b in zip(groups.offsets[:-1], groups.offsets[1:]) if b > a]
+            self.colored_blocks = [-(-count // BLOCK) for _, count in self.ranges]
+            self.block_start = np.concatenate([[0], np.cumsum(self.colored_blocks)]).astype(int)
+        inv_diag = 1.0 / device_op.diagonal()
+        self.inv_diag_padded = cp.concatenate([inv_diag, cp.zeros(1)])
+        self.inv_diag = inv_diag
+        self.x, self.r, self.z, self.p, self.q = (cp.zeros(n + 1) for _ in range(5))
+        self.scalars, self.history = cp.zeros(3), cp.zeros(k)
+        self.reducer = DeviceReducer("warp-shuffle" if self.fused else reduction, n + 1)
+        self.e_blocks, self.n_blocks = _blocks(n_el), _blocks(n)
+        self.i_el, self.i_n = np.int32(n_el), np.int32(n)
+        if groups is not None:
+            self.e_blocks = (int(self.block_start[-1]),)  # the fused (p, Ap) partials of all colour groups
+        self._kernels()
+
+    def _kernels(self) -> None:
+        cp = self.cp
+        self.matvec, self.update = kernel("ebe_pcg", "ebe_matvec_atomic"), kernel("ebe_pcg", "cg_update_xrz")
+        self.update_p = kernel("ebe_pcg", "cg_update_p")
+        self.matvec_colored = kernel("ebe_pcg", "ebe_matvec_colored_pap" if self.fused else "ebe_matvec_colored")
+        if self.fused:
+            self.partial_e = cp.empty(self.e_blocks[0])
+            self.partial_rz, self.partial_rr = cp.empty(self.n_blocks[0]), cp.empty(self.n_blocks[0])
+            self.matvec_pap = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
+            self.update_dots = kernel("ebe_pcg", "cg_update_xrz_dots")
+            self.sum_partials = kernel("ebe_pcg", "sum_partials")
+            self.i_eb, self.i_nb = np.int32(self.e_blocks[0]), np.int32(self.n_blocks[0])
+
+    def product(self, x_in, with_energy: bool) -> None:
+        """q += K x_in over all elements, atomically or colour by colour; with_energy: (x, Kx) partials."""
+        conn, ke, i_el, i_n, q = self.conn, self.ke, self.i_el, self.i_n, self.q
+        if self.groups is None:
+            if with_energy:
+                self.matvec_pap(self.e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q, self.partial_e))
+            else:
+                self.matvec(self.e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q))
+            return
+        for (first, count), blocks, start in zip(self.ranges, self.colored_blocks, self.block_start):
+            args = (np.int32(first), np.int32(count), i_el, i_n, conn, ke, x_in, q)
+            if self.fused:  # the fused kernel always writes its partials; unused when with_energy is False
+                args += (self.partial_e[start:start + blocks],)
+            self.matvec_colored((blocks,), (BLOCK,), args)
+
+    def iteration(self, j: int) -> None:
+        old, new = np.int32(1 + j % 2), np.int32(1 + (j + 1) % 2)
+        x, r, z, p, q, scalars, n_blocks, i_n = (self.x, self.r, self.z, self.p, self.q, self.scalars, self.n_blocks,
+                                                  self.i_n)
+        if self.fused:
+            self.product(p, True)
+            self.sum_partials((1,), (BLOCK,), (self.i_eb, self.partial_e, self.partial_e, scalars[0:1],
+                                               scalars[0:1]))
+            self.update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, self.inv_diag, z, self.partial_rz,
+                                                  self.partial_rr))
+            self.sum_partials((2,), (BLOCK,), (self.i_nb, self.partial_rz, self.partial_rr, scalars[new:new + 1],
+                                               self.history[j:j + 1]))
+        else:
+            self.product(p, False)
+            self.reducer.dot(p, q, self.n, scalars[0:1])
+            self.update(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, self.inv_diag, z))
+            self.reducer.dot(r, z, self.n, scalars[new:new + 1])
+            self.reducer.dot(r, r, self.n, self.history[j:j + 1])
+        self.update_p(n_blocks, (BLOCK,), (i_n, scalars, old, new, z, p, q))
+
+    def restart_from(self, residual) -> None:
+        """Set r, z, p from a residual and (r, z) into slot 1 (the slot iteration 0 reads)."""
+        self.r[:self.n] = residual
+        self.z[:] = self.inv_diag_padded * self.r
+        self.p[:] = self.z
+        self.reducer.dot(self.r, self.z, self.n, self.scalars[1:2])
+
+    def true_relative_residual(self, b, b_norm: float):
+        """(b - K x on the free nodes, its norm over ||b||); q is zero between iterations and left so."""
+        self.product(self.x, False)
+        residual = b - self.q[:self.n]
+        self.q[:] = 0.0
+        return residual, float(self.cp.linalg.norm(residual)) / b_norm
+
+
 def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> LinearSolution:
-    n, n_el = system.n_nodes, system.connectivity.shape[0]
-    n_free = int(n - system.fixed_nodes.size)
+    n_free = int(system.n_nodes - system.fixed_nodes.size)
     max_iterations = max_iterations or default_max_iterations(n_free)
     # right-hand side and preconditioner built on the device, coloured too when the product is
     # (CuPy's bincount adds with atomics, so it would make the run irreproducible)
@@ -133,117 +204,53 @@ def _solve(cp, system, rtol, max_iterations, reduction, k, control, groups) -> L
     b_norm = float(cp.linalg.norm(b))
     if b_norm == 0.0:
         return LinearSolution(x_fixed, 0, 0.0, np.zeros(0))
-    packed = pack_system(system, cp)
-    conn, ke = packed.conn, packed.ke
-    if groups is not None:  # store the element data grouped by colour: each launch reads one range
-        order = cp.asarray(groups.permutation)
-        conn, ke = cp.ascontiguousarray(conn[:, order]), cp.ascontiguousarray(ke[:, order])
-        ranges = [(int(a), int(b - a)) for a, b in zip(groups.offsets[:-1], groups.offsets[1:]) if b > a]
-        colored_blocks = [-(-count // BLOCK) for _, count in ranges]
-        block_start = np.concatenate([[0], np.cumsum(colored_blocks)]).astype(int)
-    inv_diag = 1.0 / device_op.diagonal()
+    state = _DeviceIteration(cp, system, reduction, k, groups, device_op)
     del device_op  # the full element matrices are not needed on the device any more
-    x, r, z, p, q = (cp.zeros(n + 1) for _ in range(5))  # entry n: the dummy Dirichlet node
-    scalars = cp.zeros(3)  # (p, Ap), then (r, z) in two slots used alternately
-    history = cp.zeros(k)
-    fused = reduction == "fused"
-    reducer = DeviceReducer("warp-shuffle" if fused else reduction, n + 1)
-    e_blocks, n_blocks = _blocks(n_el), _blocks(n)
-    i_el, i_n = np.int32(n_el), np.int32(n)
-    matvec = kernel("ebe_pcg", "ebe_matvec_atomic")
-    update = kernel("ebe_pcg", "cg_update_xrz")
-    update_p = kernel("ebe_pcg", "cg_update_p")
-    if groups is not None:
-        e_blocks = (int(block_start[-1]),)  # the fused (p, Ap) partials of all colour groups
-    if fused:
-        partial_e, partial_rz, partial_rr = cp.empty(e_blocks[0]), cp.empty(n_blocks[0]), cp.empty(n_blocks[0])
-        matvec_pap = kernel("ebe_pcg", "ebe_matvec_atomic_pap")
-        update_dots = kernel("ebe_pcg", "cg_update_xrz_dots")
-        sum_partials = kernel("ebe_pcg", "sum_partials")
-        i_eb, i_nb = np.int32(e_blocks[0]), np.int32(n_blocks[0])
-
-    matvec_colored = kernel("ebe_pcg", "ebe_matvec_colored_pap" if fused else "ebe_matvec_colored")
-
-    def product(x_in, with_energy: bool) -> None:
-        """q += K x_in over all elements, atomically or colour by colour; with_energy: (x, Kx) partials."""
-        if groups is None:
-            if with_energy:
-                matvec_pap(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q, partial_e))
-            else:
-                matvec(e_blocks, (BLOCK,), (i_el, i_n, conn, ke, x_in, q))
-            return
-        for (first, count), blocks, start in zip(ranges, colored_blocks, block_start):
-            args = (np.int32(first), np.int32(count), i_el, i_n, conn, ke, x_in, q)
-            if fused:  # the fused kernel always writes its partials; unused when with_energy is False
-                args += (partial_e[start:start + blocks],)
-            matvec_colored((blocks,), (BLOCK,), args)
-
-    def iteration(j: int) -> None:
-        old, new = np.int32(1 + j % 2), np.int32(1 + (j + 1) % 2)
-        if fused:
-            product(p, True)
-            sum_partials((1,), (BLOCK,), (i_eb, partial_e, partial_e, scalars[0:1], scalars[0:1]))
-            update_dots(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, inv_diag, z, partial_rz, partial_rr))
-            sum_partials((2,), (BLOCK,), (i_nb, partial_rz, partial_rr, scalars[new:new + 1], history[j:j + 1]))
-        else:
-            product(p, False)
-            reducer.dot(p, q, n, scalars[0:1])
-            update(n_blocks, (BLOCK,), (i_n, scalars, old, x, r, p, q, inv_diag, z))
-            reducer.dot(r, z, n, scalars[new:new + 1])
-            reducer.dot(r, r, n, history[j:j + 1])
-        update_p(n_blocks, (BLOCK,), (i_n, scalars, old, new, z, p, q))
-
-    def restart_from(residual) -> None:
-        """Set r, z, p from a residual and (r, z) into slot 1 (the slot iteration 0 reads)."""
-        r[:n] = residual
-        z[:] = inv_diag_padded * r
-        p[:] = z
-        reducer.dot(r, z, n, scalars[1:2])
-
-    inv_diag_padded = cp.concatenate([inv_diag, cp.zeros(1)])
     cp.cuda.get_current_stream().synchronize()  # the set-up above ran there; the solve stream must see it
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        restart_from(b)
-        def launch_block() -> None:
-            for j in range(k):
-                iteration(j)
-
-        run_block = launch_block  # the first block runs plainly: it loads every kernel before capture
-        done, replacements, rel_history = 0, 0, []
+        state.restart_from(b)
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record(stream)
-        while True:
-            run_block()
-            if done == 0 and reduction != "library":
-                run_block = _capture(stream, launch_block)
-            rr = history.get(stream=stream)
-            rel = np.sqrt(np.maximum(rr, 0.0)) / b_norm
-            rel_history.extend(rel.tolist())
-            done += k
-            if not np.all(np.isfinite(rel)):
-                raise SolverError("EBE-J-PCG broke down on the GPU: the system is not positive definite "
-                                  "(check that every mu_r is positive)")
-            if np.any(rel <= rtol):
-                product(x, False)  # q is zero after update_p
-                true_residual = b - q[:n]
-                q[:] = 0.0
-                true_rel = float(cp.linalg.norm(true_residual)) / b_norm
-                if true_rel <= rtol or replacements == MAX_REPLACEMENTS:
-                    break
-                replacements += 1
-                restart_from(true_residual)
-                continue
-            if done >= max_iterations:
-                raise SolverError(f"EBE-J-PCG did not converge: relative residual {rel[-1]:.3e} after "
-                                  f"{done} iterations (rtol {rtol:g}); raise [solver] max_iterations or "
-                                  "loosen rtol")
-            control.report(done / max_iterations, f"EBE-J-PCG iteration {done}, residual {rel[-1]:.2e}")
+        done, true_rel, rel_history = _iterate(state, stream, b, b_norm, rtol, max_iterations, k, reduction, control)
         end.record(stream)
         end.synchronize()
-        solution = x[:n].get(stream=stream)
+        solution = state.x[:state.n].get(stream=stream)
     return LinearSolution(solution + x_fixed, done, true_rel, np.asarray(rel_history),
                           cp.cuda.get_elapsed_time(start, end) / 1e3)
+
+
+def _iterate(state, stream, b, b_norm, rtol, max_iterations, k, reduction, control):
+    """Blocks of k iterations (replayed from a CUDA graph after the first) until the true residual is
+    below rtol, from r, z, p set from b; (iterations, true relative residual, recursive residual history)."""
+    def launch_block() -> None:
+        for j in range(k):
+            state.iteration(j)
+
+    run_block = launch_block  # the first block runs plainly: it loads every kernel before capture
+    done, replacements, rel_history = 0, 0, []
+    while True:
+        run_block()
+        if done == 0 and reduction != "library":
+            run_block = _capture(stream, launch_block)
+        rel = np.sqrt(np.maximum(state.history.get(stream=stream), 0.0)) / b_norm
+        rel_history.extend(rel.tolist())
+        done += k
+        if not np.all(np.isfinite(rel)):
+            raise SolverError("EBE-J-PCG broke down on the GPU: the system is not positive definite "
+                              "(check that every mu_r is positive)")
+        if np.any(rel <= rtol):
+            residual, true_rel = state.true_relative_residual(b, b_norm)
+            if true_rel <= rtol or replacements == MAX_REPLACEMENTS:
+                return done, true_rel, rel_history
+            replacements += 1
+            state.restart_from(residual)
+            continue
+        if done >= max_iterations:
+            raise SolverError(f"EBE-J-PCG did not converge: relative residual {rel[-1]:.3e} after "
+                              f"{done} iterations (rtol {rtol:g}); raise [solver] max_iterations or "
+                              "loosen rtol")
+        control.report(done / max_iterations, f"EBE-J-PCG iteration {done}, residual {rel[-1]:.2e}")
 
 
 def _capture(stream, launch_block):

@@ -10,6 +10,7 @@ import numpy as np
 from ..backend import get_backend
 from ..coloring import color_elements
 from ..errors import ProblemError
+from ..finite import require_finite
 from ..mesh.cases import mesh_case
 from ..mesh.io import read_trimesh
 from ..mesh.locate import PointLocator
@@ -17,6 +18,7 @@ from ..mesh.meshing_process import run_meshing
 from ..mesh.trimesh import TriMesh
 from ..problems.magnetostatic import MagnetostaticProblem, check_against_mesh
 from ..run_control import RunControl
+from ..variants import REDUCTION
 from . import elements
 from .direct import solve_sparse_direct
 from .ebe_pcg import solve_ebe_jpcg
@@ -115,18 +117,42 @@ def build_system(problem: MagnetostaticProblem, mesh: TriMesh, mu: np.ndarray, j
             raise ProblemError("a Dirichlet boundary with A_phi != 0 touches the axis r = 0, "
                                "where A_phi must vanish")
         fixed, fixed_values = fixed[~on_axis], fixed_values[~on_axis] / r[~on_axis]
+    require_finite(fe, "the loads", "a current density is too large")
+    require_finite(ke, "the element matrices", "a permeability or the mesh's scale is out of range")
     return ElementSystem(ke, fe, mesh.triangles, mesh.n_nodes, fixed, fixed_values)
 
 
-def case_system(case: str, elements: int | None = None):
-    """(problem, mesh in metres, element system) of a built-in case's example problem at about
-    `elements` elements: what benchmarks and tests build before calling a solver directly."""
-    from ..problems import load_case_problem  # noqa: PLC0415
+def _solve(settings, system, groups, backend, control: RunControl):
+    """(solution, device, backend name, reduction that ran) by the solver settings' method and backend."""
+    if settings.method == "sparse-direct":
+        return solve_sparse_direct(system), "CPU (SciPy SuperLU)", "numpy", "none"
+    inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
+    if backend.is_gpu:
+        from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
 
-    problem = load_case_problem(case, elements)
-    mesh = load_mesh(problem)
-    mu, j = element_properties(problem, mesh)
-    return problem, mesh, build_system(problem, mesh, mu, j)
+        reduction = REDUCTION.resolve(settings.reduction, on_gpu=True)
+        solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
+                                      settings.check_every, inner, groups)
+    else:
+        reduction = REDUCTION.resolve(settings.reduction, on_gpu=False)
+        solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
+    return solution, backend.device, backend.name, reduction
+
+
+def _post_process(problem: MagnetostaticProblem, mesh, system, unknown, mu):
+    """(potential, flux function or None, B per element, energy, probes) from the nodal unknowns."""
+    if problem.potential == "scalar":
+        potential, flux = unknown, None
+    elif problem.formulation == "axisymmetric":
+        r = mesh.points[:, 0]
+        potential, flux = r * unknown, r * r * unknown
+    else:
+        potential, flux = unknown, unknown
+    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
+    energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
+    probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
+                          mesh, unknown, mu, potential)
+    return potential, flux, b, energy, probes
 
 
 def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None = None) -> MagnetostaticResult:
@@ -155,38 +181,13 @@ def run_magnetostatic(problem: MagnetostaticProblem, control: RunControl | None 
 
     control.report(0.1, f"solving ({problem.solver.method})")
     t0 = time.perf_counter()
-    if problem.solver.method == "sparse-direct":
-        solution = solve_sparse_direct(system)
-        device, backend_name, reduction = "CPU (SciPy SuperLU)", "numpy", "none"
-    else:
-        inner = RunControl(lambda f, m: control.progress(0.1 + 0.8 * f, m), control.cancel)
-        settings = problem.solver
-        if backend.is_gpu:
-            from .gpu_ebe_pcg import solve_ebe_jpcg_gpu  # noqa: PLC0415 (imports CuPy)
-
-            reduction = "fused" if settings.reduction == "auto" else settings.reduction
-            solution = solve_ebe_jpcg_gpu(system, settings.rtol, settings.max_iterations, reduction,
-                                          settings.check_every, inner, groups)
-        else:
-            reduction = "library" if settings.reduction == "auto" else settings.reduction
-            solution = solve_ebe_jpcg(system, settings.rtol, settings.max_iterations, reduction, inner, groups)
-        device, backend_name = backend.device, backend.name
+    solution, device, backend_name, reduction = _solve(problem.solver, system, groups, backend, control)
     timings["solve"] = time.perf_counter() - t0
 
     control.report(0.92, "post-processing")
     t0 = time.perf_counter()
     unknown = solution.x
-    if problem.potential == "scalar":
-        potential, flux = unknown, None
-    elif problem.formulation == "axisymmetric":
-        r = mesh.points[:, 0]
-        potential, flux = r * unknown, r * r * unknown
-    else:
-        potential, flux = unknown, unknown
-    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
-    energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
-    probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
-                          mesh, unknown, mu, potential)
+    potential, flux, b, energy, probes = _post_process(problem, mesh, system, unknown, mu)
     timings["post"] = time.perf_counter() - t0
     control.report(1.0, "done")
     return MagnetostaticResult(problem, mesh, potential, flux, b, energy, solution.iterations,

@@ -15,6 +15,49 @@ from .hexmesh import HexMesh, make_hexmesh
 _JOIN_CHARACTERS = "-_#+/"  # meshio joins cell-set names with the first of these absent from all names
 
 
+def _hex_regions(mesh, members, hex_blocks, path):
+    """(hexahedra, region index per hexahedron, region names): each hexahedron in exactly one named set."""
+    hexes = np.concatenate([mesh.cells[k].data for k in hex_blocks])
+    offsets = np.cumsum([0] + [len(mesh.cells[k].data) for k in hex_blocks])
+    region_index = np.full(len(hexes), -1, dtype=np.int32)
+    region_names: list[str] = []
+    for name, per_block in members.items():
+        cells = np.concatenate([offsets[i] + per_block[k] for i, k in enumerate(hex_blocks)])
+        if not cells.size:
+            continue
+        taken = cells[region_index[cells] >= 0]
+        if taken.size:
+            other = region_names[region_index[taken[0]]]
+            raise MeshError(f"mesh file {path}: hexahedron {taken[0]} is in both '{other}' and '{name}'; "
+                            "each hexahedron must belong to exactly one named region")
+        region_index[cells] = len(region_names)
+        region_names.append(name)
+    unnamed = np.count_nonzero(region_index < 0)
+    if unnamed:
+        raise MeshError(f"mesh file {path}: {unnamed} of {len(hexes)} hexahedra belong to no named physical "
+                        "group or element set; name every 3D region (gmsh Physical Volume, Abaqus *ELSET)")
+    return hexes, region_index, region_names
+
+
+def _boundary_faces(mesh, members, path):
+    """(quadrilateral faces, boundary index per face, boundary names) of the named 2D sets."""
+    faces, face_boundary, boundary_names = [], [], []
+    for name, per_block in members.items():
+        for k, block in enumerate(mesh.cells):
+            if block.dim != 2 or not per_block[k].size:
+                continue
+            if block.type != "quad":
+                raise MeshError(f"mesh file {path}: boundary '{name}' has {block.type} cells; boundaries "
+                                "must be 4-node quadrilaterals (faces of the hexahedra)")
+            if name not in boundary_names:
+                boundary_names.append(name)
+            faces.append(block.data[per_block[k]])
+            face_boundary.append(np.full(per_block[k].size, boundary_names.index(name), dtype=np.int32))
+    faces = np.concatenate(faces) if faces else np.zeros((0, 4), dtype=np.int64)
+    face_boundary = np.concatenate(face_boundary) if face_boundary else np.zeros(0, dtype=np.int32)
+    return faces, face_boundary, boundary_names
+
+
 def read_hexmesh(path: str | os.PathLike) -> HexMesh:
     """Read a meshio-readable mesh of 8-node hexahedra whose regions and boundaries are named.
 
@@ -42,40 +85,8 @@ def read_hexmesh(path: str | os.PathLike) -> HexMesh:
         raise MeshError(f"mesh file {path} has no hexahedra")
 
     members = _named_cells(mesh, path)
-    hexes = np.concatenate([mesh.cells[k].data for k in hex_blocks])
-    offsets = np.cumsum([0] + [len(mesh.cells[k].data) for k in hex_blocks])
-    region_index = np.full(len(hexes), -1, dtype=np.int32)
-    region_names: list[str] = []
-    for name, per_block in members.items():
-        cells = np.concatenate([offsets[i] + per_block[k] for i, k in enumerate(hex_blocks)])
-        if not cells.size:
-            continue
-        taken = cells[region_index[cells] >= 0]
-        if taken.size:
-            other = region_names[region_index[taken[0]]]
-            raise MeshError(f"mesh file {path}: hexahedron {taken[0]} is in both '{other}' and '{name}'; "
-                            "each hexahedron must belong to exactly one named region")
-        region_index[cells] = len(region_names)
-        region_names.append(name)
-    unnamed = np.count_nonzero(region_index < 0)
-    if unnamed:
-        raise MeshError(f"mesh file {path}: {unnamed} of {len(hexes)} hexahedra belong to no named physical "
-                        "group or element set; name every 3D region (gmsh Physical Volume, Abaqus *ELSET)")
-
-    faces, face_boundary, boundary_names = [], [], []
-    for name, per_block in members.items():
-        for k, block in enumerate(mesh.cells):
-            if block.dim != 2 or not per_block[k].size:
-                continue
-            if block.type != "quad":
-                raise MeshError(f"mesh file {path}: boundary '{name}' has {block.type} cells; boundaries "
-                                "must be 4-node quadrilaterals (faces of the hexahedra)")
-            if name not in boundary_names:
-                boundary_names.append(name)
-            faces.append(block.data[per_block[k]])
-            face_boundary.append(np.full(per_block[k].size, boundary_names.index(name), dtype=np.int32))
-    faces = np.concatenate(faces) if faces else np.zeros((0, 4), dtype=np.int64)
-    face_boundary = np.concatenate(face_boundary) if face_boundary else np.zeros(0, dtype=np.int32)
+    hexes, region_index, region_names = _hex_regions(mesh, members, hex_blocks, path)
+    faces, face_boundary, boundary_names = _boundary_faces(mesh, members, path)
     return make_hexmesh(points, hexes, region_index, region_names, faces, face_boundary, boundary_names)
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeshError
-from .checks import check_coordinates, check_distinct_cells, check_node_indices
+from ..finite import require_measurable
+from .checks import check_indices, check_no_duplicates
 
 # Reference coordinates (r, s, t) of the local nodes of a VTK / gmsh hexahedron: 0-3 the bottom face
 # (t = -1), 4-7 the top face (t = +1) above them.
@@ -161,10 +162,10 @@ def make_hexmesh(points, hexes, region_index, region_names, faces, face_boundary
         raise MeshError(f"{len(faces)} boundary faces but {face_boundary.size} boundary indices")
     if faces.size and (face_boundary.min() < 0 or face_boundary.max() >= len(boundary_names)):
         raise MeshError("a boundary face refers to a boundary that has no name")
-    check_coordinates(points, "the mesh")
-    check_node_indices(hexes, len(points), "the mesh", "hexahedron")
-    check_node_indices(faces, len(points), "the mesh", "boundary face")
-    check_distinct_cells(hexes, "the mesh", "hexahedron")
+    require_measurable(points, "hexahedra")
+    check_indices(hexes, len(points), "the mesh", "hexahedron")
+    check_indices(faces, len(points), "the mesh", "boundary face")
+    check_no_duplicates(hexes, "the mesh", "hexahedron")
 
     used = np.zeros(len(points), dtype=bool)
     used[hexes.ravel()] = True

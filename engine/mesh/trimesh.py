@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeshError
-from .checks import check_coordinates, check_distinct_cells, check_node_indices
+from ..finite import require_measurable
+from .checks import check_indices, check_no_duplicates
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,41 +61,30 @@ def signed_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     return 0.5 * (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])
 
 
-def make_trimesh(points, triangles, region_index, region_names, edges, edge_boundary,
-                 boundary_names) -> TriMesh:
-    """Validate raw mesh arrays and return a compact, counter-clockwise TriMesh.
-
-    Drops nodes that no triangle uses (renumbering the rest), flips regions drawn
-    clockwise as a whole, and raises MeshError naming the first zero-area or
-    inverted triangle (one whose orientation disagrees with the rest of its region).
-    """
-    points = np.asarray(points, dtype=np.float64)
-    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    region_index = np.asarray(region_index, dtype=np.int64).reshape(-1)
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    edge_boundary = np.asarray(edge_boundary, dtype=np.int64).reshape(-1)
+def _compact(points, triangles, edges, edge_boundary):
+    """Checked arrays with the nodes no triangle uses dropped and the rest renumbered:
+    (points, triangles, edges, edge_boundary)."""
     if points.ndim != 2 or points.shape[1] != 2:
         raise MeshError(f"mesh points must be 2D, got an array of shape {points.shape}")
     if triangles.shape[0] == 0:
         raise MeshError("the mesh has no triangles")
-    check_coordinates(points, "the mesh")
-    check_node_indices(triangles, len(points), "the mesh", "triangle")
-    check_node_indices(edges, len(points), "the mesh", "boundary edge")
-    check_distinct_cells(triangles, "the mesh", "triangle")
-
+    require_measurable(points, "triangles")
+    check_indices(triangles, len(points), "the mesh", "triangle")
+    check_indices(edges, len(points), "the mesh", "boundary edge")
+    check_no_duplicates(triangles, "the mesh", "triangle")
     used = np.zeros(points.shape[0], dtype=bool)
     used[triangles.ravel()] = True
     keep_edges = used[edges].all(axis=1) if edges.size else np.zeros(0, dtype=bool)
     new_index = np.cumsum(used) - 1
-    points = points[used]
-    triangles = new_index[triangles]
-    edges = new_index[edges[keep_edges]]
-    edge_boundary = edge_boundary[keep_edges]
+    return points[used], new_index[triangles], new_index[edges[keep_edges]], edge_boundary[keep_edges]
 
+
+def _oriented(points, triangles, region_index, region_names) -> np.ndarray:
+    """Triangles counter-clockwise: a region drawn clockwise is flipped as a whole; a zero-area triangle,
+    or one whose orientation disagrees with the rest of its region, is a MeshError naming it."""
     area = signed_areas(points, triangles)
     extent = np.ptp(points, axis=0).max()
-    tiny = 1e-12 * extent * extent
-    degenerate = np.flatnonzero(np.abs(area) <= tiny)
+    degenerate = np.flatnonzero(np.abs(area) <= 1e-12 * extent * extent)
     if degenerate.size:
         t = degenerate[0]
         raise MeshError(f"zero-area triangle: {degenerate.size} triangle(s) have no area "
@@ -107,10 +97,25 @@ def make_trimesh(points, triangles, region_index, region_names, edges, edge_boun
         if n_neg == n_all:
             triangles[in_region] = triangles[in_region][:, [0, 2, 1]]
         elif 2 * n_neg > n_all:
-            bad = np.flatnonzero(in_region & (area > 0))
-            raise _inverted(name, bad, n_all, points, triangles)
+            raise _inverted(name, np.flatnonzero(in_region & (area > 0)), n_all, points, triangles)
         elif n_neg:
             raise _inverted(name, np.flatnonzero(negative), n_all, points, triangles)
+    return triangles
+
+
+def make_trimesh(points, triangles, region_index, region_names, edges, edge_boundary,
+                 boundary_names) -> TriMesh:
+    """Validate raw mesh arrays and return a compact, counter-clockwise TriMesh.
+
+    Drops nodes that no triangle uses (renumbering the rest), flips regions drawn
+    clockwise as a whole, and raises MeshError naming the first zero-area or
+    inverted triangle (one whose orientation disagrees with the rest of its region).
+    """
+    region_index = np.asarray(region_index, dtype=np.int64).reshape(-1)
+    points, triangles, edges, edge_boundary = _compact(
+        np.asarray(points, dtype=np.float64), np.asarray(triangles, dtype=np.int64).reshape(-1, 3),
+        np.asarray(edges, dtype=np.int64).reshape(-1, 2), np.asarray(edge_boundary, dtype=np.int64).reshape(-1))
+    triangles = _oriented(points, triangles, region_index, region_names)
     # Number nodes along a Morton curve and elements by their first node, so that elements close in
     # memory share nodes close in memory: gathers and scatters of every solver stay cache-local.
     node_order = np.argsort(morton_codes(points), kind="stable")

@@ -1,73 +1,59 @@
-"""Problem files (TOML) to frozen problem dataclasses, dispatched on [problem] kind."""
+"""Problem files (TOML) to frozen problem dataclasses, dispatched on [problem] kind through the study
+registry (each study declares its parser and its problem-file writer)."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
-from ..errors import ProblemError
-from .bem import BemProblem, bem_to_dict, parse_bem
-from .elasticity import ElasticityProblem, elasticity_to_dict, parse_elasticity
-from .magnetostatic import MagnetostaticProblem, parse_magnetostatic, problem_to_dict
-from .toml_input import read_toml
-from .truncation import TruncationProblem, parse_truncation, truncation_to_dict
+from .toml_input import check_values, read_toml
 
-PARSERS = {"magnetostatic": parse_magnetostatic, "elasticity": parse_elasticity, "truncation": parse_truncation,
-           "elastostatic-bem": parse_bem}
-TO_DICT = {"magnetostatic": problem_to_dict, "elasticity": elasticity_to_dict, "truncation": truncation_to_dict,
-           "elastostatic-bem": bem_to_dict}
+
+def _studies():
+    from ..studies import STUDIES  # noqa: PLC0415  (the studies import the problem modules)
+
+    return STUDIES
 
 
 def problem_kind(data: dict) -> str:
-    head = data.get("problem")
-    if not isinstance(head, dict) or not isinstance(head.get("kind"), str):
-        raise ProblemError("the problem file needs a [problem] table with kind = \"...\"")
-    kind = head["kind"]
-    if kind not in PARSERS:
-        raise ProblemError(f"[problem] kind = {kind!r} is not supported; known kinds: {', '.join(PARSERS)}")
-    return kind
+    from ..study import checked_kind  # noqa: PLC0415
+
+    return checked_kind(data, [s.problem_kind for s in _studies().values()])
 
 
-def parse_problem(data: dict, base_dir: Path) -> MagnetostaticProblem | ElasticityProblem | TruncationProblem | BemProblem:
+def parse_problem(data: dict, base_dir: Path):
     """Validate a problem-file dictionary of any kind; paths are relative to base_dir."""
-    return PARSERS[problem_kind(data)](data, Path(base_dir))
+    from ..studies import study_for_kind  # noqa: PLC0415
+
+    check_values(data)
+    return study_for_kind(problem_kind(data)).parse(data, Path(base_dir))
 
 
-def problem_as_dict(problem: MagnetostaticProblem | ElasticityProblem | TruncationProblem | BemProblem) -> dict:
+def problem_as_dict(problem) -> dict:
     """The problem in its problem-file schema: parse_problem(result, any folder) gives it back."""
-    return TO_DICT[problem.kind](problem)
+    from ..studies import study_for_kind  # noqa: PLC0415
+
+    return study_for_kind(problem.kind).to_dict(problem)
 
 
-def load_problem(path: str | Path) -> MagnetostaticProblem | ElasticityProblem | TruncationProblem | BemProblem:
+def load_problem(path: str | Path):
     """Read and validate a problem file."""
     path = Path(path)
     return parse_problem(read_toml(path), path.parent)
 
 
 def case_problem_path(case: str) -> Path:
-    """The shipped example problem file of a built-in case (2D, 3D or surfaces)."""
-    from ..mesh.cases import CASES  # noqa: PLC0415
-    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
-    from ..bem.cases import BEM_CASES  # noqa: PLC0415
-    from ..truncation.cases import CASES as SURFACE_CASES  # noqa: PLC0415
+    """The example problem file of a built-in case of any study."""
+    from ..studies import find_case  # noqa: PLC0415
 
-    known = [*CASES, *HEX_CASES, *SURFACE_CASES, *BEM_CASES]
-    if case not in known:
-        raise ProblemError(f"unknown case '{case}'; built-in cases: {', '.join(known)}")
-    return Path(str(resources.files("paraflux.resources") / "problems" / f"{case}.toml"))
+    return find_case(case)[1].example_problem()
 
 
 def case_boundaries(case: str) -> tuple[str, ...]:
     """The named boundaries (2D edges, 3D faces, BEM surface groups) of a built-in case, meshed or not;
-    () for a case without any (truncation's surfaces)."""
-    from ..bem.cases import BEM_CASES  # noqa: PLC0415
-    from ..mesh.cases import CASES  # noqa: PLC0415
-    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+    () for a case without any, or an unknown name."""
+    from ..studies.registry import all_cases  # noqa: PLC0415
 
-    for cases, field in ((CASES, "boundaries"), (HEX_CASES, "boundaries"), (BEM_CASES, "groups")):
-        if case in cases:
-            return getattr(cases[case], field)
-    return ()
+    return next((c.boundaries for _, c in all_cases() if c.name == case), ())
 
 
 def load_case_problem(case: str, elements: int | None = None):

@@ -24,7 +24,7 @@ class BemSolverSettings:
     method: str = BEM_METHOD.default
     m2l: str = M2L.default
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
-    order: int = 8  # multipole order p
+    order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
     leaf_size: int = 32
     backend: str = "auto"
     rtol: float = 1e-8

@@ -84,24 +84,8 @@ class MagnetostaticProblem:
         return replace(self, solver=replace(self.solver, **changes))
 
 
-def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticProblem:
-    """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
-    from ..mesh.cases import CASES  # noqa: PLC0415
-
-    top, head = problem_head(data, "magnetostatic", "a magnetostatic problem")
-    formulation = head.take("formulation", str, "planar", FORMULATIONS)
-    potential = head.take("potential", str, "vector", POTENTIALS)
-    mesh = head.take("mesh", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
-    head.done()
-    mesh_path, case_elements, length_unit = read_mesh_source(
-        top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in CASES.items()},
-        "case", (50, MAX_CASE_ELEMENTS))
-    if case is not None and formulation != CASES[case].formulation:
-        raise ProblemError(f"case '{case}' is {CASES[case].formulation}, but [problem] formulation = "
-                           f"{formulation!r}")
-
+def _regions(top, potential: str) -> list[Region]:
+    """The [regions.NAME] tables: mu_r in range, no current in a scalar-potential problem, at least one."""
     regions = []
     for name, table in top.subtable("regions").items():
         t = Table(table, f"regions.{name}")
@@ -116,7 +100,11 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
         regions.append(region)
     if not regions:
         raise ProblemError("the problem file has no [regions.NAME] tables")
+    return regions
 
+
+def _boundaries(top) -> list[Boundary]:
+    """The [boundaries.NAME] tables (Neumann only homogeneous)."""
     boundaries = []
     for name, table in top.subtable("boundaries").items():
         t = Table(table, f"boundaries.{name}")
@@ -126,7 +114,11 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
         if btype == "neumann" and value != 0.0:
             raise ProblemError(f"[boundaries.{name}] only homogeneous Neumann (value = 0) is supported")
         boundaries.append(Boundary(name, btype, value))
+    return boundaries
 
+
+def _solver(top) -> SolverSettings:
+    """The [solver] table, every setting checked against its range and the registry's choices."""
     s = Table(top.subtable("solver"), "solver")
     max_it = s.take("max_iterations", int, None)
     if max_it is not None and max_it < 1:
@@ -145,7 +137,11 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
                            f"got {solver.rtol}")
     if solver.check_every is not None and (solver.check_every < 2 or solver.check_every % 2):
         raise ProblemError(f"[solver] check_every must be an even number of at least 2, got {solver.check_every}")
+    return solver
 
+
+def _probes(top) -> list[Probe]:
+    """The [[probes]] array: a name and a finite point [x, y] each."""
     probes_raw = top.data.pop("probes", [])
     if not isinstance(probes_raw, list):
         raise ProblemError("[[probes]] must be an array of tables")
@@ -159,6 +155,31 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
                                       and math.isfinite(v) for v in point):
             raise ProblemError(f"[[probes]] '{name}': point must be two finite numbers [x, y]")
         probes.append(Probe(name, (float(point[0]), float(point[1]))))
+    return probes
+
+
+def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticProblem:
+    """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
+    from ..mesh.cases import CASES  # noqa: PLC0415
+
+    top, head = problem_head(data, "magnetostatic", "a magnetostatic problem")
+    formulation = head.take("formulation", str, "planar", FORMULATIONS)
+    potential = head.take("potential", str, "vector", POTENTIALS)
+    mesh = head.take("mesh", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    head.done()
+    mesh_path, case_elements, length_unit = read_mesh_source(
+        top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in CASES.items()},
+        "case", (50, MAX_CASE_ELEMENTS))
+    if case is not None and formulation != CASES[case].formulation:
+        raise ProblemError(f"case '{case}' is {CASES[case].formulation}, but [problem] formulation = "
+                           f"{formulation!r}")
+
+    regions = _regions(top, potential)
+    boundaries = _boundaries(top)
+    solver = _solver(top)
+    probes = _probes(top)
     top.done()
     return MagnetostaticProblem(formulation, potential, length_unit, tuple(regions), tuple(boundaries),
                                 solver, tuple(probes), mesh_path, case, case_elements)

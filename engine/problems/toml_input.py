@@ -9,8 +9,8 @@ from typing import Any
 
 from ..errors import ProblemError, shown
 
+MAX_INTEGER = 2**63 - 1  # larger integers overflow every integer type below Python's (NumPy's int64 first)
 MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
-MAX_INTEGER = 2**63 - 1  # what a count, seed or index may be: one int64
 MAX_MAGNITUDE = 1e150  # beyond it, squares (energies, norms) overflow double precision
 
 
@@ -28,17 +28,17 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ProblemError(f"malformed TOML in {path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read problem file {path}: {exc}") from None
-    except ValueError:  # int() past Python's 4,300-digit limit
-        raise ProblemError(f"malformed TOML in {path}: an integer of more than 4,300 digits") from None
-    except RecursionError:
-        raise ProblemError(f"malformed TOML in {path}: arrays or tables nested too deeply") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; arrays nested deeply
+        reason = ("arrays or tables nested too deeply" if isinstance(exc, RecursionError)
+                  else "an integer of more than 4,300 digits" if "digits" in str(exc) else exc)
+        raise ProblemError(f"malformed TOML in {path}: {reason}") from None
 
 
-def check_numbers(data: Any, where: str = "") -> None:
-    """Raise ProblemError naming the key (e.g. 'boundaries.load.value[1]') of the first number that is
-    not finite, an integer beyond int64, or a magnitude beyond MAX_MAGNITUDE, of nesting deeper than
-    MAX_DEPTH, or of a key that cannot be printed; walked without recursion, so any depth is refused
-    cleanly."""
+def check_values(data: Any, where: str = "") -> None:
+    """Every number of a problem dictionary representable where it is used, named by its key where it is not
+    (e.g. 'boundaries.load.value[1]'): integers within int64, floats finite and at most MAX_MAGNITUDE in
+    magnitude; nesting at most MAX_DEPTH deep; keys printable. Walked without recursion, so any depth is
+    refused cleanly. (Each reader then checks its keys' own ranges.)"""
     stack = [(data, where, 0)]
     while stack:
         value, key, depth = stack.pop()
@@ -117,7 +117,7 @@ def section(top: Table, key: str) -> dict[str, Any]:
 def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Table]:
     """The file's top table and its [problem] table, whose kind must be `kind` (label: 'an elasticity
     problem', for the message)."""
-    check_numbers(data)
+    check_values(data)  # also where a parser is called without parse_problem
     top = Table(data, "problem file")
     head = Table(section(top, "problem"), "problem")
     found = head.take("kind", str)

@@ -89,23 +89,11 @@ class TruncationProblem:
         return replace(self, quadrature=int(QUADRATURE.choice(str(points)).name))
 
 
-def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
-    """Build a TruncationProblem from parsed TOML; paths are relative to base_dir."""
+def _case_sizes(top, case, inner, outer, length_unit):
+    """(length unit, inner and outer triangle counts of a built-in case or None): a case or two surface
+    files, not both; a case's [case] sizes in range."""
     from ..truncation.cases import CASES  # noqa: PLC0415
 
-    top, head = problem_head(data, "truncation", "a truncation problem")
-    inner = head.take("inner_surface", str, None)
-    outer = head.take("outer_surface", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
-    frequency = head.take("frequency", float)
-    if not frequency > 0:
-        raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
-    quadrature = head.take("quadrature", int, int(QUADRATURE.default))
-    if str(quadrature) not in QUADRATURE.names:
-        raise ProblemError(f"[problem] quadrature must be one of {', '.join(QUADRATURE.names)} points per "
-                           f"triangle, got {quadrature}")
-    head.done()
     files = (inner is not None, outer is not None)
     if case is not None and any(files):
         raise ProblemError("[problem] give either case = \"...\" or inner_surface and outer_surface, not both")
@@ -126,7 +114,11 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
             if n is not None and not 20 <= n <= MAX_SURFACE_ELEMENTS:
                 raise ProblemError(f"[case] {key} must be from 20 to {MAX_SURFACE_ELEMENTS:,}, got {n}")
     case_table.done()
+    return length_unit, inner_elements, outer_elements
 
+
+def _sources(top) -> tuple[list[DipoleSource], RandomSources | None]:
+    """The [[sources]] dipoles and the [random_sources] table; at least one of them."""
     sources = []
     raw = top.data.pop("sources", [])
     if not isinstance(raw, list):
@@ -154,7 +146,11 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
         random_sources = RandomSources(count, seed)
     if not sources and random_sources is None:
         raise ProblemError("the problem has no sources: add [[sources]] tables or [random_sources] count = N")
+    return sources, random_sources
 
+
+def _solver(top) -> tuple[str, int, float]:
+    """(loop, devices, precision) of the [solver] table."""
     s = Table(top.subtable("solver"), "solver")
     loop = s.take("loop", str, LOOP.default, LOOP.names)
     devices = s.take("devices", int, 0)
@@ -164,6 +160,27 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
     if not MIN_PRECISION <= precision <= MAX_PRECISION:
         raise ProblemError(f"[solver] precision must be from {MIN_PRECISION:g} to {MAX_PRECISION:g}, got {precision:g}")
     s.done()
+    return loop, devices, precision
+
+
+def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
+    """Build a TruncationProblem from parsed TOML; paths are relative to base_dir."""
+    top, head = problem_head(data, "truncation", "a truncation problem")
+    inner = head.take("inner_surface", str, None)
+    outer = head.take("outer_surface", str, None)
+    case = head.take("case", str, None)
+    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    frequency = head.take("frequency", float)
+    if not frequency > 0:
+        raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
+    quadrature = head.take("quadrature", int, int(QUADRATURE.default))
+    if str(quadrature) not in QUADRATURE.names:
+        raise ProblemError(f"[problem] quadrature must be one of {', '.join(QUADRATURE.names)} points per "
+                           f"triangle, got {quadrature}")
+    head.done()
+    length_unit, inner_elements, outer_elements = _case_sizes(top, case, inner, outer, length_unit)
+    sources, random_sources = _sources(top)
+    loop, devices, precision = _solver(top)
     top.done()
     return TruncationProblem(length_unit, frequency, quadrature, tuple(sources), random_sources,
                              TruncationSolverSettings(loop, devices, precision),

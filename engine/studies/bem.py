@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..bem.run import run_problem
+from ..bem.cases import BEM_CASES
+from ..bem.run import bem_summary
 from ..output import write_bem
-from ..problems.bem import BemProblem
+from ..problems.bem import BemProblem, bem_to_dict, parse_bem
+from ..study import Case
 from ..variants import BACKEND, BEM_METHOD, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .registry import Study, register
 
@@ -43,5 +46,9 @@ BEM = register(Study(
     apply_variants=_apply,
     run=run_problem,
     writer=write_bem,
+    parse=parse_bem,
+    to_dict=bem_to_dict,
+    cases=tuple(Case(c.name, c.title, c.description, "3D BEM", c.groups) for c in BEM_CASES.values()),
+    summary=bem_summary,
     describe=describe,
 ))

@@ -17,12 +17,12 @@ from ..run_control import RunControl
 class ComparisonRow:
     """One variant's run: label 'axis=choice, ...' (an "auto" choice followed by what it ran, in brackets),
     seconds per phase, iterations, and
-    ||x - x_first|| / ||x_first|| of its solution vector."""
+    ||x - x_first|| / ||x_first|| of its solution vector (NaN where the two have different shapes)."""
 
     label: str
     variants: dict[str, str]
     timings: dict[str, float]
-    iterations: int
+    iterations: int | None  # None: the study iterates nothing
     relative_difference: float
 
 
@@ -40,8 +40,9 @@ def compare_variants(study, problem, variant_sets: Sequence[Mapping[str, str]],
         norm = float(np.linalg.norm(first)) or 1.0
         label = ", ".join(f"{k}={v}" + (f" ({ran})" if v == "auto" and (ran := what_ran(result, k)) else "")
                           for k, v in variants.items()) or label
-        rows.append(ComparisonRow(label, dict(variants), dict(result.timings), result.iterations,
-                                  float(np.linalg.norm(result.solution - first)) / norm))
+        same_shape = np.shape(result.solution) == np.shape(first)  # e.g. another mesh: not comparable
+        difference = float(np.linalg.norm(result.solution - first)) / norm if same_shape else float("nan")
+        rows.append(ComparisonRow(label, dict(variants), dict(result.timings), result.iterations, difference))
         results.append(result)
     return rows, results
 
@@ -63,5 +64,5 @@ def comparison_csv(rows: Sequence[ComparisonRow]) -> str:
     writer.writerow(["variant", *[f"{p}_s" for p in phases], "iterations", "relative_difference"])
     for row in rows:
         writer.writerow([row.label, *[f"{row.timings.get(p, float('nan')):.6g}" for p in phases],
-                         row.iterations, f"{row.relative_difference:.3e}"])
+                         "" if row.iterations is None else row.iterations, f"{row.relative_difference:.3e}"])
     return out.getvalue()

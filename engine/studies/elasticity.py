@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..hexfem.run import run_elasticity
-from ..output import write_elasticity
-from ..problems.elasticity import ElasticityProblem
+from ..mesh.hex_cases import HEX_CASES
+from ..output import elasticity_summary, write_elasticity
+from ..problems.elasticity import ElasticityProblem, elasticity_to_dict, parse_elasticity
+from ..study import Case
 from ..variants import BACKEND, ELASTIC_METHOD, ELASTIC_RTOL, INTEGRATION, ORDER, PRECONDITIONER
 from .registry import Study, register
 
@@ -49,5 +51,9 @@ ELASTICITY = register(Study(
     apply_variants=_apply,
     run=run_elasticity,
     writer=write_elasticity,
+    parse=parse_elasticity,
+    to_dict=elasticity_to_dict,
+    cases=tuple(Case(c.name, c.title, c.description, "3D elasticity", c.boundaries) for c in HEX_CASES.values()),
+    summary=elasticity_summary,
     describe=describe,
 ))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..magnetostatics.run import run_magnetostatic
-from ..output import write_magnetostatic
-from ..problems.magnetostatic import MagnetostaticProblem
+from ..mesh.cases import CASES
+from ..output import magnetostatic_summary, write_magnetostatic
+from ..problems.magnetostatic import MagnetostaticProblem, parse_magnetostatic, problem_to_dict
+from ..study import Case
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from .registry import Study, register
 
@@ -47,5 +49,9 @@ MAGNETOSTATIC = register(Study(
     apply_variants=_apply,
     run=run_magnetostatic,
     writer=write_magnetostatic,
+    parse=parse_magnetostatic,
+    to_dict=problem_to_dict,
+    cases=tuple(Case(c.name, c.title, c.description, c.formulation, c.boundaries) for c in CASES.values()),
+    summary=magnetostatic_summary,
     describe=describe,
 ))

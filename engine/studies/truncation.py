@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..output import write_truncation
-from ..problems.truncation import TruncationProblem
+from ..output import truncation_summary, write_truncation
+from ..problems.truncation import TruncationProblem, parse_truncation, truncation_to_dict
+from ..study import Case
+from ..truncation.cases import CASES
 from ..truncation.run import run_problem
 from ..variants import LOOP, QUADRATURE
 from .registry import Study, register
@@ -44,5 +46,9 @@ TRUNCATION = register(Study(
     apply_variants=_apply,
     run=run_problem,
     writer=write_truncation,
+    parse=parse_truncation,
+    to_dict=truncation_to_dict,
+    cases=tuple(Case(c.name, c.title, c.description, "truncation") for c in CASES.values()),
+    summary=truncation_summary,
     describe=describe,
 ))

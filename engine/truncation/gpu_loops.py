@@ -12,25 +12,22 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_module
+
 BLOCK = 128
 BLOCKS_PER_SM = 32  # cuda-tiled: 4 resident blocks of 128 threads per SM at its register use, 8 waves (a
 # chunk sweep on an H200 at numS 8,166 and 32,422 found the time flat from there, 7 % below one wave's)
 PARTIAL_BYTES = 1 << 30  # cuda-tiled: most device memory for the S' chunks' partial sums
-_modules: dict[int, object] = {}
 _multiprocessors: dict[int, int] = {}
 _lock = threading.Lock()
 
 
 def compiled_module(cp):
-    """The compiled module of the current device (one per device, for multi-gpu)."""
-    device = cp.cuda.Device().id
-    with _lock:
-        if device not in _modules:
-            module = cp.RawModule(code=(Path(__file__).with_name("kernels") / "truncation.cu").read_text(),
-                                  options=("-std=c++17",))
-            module.get_function("cuda_s")  # compiles and loads it here, not in a first timed call
-            _modules[device] = module
-        return _modules[device]
+    """The compiled module of the current device (one per device, for multi-gpu), loaded there now rather
+    than in a first timed call."""
+    module = kernel_module(Path(__file__).with_name("kernels") / "truncation.cu", ("-std=c++17",))
+    module.get_function("cuda_s")
+    return module
 
 
 def _device_inputs(cp, targets, sources, cur):

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import host_free_bytes
-from ..errors import ProblemError, SolverError
-from ..mesh.checks import check_surfaces_apart
+from ..errors import ProblemError
+from ..mesh.checks import check_apart
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from .fields import dipole_fields, wavenumber
@@ -73,7 +73,7 @@ class TruncationResult:
     def n_rhs(self) -> int:
         return len(self.setup.sources)
 
-    iterations = 0  # the operator is applied once, nothing is iterated
+    iterations = None  # the operator is applied once: there is no iteration to count
     residual_history = np.zeros(0)
 
     @property
@@ -159,7 +159,7 @@ def run_truncation(setup: TruncationSetup, control: RunControl | None = None, pr
         errors = (float(np.linalg.norm(applied.e - ee) / np.linalg.norm(ee)),
                   float(np.linalg.norm(applied.f - fe) / np.linalg.norm(fe)))
     if not (np.isfinite(errors).all() and np.isfinite(applied.e).all() and np.isfinite(applied.f).all()):
-        raise SolverError("the fields on S overflow double precision: a source moment or the frequency is too "
+        raise ProblemError("the fields on S overflow double precision: a source moment or the frequency is too "
                           "large")
     control.report(1.0, "done")
     return TruncationResult(
@@ -194,8 +194,7 @@ def surfaces_of(problem, control: RunControl | None = None) -> tuple[TriSurface,
     scale = problem.length_scale
     inner = read_surface(problem.inner_path, scale, "inner_surface")
     outer = read_surface(problem.outer_path, scale, "outer_surface")
-    check_surfaces_apart(inner.points, inner.triangles, outer.points, outer.triangles,
-                         "inner_surface and outer_surface cross each other")
+    check_apart(inner.points, inner.triangles, outer.points, outer.triangles, "the inner and outer surfaces")
     return inner, outer
 
 

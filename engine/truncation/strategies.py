@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes, out_of_memory
-from ..errors import BackendError, SolverError
+from ..errors import BackendError
 from ..variants import LOOP
 from .fmm_loop import DEFAULT_PRECISION, apply_fmm
 from .loops import apply_cpu
@@ -30,51 +30,66 @@ class Applied:
     devices: int  # GPUs used (0 on the CPU)
 
 
-def needs_gpu(loop: str) -> bool:
-    return LOOP.choice(loop).needs_gpu
+def _on_gpu(loop: str):
+    """The CuPy backend for a GPU loop (BackendError naming the CPU loops when no GPU is usable)."""
+    reason = gpu_unavailable_reason()
+    if reason:
+        raise BackendError(f"loop '{loop}' runs on a CUDA GPU: {reason}; pick serial, cpu-s, cpu-sprime, "
+                           "cpu-rhs or zgemm")
+    return get_backend("cupy")
+
+
+def _cpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+    e, f = apply_cpu(loop, targets, sources, cur, k)
+    return Applied(e, f, "numpy", get_backend("numpy").device, 0)
+
+
+def _fmm_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+    return Applied(*apply_fmm(targets, sources, cur, k, precision), "numpy", get_backend("numpy").device, 0)
+
+
+def _zgemm_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+    backend = get_backend("auto")
+    op = zgemm or make_zgemm(targets, sources, k, backend)
+    e, f = op.apply(cur)
+    return Applied(*(np.asarray(a) if backend.name == "numpy" else a.get() for a in (e, f)), backend.name,
+                   backend.device, int(backend.is_gpu))
+
+
+def _gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+    backend = _on_gpu(loop)
+    from .gpu_loops import apply_gpu  # noqa: PLC0415
+
+    e, f = apply_gpu(loop, targets, sources, cur, k, q)
+    return Applied(e, f, "cupy", backend.device, 1)
+
+
+def _multi_gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+    backend = _on_gpu(loop)
+    from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
+
+    run = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
+    return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)
+
+
+# every choice of the LOOP axis and the function that runs it (a test checks that the two lists agree)
+IMPLEMENTATIONS = {"serial": _cpu_loop, "cpu-sprime": _cpu_loop, "cpu-s": _cpu_loop, "cpu-rhs": _cpu_loop,
+                   "zgemm": _zgemm_loop, "cuda-s": _gpu_loop, "cuda-rhs": _gpu_loop, "cuda-tiled": _gpu_loop,
+                   "multi-gpu": _multi_gpu_loop, "multi-gpu-tiled": _multi_gpu_loop, "fmm": _fmm_loop}
 
 
 def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
                    zgemm=None, precision: float = DEFAULT_PRECISION) -> Applied:
     """Apply the operator by `loop`; targets (n_S, 3) are S's quadrature points element by element, q per
     element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here; precision: the
-    fmm loop's requested relative precision. A GPU out of memory is a SolverError naming the sizes."""
+    fmm loop's requested relative precision. Out of memory is backend.out_of_memory's OutOfMemory naming the sizes."""
     LOOP.choice(loop)
-    if loop == "fmm":
-        return Applied(*apply_fmm(targets, sources, cur, k, precision), "numpy", get_backend("numpy").device, 0)
     try:
-        return _apply(loop, targets, sources, cur, k, q, devices, zgemm)
+        return IMPLEMENTATIONS[loop](loop, targets, sources, cur, k, q, devices, zgemm, precision)
     except MemoryError as exc:
         raise out_of_memory(exc, f"applying '{loop}' to {len(sources):,} S' points x {len(targets):,} S points x "
                             f"{cur.dot_e.shape[0]} right-hand sides",
                             "use fewer right-hand sides or points, or multi-gpu") from None
-
-
-def _apply(loop, targets, sources, cur, k, q, devices, zgemm) -> Applied:
-    if needs_gpu(loop):
-        reason = gpu_unavailable_reason()
-        if reason:
-            raise BackendError(f"loop '{loop}' runs on a CUDA GPU: {reason}; pick serial, cpu-s, cpu-sprime, "
-                               "cpu-rhs or zgemm")
-        backend = get_backend("cupy")
-        if loop in MULTI_GPU_KERNEL:
-            from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
-
-            run = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
-            return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)
-        from .gpu_loops import apply_gpu  # noqa: PLC0415
-
-        e, f = apply_gpu(loop, targets, sources, cur, k, q)
-        return Applied(e, f, "cupy", backend.device, 1)
-    if loop == "zgemm":
-        backend = get_backend("auto")
-        op = zgemm or make_zgemm(targets, sources, k, backend)
-        e, f = op.apply(cur)
-        return Applied(*(np.asarray(a) if backend.name == "numpy" else a.get() for a in (e, f)), backend.name,
-                       backend.device, int(backend.is_gpu))
-    backend = get_backend("numpy")
-    e, f = apply_cpu(loop, targets, sources, cur, k)
-    return Applied(e, f, "numpy", backend.device, 0)
 
 
 def make_zgemm(targets, sources, k: float, backend):

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MeshError, ProblemError
-from ..mesh.checks import (check_coordinates, check_distinct_cells, check_node_indices,
-                           check_surface_not_self_intersecting)
+from ..finite import require_measurable
+from ..mesh.checks import check_indices, check_no_duplicates, check_not_self_intersecting
 from ..quadrature import dunavant
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}  # points per triangle -> Dunavant degree
@@ -102,11 +102,12 @@ def uv_sphere(n_theta: int, radius: float):
 
 
 def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> TriSurface:
-    """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped."""
+    """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped
+    (finite coordinates, node indices in range and no degenerate or repeated triangle, else a MeshError)."""
     triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    check_coordinates(points, f"surface '{name}'")
-    check_node_indices(triangles, len(points), f"surface '{name}'", "triangle")
-    check_distinct_cells(triangles, f"surface '{name}'", "triangle")
+    require_measurable(points, "triangles")
+    check_indices(triangles, len(points), f"surface '{name}'", "triangle")
+    check_no_duplicates(triangles, f"surface '{name}'", "triangle")
     used, tri = np.unique(triangles, return_inverse=True)
     return check_closed_outward(TriSurface(name, np.asarray(points, dtype=float)[used], tri.reshape(-1, 3)))
 
@@ -132,7 +133,7 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
     mesh = read_triangle_mesh(path, what)
     tri = np.concatenate([c.data for c in mesh.cells if c.type == "triangle"])
     surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
-    check_surface_not_self_intersecting(surface.points, surface.triangles, f"{what}: surface '{surface.name}'")
+    check_not_self_intersecting(surface.points, surface.triangles, f"{what} {Path(path).name}")
     return surface
 
 

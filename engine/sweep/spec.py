@@ -1,0 +1,276 @@
+"""Sweep files (TOML) to a frozen SweepSpec, and its grid of points: one problem-file dictionary and
+variant set per point, each named by a hash of what it solves."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ProblemError
+from ..problems.toml_input import read_toml
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the grid: a dotted key of the problem file (kind "key", numeric values), a variant
+    axis of the study (kind "variant", choice names), or a list of the problem file split into contiguous
+    blocks, one per point (kind "blocks", values the block numbers 0, 1, ...; e.g. incidences spread over
+    machines)."""
+
+    kind: str
+    name: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep: the base problem-file dictionary (paths in it relative to base_dir), the axes, whether the
+    grid pairs them (zip) or takes their product, task retries after a worker dies, and the output
+    columns to plot (empty: the study's hint, else every output that varies)."""
+
+    base: dict
+    base_dir: Path
+    axes: tuple[Axis, ...]
+    zip: bool = False
+    retries: int = 2
+    plots: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One grid point: the axes' values by axis name, its problem file, its variants and its hash
+    (16 hex digits of SHA-256 over the problem, the variants and the base folder)."""
+
+    values: dict
+    problem: dict
+    variants: dict
+    base_dir: str
+    key: str
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file; a [sweep] problem path is relative to the sweep file."""
+    path = Path(path)
+    return parse_sweep(read_toml(path), path.parent)
+
+
+def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
+    """Validate a sweep-file dictionary: [sweep] (problem = "FILE" or an inline [base] problem, zip,
+    retries, plots) and [[axes]] (key = "dotted.path" or variant = "name"; values = [...] or start,
+    stop, step)."""
+    head = data.get("sweep")
+    if not isinstance(head, dict):
+        raise ProblemError("the sweep file needs a [sweep] table")
+    unknown = set(head) - {"problem", "zip", "retries", "plots"}
+    if unknown:
+        raise ProblemError(f"[sweep] has unknown keys: {', '.join(sorted(unknown))}")
+    if ("problem" in head) == ("base" in data):
+        raise ProblemError("give the base problem either as [sweep] problem = \"FILE\" or inline as [base]")
+    if "problem" in head:
+        problem_path = (Path(base_dir) / str(head["problem"])).resolve()
+        if not problem_path.is_file():
+            raise ProblemError(f"[sweep] problem: no file {problem_path}")
+        base, problem_dir = read_toml(problem_path), problem_path.parent
+    else:
+        base, problem_dir = data["base"], Path(base_dir).resolve()
+    retries = head.get("retries", 2)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ProblemError(f"[sweep] retries must be a whole number of at least 0, got {retries!r}")
+    plots = head.get("plots", [])
+    if not isinstance(plots, list) or not all(isinstance(p, str) for p in plots):
+        raise ProblemError("[sweep] plots must be a list of output names")
+    raw_axes = data.get("axes")
+    if not isinstance(raw_axes, list) or not raw_axes:
+        raise ProblemError("the sweep file needs at least one [[axes]] table")
+    axes = tuple(_parse_axis(a, i) for i, a in enumerate(raw_axes))
+    if len({a.name for a in axes}) != len(axes):
+        raise ProblemError("two [[axes]] sweep the same key or variant")
+    _check_variants(base, axes)
+    zipped = bool(head.get("zip", False))
+    if zipped and len({len(a.values) for a in axes}) > 1:
+        raise ProblemError("zip = true pairs the axes' values, so every axis needs the same number of values; "
+                           f"got {', '.join(f'{a.name}: {len(a.values)}' for a in axes)}")
+    spec = SweepSpec(base, problem_dir, axes, zipped, retries, tuple(plots))
+    _check_first_point(spec)
+    return spec
+
+
+def _parse_axis(raw: Any, index: int) -> Axis:
+    where = f"[[axes]] number {index + 1}"
+    if not isinstance(raw, dict) or ("key" in raw) == ("variant" in raw):
+        raise ProblemError(f"{where} needs exactly one of key = \"dotted.path\" or variant = \"axis name\"")
+    if "blocks" in raw:
+        return _blocks_axis(raw, where)
+    kind = "key" if "key" in raw else "variant"
+    name = raw[kind]
+    unknown = set(raw) - {kind, "values", "start", "stop", "step"}
+    if unknown:
+        raise ProblemError(f"{where} has unknown keys: {', '.join(sorted(unknown))}")
+    if "values" in raw:
+        values = raw["values"]
+        if not isinstance(values, list) or not values:
+            raise ProblemError(f"{where} ({name}): values must be a non-empty list")
+    else:
+        values = _range_values(raw, f"{where} ({name})")
+    wanted = str if kind == "variant" else (int, float)
+    if any(isinstance(v, bool) or not isinstance(v, wanted) for v in values):
+        raise ProblemError(f"{where} ({name}): values must be " + ("choice names" if kind == "variant" else "numbers"))
+    return Axis(kind, str(name), tuple(values))
+
+
+def _blocks_axis(raw: dict, where: str) -> Axis:
+    """key = "dotted.list", blocks = N: the list's items in N contiguous blocks, one per point."""
+    unknown = set(raw) - {"key", "blocks"}
+    blocks = raw["blocks"]
+    if "key" not in raw or unknown:
+        raise ProblemError(f"{where}: a blocks axis takes key = \"dotted.path\" of a list and blocks = N only")
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+        raise ProblemError(f"{where} ({raw['key']}): blocks must be a whole number of at least 1, got {blocks!r}")
+    return Axis("blocks", str(raw["key"]), tuple(range(blocks)))
+
+
+def _list_at(data: dict, key: str) -> list:
+    node = data
+    for part in key.split("."):
+        node = node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else \
+            node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            raise ProblemError(f"sweep key {key}: the problem has no {key}")
+    return node
+
+
+def apply_axis(problem: dict, axis: Axis, value) -> dict:
+    """The problem-file dictionary with one axis at one of its values (variant axes leave it as is)."""
+    if axis.kind == "key":
+        return set_dotted(problem, axis.name, value)
+    if axis.kind == "variant":
+        return problem
+    items = _list_at(problem, axis.name)
+    if not isinstance(items, list) or len(items) < len(axis.values):
+        raise ProblemError(f"sweep key {axis.name}: {len(axis.values)} blocks need a list of at least as many "
+                           f"items in the problem")
+    size, extra = divmod(len(items), len(axis.values))
+    start = value * size + min(value, extra)  # the first `extra` blocks hold one item more
+    block = items[start:start + size + (value < extra)]
+    out = copy.deepcopy(problem)
+    parts = axis.name.rsplit(".", 1)
+    parent = _list_at(out, parts[0]) if len(parts) == 2 else out
+    parent[int(parts[-1]) if isinstance(parent, list) else parts[-1]] = copy.deepcopy(block)
+    return out
+
+
+def _check_first_point(spec: SweepSpec) -> None:
+    """The base problem with every axis at its first value must be a valid problem: a misspelt key is an
+    error of the sweep file (later points with values out of range fail alone, when they run)."""
+    from ..problems import parse_problem  # noqa: PLC0415
+
+    problem = spec.base
+    for axis in spec.axes:
+        problem = apply_axis(problem, axis, axis.values[0])
+    try:
+        parse_problem(problem, spec.base_dir)
+    except ProblemError as exc:
+        raise ProblemError(f"the sweep's first point is not a valid problem: {exc}") from None
+
+
+def _check_variants(base: dict, axes: tuple[Axis, ...]) -> None:
+    """Each variant axis is one of the base problem's study, and each value one of its choices (a numeric
+    parameter such as rtol is swept by its key in the problem instead)."""
+    from ..problems import problem_kind  # noqa: PLC0415
+    from ..studies import study_for_kind  # noqa: PLC0415
+
+    study = study_for_kind(problem_kind(base))
+    for axis in (a for a in axes if a.kind == "variant"):
+        if axis.name not in {a.name for a in study.axes}:
+            raise ProblemError(f"[[axes]] variant = {axis.name!r}: {study.title} has the variant axes "
+                               f"{', '.join(a.name for a in study.axes)}")
+        for value in axis.values:
+            study.axis(axis.name).choice(value)
+
+
+def _range_values(raw: dict, where: str) -> list:
+    """start, start + step, ... up to stop inclusive (within a millionth of a step)."""
+    try:
+        start, stop, step = raw["start"], raw["stop"], raw["step"]
+    except KeyError as missing:
+        raise ProblemError(f"{where}: give values = [...] or all of start, stop, step (missing {missing})") from None
+    numbers = (start, stop, step)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in numbers) or not step > 0 or stop < start:
+        raise ProblemError(f"{where}: start, stop, step must be numbers with step > 0 and stop >= start")
+    count = int(math.floor((stop - start) / step + 1e-6)) + 1
+    if count > 100_000:
+        raise ProblemError(f"{where}: {count} values; a sweep axis takes at most 100,000")
+    integer = all(isinstance(v, int) for v in numbers)
+    return [start + i * step if integer else float(start + i * step) for i in range(count)]
+
+
+def set_dotted(data: dict, key: str, value) -> dict:
+    """A deep copy of data with the numeric leaf at key ("boundaries.AB.value", "probes.0.point.1")
+    set to value; missing tables on the way are made (the problem's parser then judges the key), list
+    items must exist."""
+    out = copy.deepcopy(data)
+    parts = key.split(".")
+    node = out
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ProblemError(f"sweep key {key}: {'.'.join(parts[:depth]) or 'the problem'} has no item {part}")
+            part = int(part)
+        elif not isinstance(node, dict):
+            raise ProblemError(f"sweep key {key}: {'.'.join(parts[:depth])} in the problem is not a table")
+        elif part not in node and not last:
+            node[part] = {}  # e.g. case.elements where the file has no [case] table yet
+        if last:
+            old = node[part] if isinstance(node, list) or part in node else None
+            if old is not None and (isinstance(old, bool) or not isinstance(old, (int, float))):
+                raise ProblemError(f"sweep key {key} is not a number in the problem (it is {old!r})")
+            node[part] = value
+        else:
+            node = node[part]
+    return out
+
+
+def numeric_keys(data: dict, prefix: str = "") -> list[tuple[str, float]]:
+    """Every numeric leaf of a problem-file dictionary as (dotted key, value), list items by index: the keys
+    a sweep can vary."""
+    items = data.items() if isinstance(data, dict) else enumerate(data)
+    found = []
+    for name, value in items:
+        key = f"{prefix}{name}"
+        if isinstance(value, (dict, list)):
+            found += numeric_keys(value, key + ".")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            found.append((key, value))
+    return found
+
+
+def point_key(problem: dict, variants: dict, base_dir: str) -> str:
+    """16 hex digits of SHA-256 over the point's problem file, variants and base folder (canonical JSON)."""
+    text = json.dumps({"problem": problem, "variants": variants, "base_dir": base_dir}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def grid_points(spec: SweepSpec) -> list[SweepPoint]:
+    """The sweep's points in grid order (the last axis varying fastest, or paired with zip = true)."""
+    combos = zip(*(a.values for a in spec.axes)) if spec.zip else itertools.product(*(a.values for a in spec.axes))
+    points, seen = [], {}
+    for combo in combos:
+        problem, variants = spec.base, {}
+        for axis, value in zip(spec.axes, combo):
+            problem = apply_axis(problem, axis, value)
+            if axis.kind == "variant":
+                variants[axis.name] = value
+        values = {a.name: v for a, v in zip(spec.axes, combo)}
+        key = point_key(problem, variants, str(spec.base_dir))
+        if key in seen:
+            raise ProblemError(f"the sweep's points {seen[key]} and {values} solve the same problem")
+        seen[key] = values
+        points.append(SweepPoint(values, problem, variants, str(spec.base_dir), key))
+    return points

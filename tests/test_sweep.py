@@ -1,0 +1,247 @@
+"""Sweeps on a LocalCluster of two worker processes: equal to single runs, robust to a killed worker,
+resumable, tolerant of bad points; and the sweep file's parser."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from paraflux.engine.errors import Cancelled, ProblemError
+from paraflux.engine.problems import parse_problem
+from paraflux.engine.studies import study_for_kind
+from paraflux.engine.sweep import grid_points, parse_sweep, run_sweep, set_dotted
+from paraflux.engine.sweep.task import scalar_numbers
+
+BASE = {
+    "problem": {"kind": "magnetostatic", "formulation": "planar", "potential": "scalar", "case": "open-slot",
+                "length_unit": "mm"},
+    "case": {"elements": 200},
+    "regions": {"air": {"mu_r": 1.0}},
+    "boundaries": {"AB": {"type": "dirichlet", "value": 700.0}, "CDE": {"type": "dirichlet", "value": 0.0}},
+    "solver": {"method": "ebe-jpcg", "rtol": 1e-10},
+    "probes": [{"name": "gap", "point": [0.0, 0.5]}],
+}
+
+
+def sweep_spec(tmp_path, axes, **head):
+    return parse_sweep({"sweep": head, "base": BASE, "axes": axes}, tmp_path)
+
+
+GRID = [{"key": "boundaries.AB.value", "values": [700.0, 800.0]},
+        {"key": "case.elements", "start": 200, "stop": 300, "step": 50}]
+
+
+@pytest.fixture(scope="module")
+def client():
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 2}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    with Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_sweep_equals_single_runs(client, tmp_path):
+    spec = sweep_spec(tmp_path, GRID)
+    report = run_sweep(spec, tmp_path / "out", client)
+    assert [o.status for o in report.outcomes] == ["done"] * 6
+    rows = read_csv(tmp_path / "out" / "sweep.csv")
+    assert len(rows) == 6 and len({r["point"] for r in rows}) == 6
+    study = study_for_kind("magnetostatic")
+    for point, outcome, row in zip(grid_points(spec), report.outcomes, rows):
+        single = study.run(parse_problem(point.problem, tmp_path))
+        summary = json.loads(Path(study.write(single, tmp_path / "single" / point.key)[-1]).read_text())
+        assert outcome.rows == (scalar_numbers(summary),)  # bit for bit: JSON keeps every digit of a float
+        assert float(row["energy"]) == summary["energy"] and int(row["case.elements"]) == point.values["case.elements"]
+    assert (tmp_path / "out" / "plot-energy-vs-boundaries.AB.value.png").stat().st_size > 1000
+
+
+def test_killed_worker_still_yields_every_point_once(client, tmp_path):
+    spec = sweep_spec(tmp_path, [{"key": "case.elements", "start": 400, "stop": 1100, "step": 100}])
+    pids = list(client.run(os.getpid).values())
+    killed = threading.Event()
+
+    def kill_once(progress):
+        if progress.running and not killed.is_set():
+            killed.set()
+            os.kill(pids[0], signal.SIGKILL)
+
+    report = run_sweep(spec, tmp_path / "out", client, kill_once)
+    assert killed.is_set()
+    assert [o.status for o in report.outcomes] == ["done"] * 8
+    rows = read_csv(tmp_path / "out" / "sweep.csv")
+    assert sorted(r["point"] for r in rows) == sorted(p.key for p in grid_points(spec))
+    client.wait_for_workers(2, timeout=30)
+
+
+def test_rerun_after_interrupt_computes_only_missing_points(client, tmp_path):
+    spec = sweep_spec(tmp_path, GRID)
+    def ctrl_c(progress):  # as Ctrl-C would, once a point has finished
+        if progress.done:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Cancelled, match=r"of 6 points finished .*: boundaries.AB.value=\d+.0, case.elements=\d+"):
+        run_sweep(spec, tmp_path / "out", client, ctrl_c)
+    points_dir = tmp_path / "out" / "points"
+    before = {p.parent.name: p.stat().st_mtime_ns for p in points_dir.glob("*/point.json")}
+    assert 1 <= len(before) < 6
+    report = run_sweep(spec, tmp_path / "out", client)
+    assert report.skipped == len(before) and [o.status for o in report.outcomes] == ["done"] * 6
+    assert {k: (points_dir / k / "point.json").stat().st_mtime_ns for k in before} == before
+    assert len(read_csv(tmp_path / "out" / "sweep.csv")) == 6
+
+
+def test_bad_point_is_reported_and_the_rest_finish(client, tmp_path):
+    spec = sweep_spec(tmp_path, [{"key": "regions.air.mu_r", "values": [1.0, -2.0, 2.0]}])
+    report = run_sweep(spec, tmp_path / "out", client)
+    assert [o.status for o in report.outcomes] == ["done", "failed", "done"]
+    assert "mu_r" in report.failed[0].message
+    rows = read_csv(tmp_path / "out" / "sweep.csv")
+    assert [r["status"] for r in rows] == ["done", "failed", "done"] and rows[1]["message"]
+
+
+def test_parquet_table_matches_the_csv(client, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    report = run_sweep(sweep_spec(tmp_path, [{"key": "regions.air.mu_r", "values": [1.0, 2.0]}]), tmp_path / "out",
+                       client)
+    table = pq.read_table(tmp_path / "out" / "sweep.parquet").to_pylist()
+    assert [row["energy"] for row in table] == [o.rows[0]["energy"] for o in report.outcomes]
+
+
+def test_variant_axis_and_zip(client, tmp_path):
+    spec = sweep_spec(tmp_path, [{"variant": "method", "values": ["ebe-jpcg", "sparse-direct"]},
+                                 {"key": "probes.0.point.1", "values": [0.5, 0.25]}], zip=True)
+    report = run_sweep(spec, tmp_path / "out", client)
+    assert [o.values for o in report.outcomes] == [{"method": "ebe-jpcg", "probes.0.point.1": 0.5},
+                                                   {"method": "sparse-direct", "probes.0.point.1": 0.25}]
+    energies = [o.rows[0]["energy"] for o in report.outcomes]
+    assert energies[0] == pytest.approx(energies[1], rel=1e-8)  # an iterative and a direct solve agree
+
+
+def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
+    from paraflux.engine.cli import main
+    import tomllib  # noqa: F401  (the sweep file below is TOML)
+
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text("[sweep]\nproblem = \"p.toml\"\n\n[[axes]]\nkey = \"boundaries.AB.value\"\nvalues = [1.0, 2.0]\n")
+    problem = "".join(f"[{t}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in BASE[t].items())
+                      for t in ("problem", "case", "solver"))
+    problem += "[regions.air]\nmu_r = 1.0\n[boundaries.AB]\ntype = \"dirichlet\"\nvalue = 1.0\n" \
+               "[boundaries.CDE]\ntype = \"dirichlet\"\nvalue = 0.0\n"
+    (tmp_path / "p.toml").write_text(problem)
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "out"), "--scheduler", client.scheduler.address]) == 0
+    captured = capsys.readouterr()
+    assert "2 done, 0 running, 0 failed" in captured.err and "sweep.csv" in captured.out
+    energies = [float(r["energy"]) for r in read_csv(tmp_path / "out" / "sweep.csv")]
+    assert energies[1] == pytest.approx(4 * energies[0], rel=1e-9)  # energy goes with the square of the load
+
+
+def test_example_sweep_file_reads(tmp_path):
+    from importlib import resources
+
+    from paraflux.engine.sweep import load_sweep
+
+    spec = load_sweep(Path(str(resources.files("paraflux.resources") / "sweeps" / "open-slot.toml")))
+    points = grid_points(spec)
+    assert len(points) == 6 and points[-1].values == {"boundaries.AB.value": 700.0, "case.elements": 1500}
+
+
+def test_overhead_benchmark_measures_empty_tasks(client):
+    from paraflux.engine.bench.sweep_overhead import batch_seconds_per_task, render, round_trip_seconds
+
+    batch, trip = batch_seconds_per_task(client, 40, repeats=1), round_trip_seconds(client, 5)
+    assert 0 < batch < 1 and 0 < trip < 1
+    table = render({"host_threads": 2, "host_cpu": "x", "distributed": "v", "date": "d", "command": "c",
+                    "rows": [{"workers": 2, "tasks": 40, "batch_s_per_task": batch, "round_trip_s": trip}]})
+    assert f"| 2 | 40 | {1e3 * batch:.3f} |" in table
+
+
+@pytest.mark.parametrize("axes, head, message", [
+    ([{"key": "nowhere.at.all", "values": [1.0]}], {}, r"first point is not a valid problem.*unknown key\(s\): nowhere"),
+    ([{"key": "solver.rtol", "values": [-1.0, 1e-8]}], {}, "first point is not a valid problem"),
+    ([{"key": "boundaries.AB.type", "values": [1.0]}], {}, "is not a number"),
+    ([{"key": "probes.3.point.0", "values": [1.0]}], {}, "has no item 3"),
+    ([{"key": "case.elements", "start": 5, "stop": 1, "step": 1}], {}, "step > 0"),
+    ([{"key": "case.elements", "values": [200, 300]}, {"variant": "method", "values": ["sparse-direct"]}],
+     {"zip": True}, "same number of values"),
+    ([{"key": "case.elements", "values": [200, 200]}], {}, "solve the same problem"),
+    ([{"variant": "method", "values": [1]}], {}, "choice names"),
+    ([{"variant": "method", "values": ["direct"]}], {}, "unknown method 'direct'"),
+    ([{"variant": "order", "values": ["2"]}], {}, "has the variant axes method, backend"),
+    ([], {}, "at least one"),
+])
+def test_bad_sweep_files_are_rejected_with_a_message(tmp_path, axes, head, message):
+    with pytest.raises(ProblemError, match=message):
+        grid_points(sweep_spec(tmp_path, axes, **head))
+
+
+def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):
+    changed = set_dotted(BASE, "probes.0.point.1", 0.75)
+    assert changed["probes"][0]["point"] == [0.0, 0.75] and BASE["probes"][0]["point"] == [0.0, 0.5]
+    assert set_dotted({"problem": {}}, "case.elements", 300) == {"problem": {}, "case": {"elements": 300}}
+    spec = sweep_spec(tmp_path, [{"key": "solver.rtol", "start": 0.1, "stop": 0.3, "step": 0.1}])
+    assert spec.axes[0].values == (0.1, 0.2, pytest.approx(0.3))
+
+
+def test_study_hooks_give_the_rows_and_plots():
+    from types import SimpleNamespace
+
+    from paraflux.engine.sweep.spec import Axis
+    from paraflux.engine.sweep.table import plot_pairs
+    from paraflux.engine.sweep.task import point_rows
+
+    study = SimpleNamespace(sweep_rows=lambda result: [{"angle_deg": a, "rcs_dbsm": result * a} for a in (0, 90)])
+    assert point_rows(study, 2.0, []) == ({"angle_deg": 0, "rcs_dbsm": 0.0}, {"angle_deg": 90, "rcs_dbsm": 180.0})
+    axes = [Axis("key", "problem.frequency", (1e8, 2e8))]
+    columns = ["point", "status", "problem.frequency", "angle_deg", "rcs_dbsm", "message"]
+    rows = [{"point": "a", "status": "done", "problem.frequency": 1e8, "angle_deg": 0, "rcs_dbsm": 1.0}]
+    hints = (("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm"), ("angle_deg", "missing"))
+    assert plot_pairs(axes, columns, rows, (), hints) == [("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm")]
+
+
+@pytest.mark.gpu
+def test_sweep_on_the_gpu_cluster_matches_numpy(tmp_path):
+    """One worker per GPU (LocalCUDACluster) where dask-cuda is installed, else a local process cluster:
+    the CuPy backend's points equal the NumPy backend's to the solver's tolerance."""
+    from paraflux.engine.sweep import close_client, make_client
+
+    spec = sweep_spec(tmp_path, [{"variant": "backend", "values": ["numpy", "cupy"]}])
+    try:
+        import dask_cuda  # noqa: F401
+        workers = None  # one per GPU
+    except ImportError:
+        workers = 2
+    client = make_client(None, workers, spec.retries)
+    try:
+        report = run_sweep(spec, tmp_path / "out", client)
+    finally:
+        close_client(client)
+    assert [o.status for o in report.outcomes] == ["done", "done"], [o.message for o in report.outcomes]
+    numpy_run, cupy_run = (o.rows[0] for o in report.outcomes)
+    assert cupy_run["energy"] == pytest.approx(numpy_run["energy"], rel=1e-8)
+
+
+def test_blocks_axis_splits_a_list_over_points(tmp_path):
+    probes = [{"name": f"p{i}", "point": [float(i), 0.5]} for i in range(5)]
+    spec = parse_sweep({"sweep": {}, "base": {**BASE, "probes": probes},
+                        "axes": [{"key": "probes", "blocks": 2}, {"key": "boundaries.AB.value", "values": [1.0, 2.0]}]},
+                       tmp_path)
+    points = grid_points(spec)
+    assert [(p.values["probes"], len(p.problem["probes"])) for p in points] == [(0, 3), (0, 3), (1, 2), (1, 2)]
+    assert points[0].problem["probes"] + points[2].problem["probes"] == probes
+    with pytest.raises(ProblemError, match="6 blocks need a list of at least as many items"):
+        parse_sweep({"sweep": {}, "base": {**BASE, "probes": probes}, "axes": [{"key": "probes", "blocks": 6}]},
+                    tmp_path)
