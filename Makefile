@@ -1,10 +1,11 @@
-# make run: set up .venv and launch the app.  make test: set up and run the whole suite.
+# make run: set up .venv and launch the app.  make test: set up and run the whole suite.  make fuzz: the
+# generated-input properties with 10,000 examples each.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup system-deps system-deps-test package package-test clean
+.PHONY: run test fuzz setup system-deps system-deps-test package package-test clean
 
 setup: $(STAMP)
 
@@ -28,6 +29,10 @@ run: system-deps setup
 
 test: system-deps-test setup
 	$(BIN)/python -m pytest -q  # pytest-xvfb starts a virtual display for the GUI tests
+
+# The generated-input properties of tests/test_fuzz.py with 10,000 examples each (CI runs 150).
+fuzz: setup
+	PARAFLUX_FUZZ_PROFILE=fuzz $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 # A self-contained one-folder bundle in dist/ParaFlux and dist/ParaFlux.tar.gz (packaging/README.md).
 package: system-deps-test setup

@@ -7,7 +7,8 @@ import threading
 
 from PySide6 import QtCore
 
-from paraflux.engine.errors import Cancelled, ParaFluxError
+from paraflux.engine.cli_edge import sentence
+from paraflux.engine.errors import Cancelled
 from paraflux.engine.run_control import RunControl
 
 
@@ -30,12 +31,8 @@ class Worker(QtCore.QObject):
             self.finished.emit(self.job(control))
         except Cancelled:
             self.failed.emit("cancelled")
-        except ParaFluxError as exc:
-            self.failed.emit(str(exc))
-        except MemoryError:
-            self.failed.emit("out of memory; use a coarser mesh")
-        except Exception as exc:  # a bug: keep the window alive and say what happened
-            self.failed.emit(f"internal error: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # the command line's sentence; a bug too keeps the window alive
+            self.failed.emit(sentence(exc))
 
 
 class JobRunner:

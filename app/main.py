@@ -4,6 +4,7 @@ variants, solve in a background thread with progress and cancel, and see the fie
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from paraflux.engine.problems import (case_boundaries, load_case_problem, load_p
                                       problem_as_dict)
 from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
+from paraflux.engine.output import write_text_atomic
 from paraflux.engine.studies.compare import compare_variants, comparison_csv
 from paraflux.engine.truncation.scaling import scaling_sweep
 
@@ -263,7 +265,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.show_error(f"cannot save the session: {exc}")
                 return
             try:
-                Path(path).write_text(text)
+                write_text_atomic(Path(path), text)
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -341,7 +343,7 @@ class MainWindow(QtWidgets.QMainWindow):
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save run log", "paraflux.log", "Logs (*.log *.txt)")
         if path:
             try:
-                Path(path).write_text("\n".join(self.log) + "\n")
+                write_text_atomic(Path(path), "\n".join(self.log) + "\n")
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -600,7 +602,7 @@ class MainWindow(QtWidgets.QMainWindow):
                                                         "CSV files (*.csv)")
         if path:
             try:
-                Path(path).write_text(comparison_csv(self.comparison_rows))
+                write_text_atomic(Path(path), comparison_csv(self.comparison_rows))
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
 
@@ -704,7 +706,18 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1:
         window.set_problem_path(Path(argv[1]))
     window.show()
+    end_on_sigterm(app)
     return app.exec()
+
+
+def end_on_sigterm(app) -> QtCore.QTimer:
+    """SIGTERM ends the event loop with exit code 143 once the step in hand (a file being saved) is done,
+    so no half-written file stays; a timer lets Python see the signal while Qt waits for events."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: app.exit(143))
+    timer = QtCore.QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(200)
+    return timer
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..engine.cli_edge import sentence
 from ..engine.errors import Cancelled, ParaFluxError
 from ..engine.problems import problem_as_dict
 from ..engine.sweep import close_client, grid_points, make_client, numeric_keys, parse_sweep, run_sweep
@@ -161,10 +162,10 @@ class SweepPanel(QtWidgets.QDialog):
             finally:
                 close_client(client)
             self.signals.finished.emit((report, out))
-        except (Cancelled, ParaFluxError) as exc:
+        except Cancelled as exc:  # names the points that finished
             self.signals.failed.emit(str(exc))
-        except Exception as exc:  # a bug or a lost scheduler: keep the window alive and say what happened
-            self.signals.failed.emit(f"internal error: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # the command line's sentence; a bug or a lost scheduler keeps the window alive
+            self.signals.failed.emit(sentence(exc))
 
     def _fill_tasks(self, spec, points) -> None:
         names = [a.name for a in spec.axes]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 import threading
 from pathlib import Path
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from types import ModuleType
 
 import numpy as np
 
-from .errors import BackendError
+from .errors import BackendError, OutOfMemory, ProblemError
 from .variants import BACKEND
 
 
@@ -97,6 +98,65 @@ def host_free_bytes() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def out_of_memory(exc: BaseException, what: str, advice: str) -> OutOfMemory | None:
+    """The one check for running out of memory: for CuPy's OutOfMemoryError (a MemoryError subclass) or
+    a host MemoryError, a SolverError saying where (GPU or host), what ran out (`what`: 'the FMM solve of
+    3,000 DOFs'), the bytes asked for and the bytes free, then `advice`; None for any other exception."""
+    if not isinstance(exc, MemoryError):
+        return None
+    gpu = type(exc).__name__ == "OutOfMemoryError"
+    text = str(exc)
+    asked = re.search(r"allocating ([\d,]+) bytes", text)
+    if asked:
+        needed = _gib(int(asked.group(1).replace(",", "")))
+    else:
+        asked = re.search(r"allocate ([\d.]+ [KMGT]?i?B)", text)
+        needed = asked.group(1) if asked else "more"
+    free = _device_free() if gpu else (_gib(host_free_bytes()) + " free" if host_free_bytes() else "")
+    return OutOfMemory(f"the {'GPU' if gpu else 'host'} ran out of memory for {what}: it needed {needed}"
+                       f"{f' with {free}' if free else ''}; {advice}", "GPU" if gpu else "host")
+
+
+def with_cpu_fallback(run, apply_variants):
+    """run(problem, control) for a study with a backend axis: where the problem's backend is "auto" and
+    the GPU runs out of memory, the run starts again on the CPU (backend "numpy"), said through
+    control.report; a problem the CPU cannot run (a GPU-only variant) keeps the GPU's error."""
+    def run_or_fall_back(problem, *args, **kwargs):
+        try:
+            return run(problem, *args, **kwargs)
+        except OutOfMemory as exc:
+            if exc.where != "GPU" or getattr(getattr(problem, "solver", None), "backend", None) != "auto":
+                raise
+            try:
+                on_cpu = apply_variants(problem, {"backend": "numpy"})
+            except ProblemError:
+                raise exc from None
+            control = args[0] if args else kwargs.get("control")
+            if control is not None:
+                control.report(0.0, f"{exc}; running on the CPU instead")
+            return run(on_cpu, *args, **kwargs)
+    return run_or_fall_back
+
+
+def _gib(n: int) -> str:
+    """n bytes in GiB, or in MiB below one GiB."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _device_free() -> str:
+    """'X GiB free of Y GiB on the device (Z GiB held by CuPy's pool)', or '' where CuPy cannot say."""
+    try:
+        import cupy as cp  # noqa: PLC0415
+
+        free, total = cp.cuda.runtime.memGetInfo()
+        pool = cp.get_default_memory_pool()
+        limit = pool.get_limit()
+        held = f", the pool limited to {_gib(limit)}" if limit else ""
+        return f"{_gib(free)} free of {_gib(total)} on the device{held}"
+    except Exception:  # noqa: BLE001 (a device that cannot even report its memory)
+        return ""
 
 
 def to_host(a) -> np.ndarray:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
-import threading
 import time
 import warnings
 
@@ -14,7 +12,8 @@ import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
-from .errors import Cancelled, ParaFluxError, ProblemError, SolverError
+from .cli_edge import EXIT_CODES, OneLineParser, outcome, quiet_closed_pipe, raise_on_sigterm
+from .errors import Cancelled, ProblemError
 from .variants import BACKEND, COLORING, RTOL
 
 
@@ -173,12 +172,18 @@ def _cmd_color(args) -> int:
 
 
 def _read_json(path: Path, what: str) -> dict:
+    """A benchmark results file (NaN and Infinity refused: no benchmark result holds them)."""
     import json  # noqa: PLC0415
 
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite)
     except (OSError, ValueError) as exc:
         raise ProblemError(f"cannot read {what} {path}: {exc}") from None
+
+
+def _refuse_non_finite(name: str):
+    """json.loads' hook for NaN and Infinity."""
+    raise ValueError(f"it holds {name}, not a finite number")
 
 
 def _run_bench(bench, args) -> list[Path]:
@@ -258,8 +263,8 @@ def _cmd_sweep(args) -> int:
     print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
           f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
           f"{len(report.failed)} failed", file=sys.stderr)
-    for outcome in report.failed:
-        print(f"failed {outcome.key} {outcome.values}: {outcome.message}", file=sys.stderr)
+    for point in report.failed:
+        print(f"failed {point.key} {point.values}: {point.message}", file=sys.stderr)
     for path in report.written:
         print(f"wrote {path}")
     return 3 if report.failed else 0
@@ -268,7 +273,7 @@ def _cmd_sweep(args) -> int:
 def _add_sweep_parser(sub, debug) -> None:
     sweep = sub.add_parser("sweep", parents=[debug], help="run a sweep file's points on Dask (local or a cluster)")
     sweep.add_argument("sweep", type=Path, help="sweep file (TOML): base problem and axes")
-    sweep.add_argument("--out", type=Path, default=Path("sweep-out"), help="output folder (default: sweep-out)")
+    sweep.add_argument("--out", type=_folder, default=Path("sweep-out"), help="output folder (default: sweep-out)")
     sweep.add_argument("--workers", type=int, help="local worker processes (default: one per core, or per GPU)")
     sweep.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://HOST:8786")
     sweep.add_argument("--quiet", action="store_true", help="no progress output")
@@ -327,29 +332,18 @@ def _add_bench(sub, debug) -> None:
     bench.set_defaults(func=_cmd_bench)
 
 
-EXIT_CODES = ("exit codes: 0 done; 2 the input is wrong (problem file, mesh, option); 3 the numerics failed "
-              "(singular or indefinite system, no convergence, out of memory); 130 interrupted (Ctrl-C); "
-              "143 terminated (SIGTERM); 1 a defect of ParaFlux itself")
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage mistakes in one line naming the problem and where to read more (not the usage block)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
 def _folder(text: str) -> Path:
     """An --out folder: a name is needed (an empty one would write into the current folder)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("needs a folder name, got an empty one")
+        raise argparse.ArgumentTypeError("needs a path; an empty one would write into the current folder")
     return Path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench", epilog=EXIT_CODES)
+    parser = OneLineParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench",
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    debug = _Parser(add_help=False)  # --debug after the command too
+    debug = OneLineParser(add_help=False)  # --debug after the command too
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
@@ -364,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     color.add_argument("--no-balance", action="store_true", help="skip the group-balancing pass")
     color.add_argument("--backend", choices=BACKEND.names, default=BACKEND.default,
                        help="where the parallel method runs")
-    color.add_argument("--out", type=Path, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
+    color.add_argument("--out", type=_folder, help="write the mesh with cell data 'color' (e.g. colors.vtu)")
     color.set_defaults(func=_cmd_color)
 
     _add_bench(sub, debug)
@@ -372,74 +366,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that every clean-up on the way out runs (exit 143)."""
-
-
-def _terminate(signum, frame):
-    raise Terminated()
-
-
-def _quiet_stdout() -> None:
-    """A reader closed the pipe (paraflux cases | head -1): send what is left nowhere, quietly."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout is not a file (a test's capture)
-        pass
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """A Ctrl-C, also one that surfaced inside compiled code (Numba) as a SystemError with it as context."""
-    while exc is not None:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _report(message: str, code: int) -> int:
-    print(f"paraflux: {message}", file=sys.stderr)
-    return code
-
-
 def _run(args) -> int:
-    """args.func(args) with every failure mapped to one line and its exit code (EXIT_CODES)."""
+    """args.func(args) with every ending mapped to at most one line on stderr and its exit code
+    (cli_edge.EXIT_CODES, cli_edge.outcome)."""
     try:
         return args.func(args)
-    except (Cancelled, KeyboardInterrupt):
-        return _report("interrupted", 130)
-    except Terminated:
-        return _report("terminated", 143)
-    except BrokenPipeError:
-        _quiet_stdout()
+    except SystemExit:
+        raise
+    except BrokenPipeError:  # the reader of our output left (`paraflux cases | head -1`): nothing to say
+        quiet_closed_pipe()
         return 0
-    except (SolverError, MemoryError) as exc:
-        if args.debug:
+    except BaseException as exc:  # noqa: BLE001 (the edge: every ending becomes one line and a code)
+        code, line = outcome(exc)
+        if args.debug and code in (1, 2, 3):
             raise
-        return _report(f"error: {exc if isinstance(exc, SolverError) else 'out of memory; use a coarser mesh'}", 3)
-    except (ParaFluxError, OSError) as exc:  # OSError: a file or folder that cannot be read or written
-        if args.debug:
-            raise
-        return _report(f"error: {exc}", 2)
-    except Exception as exc:  # a bug (or a Ctrl-C that compiled code turned into a SystemError)
-        if _interrupted(exc):
-            return _report("interrupted", 130)
-        if args.debug:
-            raise
-        return _report(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", 1)
+        print(("\n" if code == 130 and sys.stderr.isatty() else "") + line, file=sys.stderr)  # after ^C
+        return code
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every ending is an exit code of cli_edge.EXIT_CODES and at most one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
         warnings.filterwarnings("ignore", category=RuntimeWarning)
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous = raise_on_sigterm()  # SIGTERM unwinds as cli_edge.Terminated: clean-up runs, exit 143
     try:
         return _run(args)
     finally:
-        if in_main_thread:
+        if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
 

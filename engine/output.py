@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -17,29 +18,43 @@ from .errors import ProblemError, SolverError
 from .mesh.io import write_trimesh
 
 
+@contextmanager
+def made_folder(folder: Path):
+    """Make folder and its missing parents for the block; if the block fails (an exception, Ctrl-C,
+    SIGTERM), remove the folders it made, so a failed run leaves the file system as it was."""
+    folder = Path(folder)
+    first_missing = None
+    for ancestor in (folder, *folder.parents):
+        if ancestor.exists():
+            break
+        first_missing = ancestor
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield folder
+    except BaseException:
+        if first_missing is not None:
+            shutil.rmtree(first_missing, ignore_errors=True)
+        raise
+
+
 def write_all(out_dir: Path, writer: Callable[[Path], list[Path]]) -> list[Path]:
     """The files writer(folder) writes, moved into out_dir only once every one is complete: written into a
     hidden folder inside out_dir first, so that a failure (a value that is not finite, a folder in the way of
-    a file, a full disk) leaves out_dir as it was (and no out_dir where there was none)."""
-    out_dir = Path(out_dir)
-    created = not out_dir.exists()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
-    done = False
-    try:
-        staged = writer(staging)
-        targets = [out_dir / p.name for p in staged]
-        for target in targets:
-            if target.is_dir():
-                raise ProblemError(f"cannot write {target}: a folder of that name is in the way")
-        for path, target in zip(staged, targets):
-            os.replace(path, target)
-        done = True
-        return targets
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not done:
-            shutil.rmtree(out_dir, ignore_errors=True)
+    a file, a full disk, Ctrl-C, SIGTERM) leaves out_dir as it was (and no out_dir, nor the parents made
+    for it, where there were none)."""
+    with made_folder(out_dir) as out_dir:
+        staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
+        try:
+            staged = writer(staging)
+            targets = [out_dir / p.name for p in staged]
+            for target in targets:
+                if target.is_dir():
+                    raise ProblemError(f"cannot write {target}: a folder of that name is in the way")
+            for path, target in zip(staged, targets):
+                os.replace(path, target)
+            return targets
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def write_json(path: Path, data) -> None:
@@ -50,6 +65,13 @@ def write_json(path: Path, data) -> None:
         raise SolverError(f"{path.name}: the result holds values that are not finite (NaN or infinity): the "
                           "inputs' magnitudes overflowed double precision; check the loads, sources and "
                           "material values") from None
+    write_text_atomic(path, text)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text to path through a temporary name in the same folder and a rename: a failure, Ctrl-C or
+    SIGTERM (with cli_edge.raise_on_sigterm) leaves the old file, or none, and no temporary file."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.partial")
     try:
         tmp.write_text(text)

@@ -7,7 +7,7 @@ import importlib.util
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .errors import ProblemError
+from .errors import ProblemError, shown
 
 
 @dataclass(frozen=True)
@@ -89,17 +89,14 @@ class Parameter:
         return "--" + self.name.replace("_", "-")
 
     def check(self, value: float) -> float:
-        if isinstance(value, int) and abs(value) > 2**63 - 1:
-            raise ProblemError(f"{self.label.lower()} must be from {self.minimum:g} to {self.maximum:g}, got a "
-                               f"number of {len(str(abs(value)))} digits")
-        if self.integer:
-            if isinstance(value, bool) or float(value) != int(value) or not self.minimum <= value <= self.maximum:
+        if self.integer:  # the range first: float() of a huge integer would overflow (shown() names its size)
+            if isinstance(value, bool) or not self.minimum <= value <= self.maximum or float(value) != int(value):
                 raise ProblemError(f"{self.label.lower()} must be a whole number from {self.minimum:g} to "
-                                   f"{self.maximum:g}, got {value}")
+                                   f"{self.maximum:g}, got {shown(value)}")
             return int(value)
         if not self.minimum < value < self.maximum:
             raise ProblemError(f"{self.label.lower()} must lie between {self.minimum:g} and {self.maximum:g}, "
-                               f"got {value:g}")
+                               f"got {shown(value)}")
         return value
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..backend import DeviceMemory, get_backend, to_host
+from ..backend import DeviceMemory, get_backend, out_of_memory, to_host
 from ..errors import SolverError
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
@@ -104,12 +104,9 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
         raise SolverError("no displacement is prescribed anywhere: the body is free to move as a rigid body")
     try:
         return _solve(points, triangles, data, mu, poisson, layout, settings)
-    except Exception as exc:  # CuPy's out-of-memory error is no MemoryError
-        if type(exc).__name__ != "OutOfMemoryError" and not isinstance(exc, MemoryError):
-            raise
-        where = "GPU" if type(exc).__name__ == "OutOfMemoryError" else "host"
-        raise SolverError(f"the {where} ran out of memory for the FMM solve of {3 * n:,} DOFs ({exc}); use a "
-                          "coarser mesh, a lower order or fewer far-field points") from None
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"the FMM solve of {3 * n:,} DOFs",
+                            "use a coarser mesh, a lower order or fewer far-field points") from None
 
 
 def _solve(points, triangles, data, mu, poisson, layout, settings):

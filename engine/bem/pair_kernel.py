@@ -82,6 +82,26 @@ def device_pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of,
     return h, g
 
 
+CHUNK = 1 << 16  # pairs per compiled call: Python, and so Ctrl-C and SIGTERM, gets a turn between calls
+
+
+def chunked_pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of, rule_start, rule_count, bary,
+                           weights, mu, nu):
+    """pair_integrals over CHUNK pairs at a time: a compiled loop cannot be interrupted, so a long one is cut
+    into calls, between which a pending KeyboardInterrupt or SIGTERM is raised (in a few ms, not at the
+    end of the whole setup)."""
+    n = len(pairs_p)
+    if n <= CHUNK:
+        return pair_integrals(x, corners, normals, areas, pairs_p, pairs_e, rule_of, rule_start, rule_count, bary,
+                              weights, mu, nu)
+    h, g = np.empty((n, 3, 3, 3)), np.empty((n, 3, 3, 3))
+    for start in range(0, n, CHUNK):
+        part = slice(start, start + CHUNK)
+        h[part], g[part] = pair_integrals(x, corners, normals, areas, pairs_p[part], pairs_e[part], rule_of[part],
+                                          rule_start, rule_count, bary, weights, mu, nu)
+    return h, g
+
+
 def kernel_for(a):
-    """The pair_integrals kernel for the array module of a: Numba for NumPy, CUDA for CuPy."""
-    return pair_integrals if array_module(a) is np else device_pair_integrals
+    """The pair_integrals kernel for the array module of a: Numba (in chunks) for NumPy, CUDA for CuPy."""
+    return chunked_pair_integrals if array_module(a) is np else device_pair_integrals

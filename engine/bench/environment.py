@@ -82,19 +82,18 @@ def copy_bandwidth(cp, gib: float = 1.0, repeats: int = 20) -> float:
 def write_results(data: dict, out_dir: Path, name: str, render) -> list[Path]:
     """out_dir/<name>.json (raw) and <name>.md (render(data)); the Markdown is rendered before anything
     is written, and each file goes through a temporary name, so a failure leaves the old pair intact."""
-    from ..output import write_json  # noqa: PLC0415
+    from ..output import made_folder, write_json  # noqa: PLC0415
 
     markdown = render(data)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
-    write_json(json_path, data)
-    tmp = md_path.with_name(f".{name}.md.partial")
-    try:
-        tmp.write_text(markdown)
-        tmp.replace(md_path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with made_folder(out_dir) as out_dir:
+        json_path, md_path = out_dir / f"{name}.json", out_dir / f"{name}.md"
+        write_json(json_path, data)
+        tmp = md_path.with_name(f".{name}.md.partial")
+        try:
+            tmp.write_text(markdown)
+            tmp.replace(md_path)
+        finally:
+            tmp.unlink(missing_ok=True)
     return [json_path, md_path]
 
 

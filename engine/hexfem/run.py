@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, to_host
-from ..errors import ProblemError, SolverError
+from ..backend import get_backend, out_of_memory, to_host
+from ..errors import ProblemError
 from ..finite import require_finite
 from ..mesh.hex_cases import mesh_hex_case
 from ..mesh.hex_io import read_hexmesh
@@ -100,21 +100,18 @@ def default_max_iterations(n_dofs: int) -> int:
     return max(1000, 4 * n_dofs)
 
 
-def _assemble(coords, lam, mu, dofmap, integration: str, xp, backend, control: RunControl):
-    """(K on xp's device, seconds of the element matrices); out of memory is a SolverError naming it."""
+def _assemble(coords, lam, mu, dofmap, integration: str, xp, backend, control: RunControl, what: str):
+    """(K on xp's device, seconds of the element matrices); out of memory (`what`: what was assembled) is
+    backend.out_of_memory's OutOfMemory naming it."""
     try:
         k, seconds = assemble_stiffness(coords, lam, mu, dofmap, integration, xp,
                                         progress=lambda f: control.report(0.05 + 0.25 * f,
                                                                           "element matrices and assembly"))
         backend.synchronize()
         return k, seconds
-    except MemoryError:
-        raise SolverError("out of memory while assembling; use a lower order or a coarser mesh") from None
-    except Exception as exc:  # CuPy's out-of-memory error is no MemoryError
-        if type(exc).__name__ == "OutOfMemoryError":
-            raise SolverError(f"GPU out of memory while assembling ({exc}); use a lower order, a coarser "
-                              "mesh or the numpy backend") from None
-        raise
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"assembling {what}",
+                            "use a lower order, a coarser mesh or the numpy backend") from None
 
 
 def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None) -> ElasticityResult:
@@ -142,7 +139,8 @@ def run_elasticity(problem: ElasticityProblem, control: RunControl | None = None
 
     control.report(0.05, f"element matrices ({s.integration}), {mesh.n_elements} elements, p = {problem.order}")
     t0 = time.perf_counter()
-    k, timings["element_matrices"] = _assemble(coords, lam, mu, dofmap, s.integration, xp, backend, control)
+    k, timings["element_matrices"] = _assemble(coords, lam, mu, dofmap, s.integration, xp, backend, control,
+                                               f"{mesh.n_elements:,} elements of order {problem.order}")
     timings["assembly"] = time.perf_counter() - t0 - timings["element_matrices"]
 
     control.report(0.3, f"solving {dofmap.n_dofs} DOFs ({s.method})")

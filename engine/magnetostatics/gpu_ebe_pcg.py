@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import kernel_function
+from ..backend import kernel_function, out_of_memory
 from ..errors import SolverError
 from ..variants import SOLVER_REDUCTIONS
 from ..run_control import RunControl
@@ -97,9 +97,9 @@ def solve_ebe_jpcg_gpu(system: ElementSystem, rtol: float = 1e-8, max_iterations
         raise SolverError(f"check_every must be an even number of at least 2, got {check_every}")
     try:
         return _solve(cp, system, rtol, max_iterations, reduction, check_every, control or RunControl(), groups)
-    except cp.cuda.memory.OutOfMemoryError as exc:
-        raise SolverError(f"GPU out of memory for {system.connectivity.shape[0]} elements ({exc}); "
-                          "use a coarser mesh or the numpy backend") from None
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"EBE-J-PCG on {system.connectivity.shape[0]:,} elements",
+                            "use a coarser mesh or the numpy backend") from None
 
 
 class _DeviceIteration:

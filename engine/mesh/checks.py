@@ -1,6 +1,7 @@
-"""Checks every mesh reader shares: node indices in range, no repeated cells, and surfaces that do not cut
-through themselves or each other (a spatial hash over the triangles, then an exact edge-triangle test on
-the candidate pairs only)."""
+"""Checks every mesh reader shares: node indices in range, no degenerate or repeated cells, and surfaces
+that do not cut through themselves or each other (a spatial hash over the triangles, then an exact
+edge-triangle test on the candidate pairs only). Each raises MeshError naming what it found and where;
+`what` names the mesh in messages. (Coordinates too large to square: finite.require_measurable.)"""
 
 from __future__ import annotations
 
@@ -11,24 +12,37 @@ from ..errors import MeshError
 HASH_CELLS_PER_TRIANGLE = 64  # a triangle spanning more grid cells than this is hashed by a coarser grid
 
 
-def check_indices(cells: np.ndarray, n_points: int, what: str) -> None:
-    """Every node index of cells (n, k) is in 0..n_points-1 (a negative one would wrap silently)."""
+def check_indices(cells: np.ndarray, n_points: int, what: str, kind: str = "cell") -> None:
+    """Every node index of cells (n, k) is in 0..n_points-1 (a negative one would wrap silently); kind names
+    a cell in the message ('triangle', 'boundary face')."""
+    cells = np.asarray(cells)
     if cells.size and (cells.min() < 0 or cells.max() >= n_points):
-        bad = int(cells.min()) if cells.min() < 0 else int(cells.max())
-        raise MeshError(f"{what}: a cell refers to node {bad}, but the nodes are numbered 0 to {n_points - 1}")
+        bad = np.flatnonzero(((cells < 0) | (cells >= n_points)).any(axis=1))
+        raise MeshError(f"{what}: a {kind} refers to a node that does not exist ({bad.size} such; first: {kind} "
+                        f"{bad[0]} with nodes {cells[bad[0]].tolist()}, but the nodes are numbered 0 to "
+                        f"{n_points - 1})")
 
 
-def check_no_duplicates(cells: np.ndarray, what: str) -> None:
-    """No cell (n, k) lists the same nodes as another one, in any order."""
-    if len(cells) < 2:
+def check_no_duplicates(cells: np.ndarray, what: str, kind: str = "cell") -> None:
+    """No cell (n, k) uses a node twice (a degenerate cell) and none lists the same nodes as another one, in
+    any order."""
+    cells = np.asarray(cells, dtype=np.int64)
+    if not cells.size:
         return
     ordered = np.sort(cells, axis=1)
+    repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+    if repeated.size:
+        raise MeshError(f"{what}: {repeated.size} degenerate {kind}(s) use a node twice (first: {kind} "
+                        f"{repeated[0]} with nodes {cells[repeated[0]].tolist()})")
+    if len(cells) < 2:
+        return
     _, first, counts = np.unique(ordered, axis=0, return_index=True, return_counts=True)
     if (counts > 1).any():
         twin = ordered[first[np.argmax(counts > 1)]]
         copies = np.flatnonzero((ordered == twin).all(axis=1))
-        raise MeshError(f"{what}: cells {copies[0]} and {copies[1]} are the same cell (nodes "
-                        f"{sorted(int(v) for v in twin)}); remove the duplicate")
+        raise MeshError(f"{what}: {kind}s {copies[0]} and {copies[1]} are the same {kind} (nodes "
+                        f"{sorted(int(v) for v in twin)}; {int((counts - 1).sum())} duplicate(s) in all); "
+                        "remove the duplicate")
 
 
 def _candidate_pairs(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -84,33 +98,40 @@ def _edges_cross(points, triangles, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return hit
 
 
-def check_not_self_intersecting(points: np.ndarray, triangles: np.ndarray, what: str) -> None:
-    """No two triangles that share no node cut through each other (an edge of one through the other's
-    inside); MeshError naming the first such pair."""
+def crossing_pairs(points: np.ndarray, triangles: np.ndarray, split: int | None = None) -> np.ndarray:
+    """(k, 2) pairs i < j of triangles that share no node and cut through each other (an edge of one through
+    the other's inside); with split, only pairs of a triangle below split with one from split on (two
+    surfaces stacked into one array)."""
+    points, triangles = np.asarray(points, dtype=np.float64), np.asarray(triangles, dtype=np.int64)
+    if len(triangles) < 2:
+        return np.zeros((0, 2), dtype=np.int64)
     pairs = _candidate_pairs(points, triangles)
+    if split is not None:
+        pairs = pairs[(pairs[:, 0] < split) & (pairs[:, 1] >= split)]
     shared = (triangles[pairs[:, 0], :, None] == triangles[pairs[:, 1], None, :]).any(axis=(1, 2))
     pairs = pairs[~shared]
-    if not len(pairs):
-        return
     a, b = pairs[:, 0], pairs[:, 1]
     crossing = _edges_cross(points, triangles, a, b) | _edges_cross(points, triangles, b, a)
-    if crossing.any():
-        i, j = pairs[np.argmax(crossing)]
+    return pairs[crossing]
+
+
+def check_not_self_intersecting(points: np.ndarray, triangles: np.ndarray, what: str) -> None:
+    """No two triangles that share no node cut through each other (an edge of one through the other's
+    inside); MeshError naming the first such pair and how many there are."""
+    pairs = crossing_pairs(points, triangles)
+    if len(pairs):
+        i, j = pairs[0]
         where = points[triangles[i]].mean(axis=0)
         raise MeshError(f"{what} intersects itself: triangles {i} and {j} cut through each other near "
-                        f"({', '.join(f'{c:.4g}' for c in where)})")
+                        f"({', '.join(f'{c:.4g}' for c in where)}) ({len(pairs)} such pair(s))")
 
 
 def check_apart(points_a, triangles_a, points_b, triangles_b, what: str) -> None:
     """Two surfaces that do not cut through each other (what names them in the message)."""
     points = np.concatenate([points_a, points_b])
-    triangles = np.concatenate([triangles_a, triangles_b + len(points_a)])
-    pairs = _candidate_pairs(points, triangles)
-    pairs = pairs[(pairs[:, 0] < len(triangles_a)) & (pairs[:, 1] >= len(triangles_a))]
-    if not len(pairs):
-        return
-    a, b = pairs[:, 0], pairs[:, 1]
-    crossing = _edges_cross(points, triangles, a, b) | _edges_cross(points, triangles, b, a)
-    if crossing.any():
-        where = points[triangles[a[np.argmax(crossing)]]].mean(axis=0)
-        raise MeshError(f"{what} intersect each other near ({', '.join(f'{c:.4g}' for c in where)})")
+    triangles = np.concatenate([triangles_a, np.asarray(triangles_b) + len(points_a)])
+    pairs = crossing_pairs(points, triangles, split=len(triangles_a))
+    if len(pairs):
+        where = points[triangles[pairs[0, 0]]].mean(axis=0)
+        raise MeshError(f"{what} intersect each other near ({', '.join(f'{c:.4g}' for c in where)}) "
+                        f"({len(pairs)} crossing pair(s) of triangles)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
 import threading
 
 import numpy as np
@@ -17,11 +18,12 @@ _GMSH_LOCK = threading.Lock()  # gmsh keeps global state: one model at a time in
 @contextlib.contextmanager
 def gmsh_session(name: str):
     """Initialise gmsh quietly (safe outside the main thread), yield the module, always finalise."""
-    with _GMSH_LOCK:
+    with _GMSH_LOCK, _python_signal_handlers_kept() as restore_handlers:
         try:
             import gmsh  # noqa: PLC0415 (heavy import, only when meshing)
 
             gmsh.initialize(argv=[], readConfigFiles=False, run=False, interruptible=False)
+            restore_handlers()
         except (ImportError, OSError, AttributeError) as exc:  # missing libgmsh or its X/GL libraries
             raise MeshError(f"gmsh cannot start here ({exc}); built-in cases need gmsh and its runtime "
                             "libraries (libGLU, libXcursor, libXft, libXinerama), mesh files do not") from None
@@ -32,6 +34,24 @@ def gmsh_session(name: str):
             yield gmsh
         finally:
             gmsh.finalize()
+
+
+@contextlib.contextmanager
+def _python_signal_handlers_kept():
+    """gmsh's start resets SIGTERM to the system default at the C level, which would kill the process
+    without the clean-up of cli_edge.raise_on_sigterm: Python's SIGINT and SIGTERM handlers are set again
+    inside and after (in the main thread; other threads cannot set handlers and need not)."""
+    main = threading.current_thread() is threading.main_thread()
+    kept = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
+
+    def restore():
+        for signum, handler in kept.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+    try:
+        yield restore
+    finally:
+        restore()
 
 
 def triangle_size(area: float, target: int) -> float:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import MeshError
 from ..finite import require_measurable
-from .checks import check_no_duplicates
+from .checks import check_indices, check_no_duplicates
 
 # Reference coordinates (r, s, t) of the local nodes of a VTK / gmsh hexahedron: 0-3 the bottom face
 # (t = -1), 4-7 the top face (t = +1) above them.
@@ -162,20 +162,10 @@ def make_hexmesh(points, hexes, region_index, region_names, faces, face_boundary
         raise MeshError(f"{len(faces)} boundary faces but {face_boundary.size} boundary indices")
     if faces.size and (face_boundary.min() < 0 or face_boundary.max() >= len(boundary_names)):
         raise MeshError("a boundary face refers to a boundary that has no name")
-    if not np.all(np.isfinite(points)):
-        raise MeshError("the mesh has non-finite node coordinates")
-    if hexes.min() < 0 or hexes.max() >= len(points):
-        raise MeshError("a hexahedron refers to a node that does not exist")
     require_measurable(points, "hexahedra")
-    check_no_duplicates(hexes, "the mesh")
-    if faces.size and (faces.min() < 0 or faces.max() >= len(points)):
-        raise MeshError("a boundary face refers to a node that does not exist")
-    ordered = np.sort(hexes, axis=1)
-    repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
-    if repeated.size:
-        e = repeated[0]
-        raise MeshError(f"repeated node: {repeated.size} hexahedra use a node twice (first: hexahedron {e} "
-                        f"in region '{region_names[region_index[e]]}' with nodes {hexes[e].tolist()})")
+    check_indices(hexes, len(points), "the mesh", "hexahedron")
+    check_indices(faces, len(points), "the mesh", "boundary face")
+    check_no_duplicates(hexes, "the mesh", "hexahedron")
 
     used = np.zeros(len(points), dtype=bool)
     used[hexes.ravel()] = True

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import MeshError
 from ..finite import require_measurable
-from .checks import check_no_duplicates
+from .checks import check_indices, check_no_duplicates
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,14 +68,10 @@ def _compact(points, triangles, edges, edge_boundary):
         raise MeshError(f"mesh points must be 2D, got an array of shape {points.shape}")
     if triangles.shape[0] == 0:
         raise MeshError("the mesh has no triangles")
-    if not np.all(np.isfinite(points)):
-        raise MeshError("the mesh has non-finite node coordinates")
     require_measurable(points, "triangles")
-    if triangles.min() < 0 or triangles.max() >= points.shape[0]:
-        raise MeshError("a triangle refers to a node that does not exist")
-    if edges.size and (edges.min() < 0 or edges.max() >= points.shape[0]):
-        raise MeshError("a boundary edge refers to a node that does not exist")
-    check_no_duplicates(triangles, "the mesh")
+    check_indices(triangles, len(points), "the mesh", "triangle")
+    check_indices(edges, len(points), "the mesh", "boundary edge")
+    check_no_duplicates(triangles, "the mesh", "triangle")
     used = np.zeros(points.shape[0], dtype=bool)
     used[triangles.ravel()] = True
     keep_edges = used[edges].all(axis=1) if edges.size else np.zeros(0, dtype=bool)

@@ -7,11 +7,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProblemError
-
+from ..errors import ProblemError, shown
 
 MAX_INTEGER = 2**63 - 1  # larger integers overflow every integer type below Python's (NumPy's int64 first)
 MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
+MAX_MAGNITUDE = 1e150  # beyond it, squares (energies, norms) overflow double precision
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -26,31 +26,41 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ProblemError(f"malformed TOML in {path}: {exc}") from None
-    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; arrays nested deeply
-        reason = ("arrays or tables nested too deeply" if isinstance(exc, RecursionError)
-                  else "an integer has more than 4,300 digits" if "digits" in str(exc) else exc)
-        raise ProblemError(f"cannot read problem file {path}: {reason}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read problem file {path}: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; arrays nested deeply
+        reason = ("arrays or tables nested too deeply" if isinstance(exc, RecursionError)
+                  else "an integer of more than 4,300 digits" if "digits" in str(exc) else exc)
+        raise ProblemError(f"malformed TOML in {path}: {reason}") from None
 
 
-def check_values(data: Any, where: str = "", depth: int = 0) -> None:
-    """Every number of a problem dictionary representable where it is used, named by its dotted key where it
-    is not: integers within 64 bits, floats finite; nesting at most MAX_DEPTH deep. (Each reader then checks
-    its keys' own ranges.)"""
-    if depth > MAX_DEPTH:
-        raise ProblemError(f"[{where}] is nested more than {MAX_DEPTH} deep")
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        name = f"{where}.{key}" if where else str(key)
-        if isinstance(value, bool):
+def check_values(data: Any, where: str = "") -> None:
+    """Every number of a problem dictionary representable where it is used, named by its key where it is not
+    (e.g. 'boundaries.load.value[1]'): integers within int64, floats finite and at most MAX_MAGNITUDE in
+    magnitude; nesting at most MAX_DEPTH deep; keys printable. Walked without recursion, so any depth is
+    refused cleanly. (Each reader then checks its keys' own ranges.)"""
+    stack = [(data, where, 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProblemError(f"{key} is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            for k in value:
+                if not str(k).isprintable():  # a quoted key with a line break would break every message
+                    raise ProblemError(f"{key or 'the problem file'}: the key {str(k)!r} holds characters that "
+                                       "cannot be printed")
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, bool):
             continue
-        if isinstance(value, int) and abs(value) > MAX_INTEGER:
-            raise ProblemError(f"{name} = {str(value)[:12]}... ({len(str(abs(value)))} digits) is out of range")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ProblemError(f"{name} must be a finite number, got {value}")
-        if isinstance(value, (dict, list)):
-            check_values(value, name, depth + 1)
+        elif isinstance(value, int) and abs(value) > MAX_INTEGER:
+            raise ProblemError(f"{key} = {shown(value)} is too large (at most {MAX_INTEGER:,})")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ProblemError(f"{key} = {value} is not a finite number")
+        elif isinstance(value, float) and abs(value) > MAX_MAGNITUDE:
+            raise ProblemError(f"{key} = {value:g} is too large: magnitudes beyond {MAX_MAGNITUDE:g} overflow "
+                               "double precision in the solve")
 
 
 class Table:
@@ -72,7 +82,7 @@ class Table:
             value = float(value)
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-            raise ProblemError(f"[{self.where}] {key} must be a {names}, got {value!r}")
+            raise ProblemError(f"[{self.where}] {key} must be a {names}, got {shown(value)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ProblemError(f"[{self.where}] {key} must be finite, got {value}")
         if choices is not None and value not in choices:
@@ -107,6 +117,7 @@ def section(top: Table, key: str) -> dict[str, Any]:
 def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Table]:
     """The file's top table and its [problem] table, whose kind must be `kind` (label: 'an elasticity
     problem', for the message)."""
+    check_values(data)  # also where a parser is called without parse_problem
     top = Table(data, "problem file")
     head = Table(section(top, "problem"), "problem")
     found = head.take("kind", str)

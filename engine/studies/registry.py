@@ -3,6 +3,9 @@ builds its `Study` (engine/study.py) and calls `register`; `studies/__init__.py`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..backend import with_cpu_fallback
 from ..errors import ProblemError
 from ..study import Case, Study  # noqa: F401  (re-exported: the registry's vocabulary)
 from ..variants import Choice, VariantAxis  # noqa: F401
@@ -15,6 +18,8 @@ def register(study: Study) -> Study:
         raise ValueError(f"study '{study.name}' registered twice")
     if any(s.problem_kind == study.problem_kind for s in STUDIES.values()):
         raise ValueError(f"problem kind '{study.problem_kind}' registered twice")
+    if any(axis.name == "backend" for axis in study.axes):  # "auto" falls back to the CPU when the GPU is full
+        study = replace(study, run=with_cpu_fallback(study.run, study.apply_variants))
     STUDIES[study.name] = study
     return study
 

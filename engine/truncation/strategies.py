@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes
-from ..errors import BackendError, SolverError
+from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes, out_of_memory
+from ..errors import BackendError
 from ..variants import LOOP
 from .fmm_loop import DEFAULT_PRECISION, apply_fmm
 from .loops import apply_cpu
@@ -82,16 +82,14 @@ def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int,
                    zgemm=None, precision: float = DEFAULT_PRECISION) -> Applied:
     """Apply the operator by `loop`; targets (n_S, 3) are S's quadrature points element by element, q per
     element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here; precision: the
-    fmm loop's requested relative precision. A GPU out of memory is a SolverError naming the sizes."""
+    fmm loop's requested relative precision. Out of memory is backend.out_of_memory's OutOfMemory naming the sizes."""
     LOOP.choice(loop)
     try:
         return IMPLEMENTATIONS[loop](loop, targets, sources, cur, k, q, devices, zgemm, precision)
-    except Exception as exc:
-        if type(exc).__name__ != "OutOfMemoryError":
-            raise
-        raise SolverError(f"the GPU ran out of memory applying '{loop}' to {len(sources):,} S' points x "
-                          f"{len(targets):,} S points x {cur.dot_e.shape[0]} right-hand sides ({exc}); use fewer "
-                          "right-hand sides or points, or multi-gpu") from None
+    except MemoryError as exc:
+        raise out_of_memory(exc, f"applying '{loop}' to {len(sources):,} S' points x {len(targets):,} S points x "
+                            f"{cur.dot_e.shape[0]} right-hand sides",
+                            "use fewer right-hand sides or points, or multi-gpu") from None
 
 
 def make_zgemm(targets, sources, k: float, backend):

@@ -103,11 +103,11 @@ def uv_sphere(n_theta: int, radius: float):
 
 def compact_surface(name: str, points: np.ndarray, triangles: np.ndarray) -> TriSurface:
     """The closed surface of these triangles, oriented outward, with the points no triangle uses dropped
-    (node indices in range and no triangle twice, else a MeshError)."""
-    triangles = np.asarray(triangles, dtype=np.int64)
-    check_indices(triangles, len(points), name)
-    check_no_duplicates(triangles, name)
+    (finite coordinates, node indices in range and no degenerate or repeated triangle, else a MeshError)."""
+    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
     require_measurable(points, "triangles")
+    check_indices(triangles, len(points), f"surface '{name}'", "triangle")
+    check_no_duplicates(triangles, f"surface '{name}'", "triangle")
     used, tri = np.unique(triangles, return_inverse=True)
     return check_closed_outward(TriSurface(name, np.asarray(points, dtype=float)[used], tri.reshape(-1, 3)))
 
