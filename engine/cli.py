@@ -12,7 +12,7 @@ import numpy as np
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_edge import EXIT_CODES, OneLineParser, outcome, quiet_closed_pipe, raise_on_sigterm
+from .cli_edge import EXIT_CODES, NUMERICS, OneLineParser, outcome, quiet_closed_pipe, raise_on_sigterm
 from .errors import Cancelled, ProblemError
 from .variants import BACKEND, COLORING, RTOL
 
@@ -126,7 +126,10 @@ def _cmd_solve(args) -> int:
     for path in written:
         print(f"wrote {path}")
     short = study.shortfall(result) if study.shortfall else None
-    return _report(f"error: {short}", 3) if short else 0
+    if short:
+        print(f"paraflux: error: {short}", file=sys.stderr)
+        return NUMERICS
+    return 0
 
 
 def _cmd_color(args) -> int:
