@@ -116,12 +116,12 @@ def _incidences(top: Table) -> tuple[Incidence, ...]:
     pols = pol if isinstance(pol, list) else [pol]
     if not all(isinstance(p, str) and p in POLARIZATIONS for p in pols):
         raise ProblemError(f"[incidence] polarization must be \"theta\" or \"phi\" or a list of them, got {pol!r}")
+    if not theta or not phi or not pols:
+        raise ProblemError("[incidence] gives no incidence: theta_deg, phi_deg and polarization need at least one value")
     n = max(len(theta), len(phi), len(pols))
     if any(len(x) not in (1, n) for x in (theta, phi, pols)):
         raise ProblemError(f"[incidence] theta_deg, phi_deg and polarization lists must have equal lengths, got "
                            f"{len(theta)}, {len(phi)} and {len(pols)}")
-    if n == 0:
-        raise ProblemError("[incidence] gives no incidence: theta_deg and phi_deg need at least one angle")
     if n > MAX_INCIDENCES:
         raise ProblemError(f"[incidence] gives {n:,} incidences, more than {MAX_INCIDENCES:,}; split them in a sweep")
     pick = lambda xs, i: xs[i if len(xs) > 1 else 0]  # noqa: E731

@@ -17,8 +17,9 @@ CURVATURE_ELEMENTS = 60  # at least this many edges around a great circle of a s
 GAP_GROWTH_TRIES = 8
 
 
-def ellipsoid(centre, semi_axes, size: float, name: str) -> TriSurface:
-    """A gmsh ellipsoid (a sphere when the semi-axes are equal) with triangles of edge about size (m)."""
+def ellipsoid(centre, semi_axes, size: float, name: str, curvature: int = 0) -> TriSurface:
+    """A gmsh ellipsoid (a sphere when the semi-axes are equal) with triangles of edge about size (m), or
+    smaller where curvature (edges per radian-circle, 0 for none) asks."""
     with gmsh_session(name) as gmsh:
         occ = gmsh.model.occ
         tag = occ.addSphere(0.0, 0.0, 0.0, 1.0)
@@ -27,9 +28,8 @@ def ellipsoid(centre, semi_axes, size: float, name: str) -> TriSurface:
         occ.synchronize()
         surfaces = [t for _, t in gmsh.model.getEntities(2)]
         gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), name)
-        gmsh.option.setNumber("Mesh.MeshSizeMin", 0.5 * size)
         gmsh.option.setNumber("Mesh.MeshSizeMax", size)
-        gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", CURVATURE_ELEMENTS)
+        gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", curvature)
         gmsh.model.mesh.generate(2)
         points, cells_of = gmsh_nodes_and_groups(gmsh)
         triangles, _, _ = cells_of(2, 2, 3)
@@ -39,7 +39,8 @@ def ellipsoid(centre, semi_axes, size: float, name: str) -> TriSurface:
 def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: float, density: float):
     """(Gamma, S', S) for a sphere of radius (m); gaps in wavelengths, density in elements per wavelength."""
     size = wavelength / density
-    body = ellipsoid((0, 0, 0), (radius,) * 3, min(size, 2 * math.pi * radius / CURVATURE_ELEMENTS), "scatterer")
+    body = ellipsoid((0, 0, 0), (radius,) * 3, min(size, 2 * math.pi * radius / CURVATURE_ELEMENTS), "scatterer",
+                     CURVATURE_ELEMENTS)
     inner = ellipsoid((0, 0, 0), (radius + inner_gap * wavelength,) * 3, size, "inner")
     outer = ellipsoid((0, 0, 0), (radius + outer_gap * wavelength,) * 3, size, "outer")
     return body, inner, outer

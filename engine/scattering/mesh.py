@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import MeshError, ProblemError
 from ..mesh.checks import check_apart
 from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
-from ..truncation.surfaces import TriSurface, check_closed_outward, check_inside
+from ..truncation.surfaces import INSIDE, TriSurface, check_closed_outward, winding_number
 from .nedelec import sorted_tets
 
 SURFACES = ("scatterer", "inner", "outer")  # Gamma, S', S
@@ -43,8 +43,11 @@ def check_nested(scatterer: TriSurface, inner: TriSurface, outer: TriSurface) ->
                 "the scatterer and the inner surface S'")
     check_apart(inner.points, inner.triangles, outer.points, outer.triangles,
                 "the inner surface S' and the outer surface S")
-    check_inside(scatterer, inner)
-    check_inside(inner, outer)
+    for body, around, what in ((scatterer, inner, "the scatterer is not enclosed by S'"),
+                               (inner, outer, "S' is not inside S")):
+        outside = int((winding_number(around, body.points) < INSIDE).sum())
+        if outside:
+            raise ProblemError(f"{what}: {outside} nodes of '{body.name}' lie outside '{around.name}' or on it")
 
 
 def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, size: float,

@@ -1,0 +1,95 @@
+"""Scattering problems from surface files, and every bad input the issue lists: one line, exit 2, no files."""
+
+from __future__ import annotations
+
+import meshio
+import numpy as np
+import pytest
+
+from paraflux.engine.cli import main
+from paraflux.engine.truncation.surfaces import uv_sphere
+
+HEAD = '[problem]\nkind = "scattering"\nfrequency = 300e6\n'
+FAR = '[far_field]\ntheta_deg = [0.0, 90.0, 180.0]\nphi_deg = [0.0]\n'
+
+
+def write_sphere(path, radius, n_theta=8, drop=0, flip_into=None):
+    """A UV sphere of radius (m) as a VTU surface; drop removes that many triangles (an open surface);
+    flip_into pushes one node through the opposite side (a self-intersecting surface)."""
+    points, triangles = uv_sphere(n_theta, radius)
+    if flip_into is not None:
+        points = points.copy()
+        points[0] = -1.5 * points[0]
+    meshio.write(path, meshio.Mesh(points, [("triangle", triangles[drop:])]))
+    return path.name
+
+
+def run(tmp_path, text, capsys):
+    problem = tmp_path / "p.toml"
+    problem.write_text(text)
+    out = tmp_path / "out"
+    code = main(["solve", str(problem), "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    return code, err, out
+
+
+def files(tmp_path, radii=(0.1, 0.25, 0.4), damage=None):
+    """The three surfaces as UV spheres of these radii (m); damage {"body"|"sprime"|"s": write_sphere options}."""
+    names = [write_sphere(tmp_path / f"{n}.vtu", r, **(damage or {}).get(n, {}))
+             for n, r in zip(("body", "sprime", "s"), radii)]
+    return (f'scatterer = "{names[0]}"\ninner_surface = "{names[1]}"\nouter_surface = "{names[2]}"\n'
+            "[geometry]\nelements_per_wavelength = 8\n")
+
+
+def test_three_surface_files_solve(tmp_path, capsys):
+    code, err, out = run(tmp_path, HEAD + files(tmp_path) + FAR, capsys)
+    assert code == 0, err
+    rows = (out / "rcs.csv").read_text().splitlines()
+    assert rows[0] == ("incidence,inc_theta_deg,inc_phi_deg,polarization,theta_deg,phi_deg,sigma_theta_m2,"
+                       "sigma_phi_m2,sigma_theta_dbsm,sigma_phi_dbsm")
+    assert len(rows) == 4 and all(float(r.split(",")[6]) > 0 for r in rows[1:])
+    assert {p.name for p in out.iterdir()} == {"rcs.csv", "summary.json", "solution.vtu", "currents.vtu"}
+
+
+CASE = HEAD.replace("frequency", 'case = "pec-sphere"\nfrequency')
+BAD = {
+    "a gap of zero": (CASE + "[geometry]\ninner_gap = 0.0\n", "inner_gap must be positive"),
+    "S' not inside S": (CASE + "[geometry]\ninner_gap = 0.3\nouter_gap = 0.2\n", "must lie inside S"),
+    "a frequency of zero": (CASE.replace("300e6", "0.0"), "frequency must be positive"),
+    "a negative frequency": (CASE.replace("300e6", "-1e9"), "frequency must be positive"),
+    "no incidence": (CASE + "[incidence]\ntheta_deg = []\nphi_deg = []\n", "no incidence"),
+    "unequal incidence lists": (CASE + "[incidence]\ntheta_deg = [0.0, 10.0]\nphi_deg = [0.0, 1.0, 2.0]\n",
+                                "equal lengths"),
+    "an unknown key": (CASE + "[solver]\nspeed = 3\n", "unknown key"),
+    "an unknown polarisation": (CASE + "[incidence]\npolarization = \"circular\"\n", "polarization"),
+    "order 3": (CASE + "[solver]\norder = 3\n", "order must be 1 or 2"),
+    "a case and files": (CASE.replace("frequency", 'scatterer = "x.vtu"\nfrequency'), "one or the other"),
+    "no geometry": (HEAD, "needs case"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_problem_files_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name):
+    text, message = BAD[name]
+    code, err, out = run(tmp_path, text, capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name, kw, message", [
+    ("an open surface", dict(damage={"sprime": {"drop": 3}}), "not closed"),
+    ("a self-intersecting surface", dict(damage={"s": {"flip_into": True}}), "intersect"),
+    ("a scatterer not enclosed by S'", dict(radii=(0.3, 0.25, 0.4)), "not enclosed by S'"),
+    ("S' outside S", dict(radii=(0.1, 0.5, 0.4)), "S' is not inside S"),
+])
+def test_bad_surfaces_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name, kw, message):
+    code, err, out = run(tmp_path, HEAD + files(tmp_path, **kw) + FAR, capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_an_iteration_short_of_its_tolerance_writes_its_result_and_exits_3(tmp_path, capsys):
+    code, err, out = run(tmp_path, CASE + "[geometry]\nradius = 0.1\nelements_per_wavelength = 6\n" + FAR
+                         + "[solver]\nmax_iterations = 1\ntolerance = 1e-12\n", capsys)
+    assert code == 3 and "did not reach tolerance" in err
+    assert '"converged": false' in (out / "summary.json").read_text()
