@@ -192,3 +192,20 @@ def test_the_problem_round_trips_through_its_dictionary():
     p = sphere(incidence__theta_deg=[10.0, 20.0], incidence__polarization="phi", solver__acceleration="gmres")
     assert parse_scattering(scattering_to_dict(p), Path("/elsewhere")) == p
     assert [i.polarization for i in p.incidences] == ["phi", "phi"]
+
+
+def test_pec_sphere_ka_3_at_order_2_matches_mie_within_half_a_db_with_the_defaults():
+    e_err, e_cross, h_err, h_cross = mie_error_db(run_problem(sphere(ka=3.0, solver__order=2)), 3.0)
+    assert e_err <= 0.5 and h_err <= 0.5 and min(e_cross, h_cross) >= 25
+
+
+def test_the_almond_is_reciprocal():
+    """sigma_theta from A seen at B equals sigma_theta from B seen at A (A = (90, 30), B = (60, 120))."""
+    data = {"problem": {"kind": "scattering", "case": "nasa-almond", "frequency": 1.19e9},
+            "geometry": {"elements_per_wavelength": 8},
+            "incidence": {"theta_deg": [90.0, 60.0], "phi_deg": [30.0, 120.0]},
+            "far_field": {"theta_deg": [60.0, 90.0], "phi_deg": [30.0, 120.0]}}
+    result = run_problem(parse_scattering(data, Path(".")))
+    at = lambda i, t, p: result.sigma_theta[i][(result.theta[i] == t) & (result.phi[i] == p)][0]  # noqa: E731
+    assert abs(waves.dbsm(at(0, 60.0, 120.0)) - waves.dbsm(at(1, 90.0, 30.0))) <= 0.3
+    assert result.converged.all()

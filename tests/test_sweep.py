@@ -245,3 +245,26 @@ def test_blocks_axis_splits_a_list_over_points(tmp_path):
     with pytest.raises(ProblemError, match="6 blocks need a list of at least as many items"):
         parse_sweep({"sweep": {}, "base": {**BASE, "probes": probes}, "axes": [{"key": "probes", "blocks": 6}]},
                     tmp_path)
+
+
+SPHERE = {"problem": {"kind": "scattering", "case": "pec-sphere", "frequency": 200e6},
+          "geometry": {"radius": 0.2, "elements_per_wavelength": 6},
+          "far_field": {"theta_deg": [0.0, 90.0, 180.0], "phi_deg": [0.0]}}
+
+
+def test_sphere_frequency_by_radius_sweep_equals_the_single_runs(client, tmp_path):
+    axes = [{"key": "problem.frequency", "values": [200e6, 250e6]},
+            {"key": "geometry.radius", "values": [0.15, 0.2, 0.25]}]
+    spec = parse_sweep({"sweep": {}, "base": SPHERE, "axes": axes}, tmp_path)
+    report = run_sweep(spec, tmp_path / "out", client)
+    assert [o.status for o in report.outcomes] == ["done"] * 6
+    rows = read_csv(tmp_path / "out" / "sweep.csv")
+    assert len(rows) == 6 * 3  # a row per point and far-field direction
+    study = study_for_kind("scattering")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # as Dask's workers run BLAS: one thread, the same order of every sum
+        for point, outcome in zip(grid_points(spec), report.outcomes):
+            single = study.run(parse_problem(point.problem, tmp_path))
+            assert outcome.rows == tuple(study.sweep_rows(single))  # the same numbers to the last digit
+    assert (tmp_path / "out" / "plot-sigma_theta_dbsm-vs-problem.frequency.png").stat().st_size > 1000

@@ -10,7 +10,7 @@ import numpy as np
 from ..problems.scattering import ScatteringProblem, parse_scattering, scattering_to_dict
 from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
-from ..scattering.write import scattering_fields, scattering_summary, write_scattering
+from ..scattering.write import rcs_rows, scattering_fields, scattering_summary, write_scattering
 from ..study import Case
 from ..variants import ACCELERATION, ITERATION_TOL, LINEAR_SOLVER, NEDELEC_ORDER, SCATTERING_LOOP
 from .registry import Study, register
@@ -32,6 +32,14 @@ def describe(result) -> list[str]:
             f"in at most {result.iterations} iterations (loop {p.solver.loop} on {result.backend})",
             f"largest RCS {peak:.2f} dBsm over {result.theta.shape[1]} directions per incidence",
             ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
+
+
+def sweep_rows(result) -> list[dict]:
+    """One row per incidence and far-field direction: the angles, both RCS in dBsm, convergence."""
+    keys = ("incidence", "inc_theta_deg", "inc_phi_deg", "polarization", "theta_deg", "phi_deg")
+    return [{**dict(zip(keys, row[:6])), "sigma_theta_dbsm": row[8], "sigma_phi_dbsm": row[9],
+             "converged": bool(result.converged[row[0]]), "iterations": int(result.iteration_counts[row[0]])}
+            for row in rcs_rows(result)]
 
 
 def shortfall(result) -> str | None:
@@ -68,4 +76,7 @@ SCATTERING = register(Study(
     summary=scattering_summary,
     describe=describe,
     shortfall=shortfall,
+    sweep_rows=sweep_rows,
+    sweep_plots=(("problem.frequency", "sigma_theta_dbsm"), ("problem.frequency", "sigma_phi_dbsm"),
+                 ("theta_deg", "sigma_theta_dbsm"), ("theta_deg", "sigma_phi_dbsm")),
 ))
