@@ -209,3 +209,11 @@ def test_the_almond_is_reciprocal():
     at = lambda i, t, p: result.sigma_theta[i][(result.theta[i] == t) & (result.phi[i] == p)][0]  # noqa: E731
     assert abs(waves.dbsm(at(0, 60.0, 120.0)) - waves.dbsm(at(1, 90.0, 30.0))) <= 0.3
     assert result.converged.all()
+
+
+@pytest.mark.gpu
+def test_the_gpu_loops_give_the_cpu_rcs(ka1):
+    for loop in ("cuda-tiled", "cuda-s"):
+        gpu = run_problem(ka1.problem.with_solver(loop=loop))
+        assert gpu.backend == "cupy" and gpu.iterations == ka1.iterations
+        assert np.abs(gpu.solution - ka1.solution).max() < 1e-6  # dB, the same RCS

@@ -107,6 +107,13 @@ def _truncation(o: BenchOptions, command, log, checkpoint) -> dict:
     return truncation.run_truncation_benchmark(config, command, log, checkpoint)
 
 
+def _scattering(o: BenchOptions, command, log, checkpoint) -> dict:
+    from . import scattering  # noqa: PLC0415
+
+    config = _with(scattering.ScatteringBenchConfig(), diameters=tuple(float(s) for s in o.sizes), orders=o.orders)
+    return scattering.run_scattering_benchmark(config, command, log, checkpoint)
+
+
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("ebe", "ebe", "ebe_report", _ebe),
     Benchmark("coloring", "coloring", "coloring_report", _coloring),
@@ -115,4 +122,5 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("truncation", "truncation", "truncation_report", _truncation, merges=True,
               raw_only=lambda o: o.multi_gpu_only),
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
+    Benchmark("scattering", "scattering", "scattering_report", _scattering),
 )}
