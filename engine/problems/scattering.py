@@ -23,7 +23,7 @@ MAX_DIRECTIONS = 1_000_000
 MAX_INCIDENCES = 10_000
 MAX_ITERATIONS = 1_000
 POLARIZATIONS = ("theta", "phi")
-DEFAULT_EPW = {1: 14.0, 2: 6.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1 and 3 (tests)
+DEFAULT_EPW = {1: 16.0, 2: 6.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1, 3 and pi
 
 
 @dataclass(frozen=True)
