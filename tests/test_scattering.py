@@ -159,7 +159,8 @@ def test_the_first_order_abc_alone_is_visibly_worse(ka1):
 def test_gmres_gives_the_fixed_point_rcs_in_no_more_iterations(ka1):
     other = run_problem(ka1.problem.with_solver(acceleration="gmres"))
     assert other.converged.all() and other.iterations <= ka1.iterations
-    assert np.abs(other.solution - ka1.solution).max() < 0.05
+    for a, b in ((other.sigma_theta, ka1.sigma_theta), (other.sigma_phi, ka1.sigma_phi)):
+        assert np.abs(a - b).max() < 1e-3 * b.max()  # both reach the tolerance 1e-4 of U
 
 
 def test_the_rcs_does_not_depend_on_the_gaps(ka1):
