@@ -122,5 +122,5 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("truncation", "truncation", "truncation_report", _truncation, merges=True,
               raw_only=lambda o: o.multi_gpu_only),
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
-    Benchmark("scattering", "scattering", "scattering_report", _scattering),
+    Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True),
 )}

@@ -66,7 +66,7 @@ def _record(result, **labels) -> dict:
 
 
 def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    for d in cfg.diameters:
+    for d in (d for d in cfg.diameters if d > 0):  # --sizes 0: no spheres (a run joined to an earlier one)
         for order in cfg.orders if d <= cfg.cpu_up_to else cfg.orders[-1:]:
             runs = [(cfg.gpu_loop, "gmres")]
             if d <= cfg.cpu_up_to:  # the accelerations compared and the CPU loop where it takes minutes at most
@@ -123,3 +123,15 @@ def run_scattering_benchmark(cfg: ScatteringBenchConfig, command, log=print, che
     for part in (_spheres, _sweep, _almond):
         part(cfg, log, checkpoint, data)
     return data
+
+
+def merge(data: dict, earlier: dict) -> dict:
+    """This run joined with an earlier one (--merge): the earlier run's spheres, sweep and almond rows where
+    this run has none; the earlier run's provenance kept under "earlier_run"."""
+    out = dict(data)
+    for part in ("spheres", "almond"):
+        if not out[part]:
+            out[part] = earlier.get(part, [])
+    out["sweep"] = out["sweep"] or earlier.get("sweep")
+    out["earlier_run"] = {k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}
+    return out
