@@ -82,13 +82,14 @@ def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
 
 
 def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    """n incidences around the equator in one run against one incidence alone (times n: a scaled estimate)."""
+    """n incidences around the equator in one run against one incidence alone (times n: a scaled estimate);
+    the 1-wavelength sphere at order 1."""
     n = cfg.sweep_incidences
     step = 360.0 / n
-    many = run_problem(sphere_problem(1.0, 2, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
+    many = run_problem(sphere_problem(1.0, 1, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
                                       incidence={"theta_deg": 90.0, "phi_deg": {"start": 0.0, "stop": 360 - step,
                                                                                "step": step}}))
-    one = run_problem(sphere_problem(1.0, 2, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
+    one = run_problem(sphere_problem(1.0, 1, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
                                      incidence={"theta_deg": 90.0, "phi_deg": 0.0}))
     co = dbsm(many.sigma_theta[:, 0])
     data["sweep"] = {"incidences": n, "many": _record(many), "one": _record(one),
@@ -102,7 +103,7 @@ def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     for ghz in cfg.almond_ghz:
         problem = parse_scattering({"problem": {"kind": "scattering", "case": "nasa-almond", "frequency": ghz * 1e9},
                                     "incidence": {"theta_deg": 90.0, "phi_deg": {"start": 0.0, "stop": 180.0,
-                                                                                 "step": 2.0},
+                                                                                 "step": 10.0},
                                                   "polarization": "theta"},
                                     "far_field": {"monostatic": True},
                                     "solver": {"order": 2, "loop": cfg.gpu_loop}}, ".")
