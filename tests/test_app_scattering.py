@@ -45,5 +45,5 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     assert result.problem.frequency == 150e6 and result.problem.solver.acceleration == "gmres"
     assert result.converged.all()
     assert window.view.grid is not None
-    assert [line.GetLabel() for line in window.charts.far_field_lines] == ["sigma_theta, phi_deg = 0",
-                                                                        "sigma_phi, phi_deg = 0"]
+    assert [line.GetLabel() for line in window.charts.far_field_lines] == [
+        "sigma_theta, phi_deg = 0", "sigma_phi, phi_deg = 0", "sigma_mie, phi_deg = 0"]  # Mie beside the FEM

@@ -148,6 +148,17 @@ def test_pec_sphere_ka_1_matches_mie_within_half_a_db_with_the_defaults(ka1):
     assert ka1.converged.all() and ka1.iterations <= 10
 
 
+def test_the_charts_mie_overlay_is_the_co_polarised_mie_rcs(ka1):
+    from paraflux.engine.scattering.write import scattering_fields
+
+    fields = {f.name: f.values for f in scattering_fields(ka1).fields}
+    k = 2 * np.pi * 300e6 / C0
+    e_plane, h_plane = mie.pec_sphere_rcs(1.0 / k, k, ka1.theta[0])
+    expected = np.where(ka1.phi[0] == 0.0, waves.dbsm(e_plane), waves.dbsm(h_plane))
+    assert np.abs(fields["sigma_mie"] - expected).max() < 1e-9
+    assert mie_error_db(ka1, 1.0)[0] <= 0.5  # and the FEM's sigma_theta lies on it
+
+
 def test_the_first_order_abc_alone_is_visibly_worse(ka1):
     k = 2 * np.pi * 300e6 / C0
     theta = ka1.theta[0][ka1.phi[0] == 0.0]

@@ -10,6 +10,8 @@ import numpy as np
 
 from ..output import write_json
 from ..study import FieldMesh, ResultField, ResultFields
+from ..truncation.fields import C0
+from .mie import amplitudes
 from .waves import dbsm
 
 RCS_HEADER = ("incidence", "inc_theta_deg", "inc_phi_deg", "polarization", "theta_deg", "phi_deg",
@@ -67,15 +69,31 @@ def write_scattering(result, out_dir) -> list[Path]:
     return paths
 
 
+def mie_overlay(result) -> np.ndarray | None:
+    """The Mie series' RCS (dBsm, theta^ plus phi^ parts) at the first incidence's far-field directions,
+    for a pec-sphere lit from theta = 0 with theta polarisation (its reference in charts); None otherwise."""
+    p = result.problem
+    first = p.incidences[0]
+    if p.case != "pec-sphere" or p.monostatic or first.theta_deg != 0.0 or first.polarization != "theta":
+        return None
+    k = 2 * np.pi * p.frequency / C0
+    s1, s2 = amplitudes(k * p.radius * p.length_scale, np.pi - np.radians(result.theta[0]))
+    phi = np.radians(result.phi[0] - first.phi_deg)  # the wave's E lies along phi = phi_i
+    return dbsm(4 * np.pi / k ** 2 * (np.abs(s2) ** 2 * np.cos(phi) ** 2 + np.abs(s1) ** 2 * np.sin(phi) ** 2))
+
+
 def scattering_fields(result) -> ResultFields:
-    """|E| total and scattered on the cells (first incidence), |J| on S', RCS in dBsm of the first incidence."""
+    """|E| total and scattered on the cells (first incidence), |J| on S', RCS in dBsm of the first incidence
+    (and the Mie series beside it for a sphere lit along its axis)."""
     m = result.mesh
+    mie = mie_overlay(result)
+    reference = () if mie is None else (ResultField("sigma_mie", "dBsm", "far-field", mie),)
     mesh = FieldMesh(m.points, {"tetra": m.tets})
     return ResultFields(mesh, (
         ResultField("E_total", "V/m", "cells", np.linalg.norm(result.e_scattered + result.e_incident, axis=1)),
         ResultField("E_scattered", "V/m", "cells", np.linalg.norm(result.e_scattered, axis=1)),
         ResultField("J", "A/m", "surface", np.linalg.norm(result.currents_j, axis=1)),
         ResultField("sigma_theta", "dBsm", "far-field", dbsm(result.sigma_theta[0])),
-        ResultField("sigma_phi", "dBsm", "far-field", dbsm(result.sigma_phi[0]))),
+        ResultField("sigma_phi", "dBsm", "far-field", dbsm(result.sigma_phi[0])), *reference),
         surface_points=result.sprime_points,
         far_field_angles={"theta_deg": result.theta[0], "phi_deg": result.phi[0]})
