@@ -148,119 +148,20 @@ class LaplaceFMM:
         charges: (n_dens, n_s) or (n_s,); dipoles: (n_dens, n_s, 3) or (n_s, 3); real. timings: a dict
         that receives the seconds of each phase (upward, m2l, downward, p2p), device work waited for.
         """
-        xp, p, tree = self.xp, self.order, self.tree
         clock = _Clock(self.backend, timings)
-        if charges is None and dipoles is None:
-            raise ProblemError("give charges, dipoles or both")
         squeeze = (charges is not None and np.ndim(charges) == 1) or (dipoles is not None and np.ndim(dipoles) == 2)
         res = self._resident()
-        order = res["src_order"]  # host or device densities alike
-        n_s = len(self.sources)
-        for name, value, shape in (("charges", charges, (n_s,)), ("dipoles", dipoles, (n_s, 3))):
-            if value is not None and (np.ndim(value) not in (len(shape), len(shape) + 1)
-                                      or tuple(np.shape(value)[-len(shape):]) != shape):
-                raise ProblemError(f"{name} must have the shape {shape} or (n_densities, "
-                                   f"{', '.join(map(str, shape))}) for {n_s} sources, got {tuple(np.shape(value))}")
-        q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, len(self.sources))[:, order]
-        d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(
-            -1, len(self.sources), 3)[:, order]
-        n_dens = (q if q is not None else d).shape[0]
-        n_boxes = int(self.box_offset[-1])
-        two_p = 2 * self.n_coef
-        multipole = xp.zeros((n_boxes, n_dens, two_p))
-        local = xp.zeros((n_boxes, n_dens, two_p))
-        src, tgt = res["src"], res["tgt"]
-
-        # P2M at the source leaves, scaled by each leaf's side
-        side, centre, gids = (res["src_" + k] for k in ("side", "centre", "gid"))
-        if self.backend.is_gpu:
-            from .gpu_m2l import p2m_gpu  # noqa: PLC0415
-
-            p2m_gpu(src, q, d, res["src_slots"], centre, side, gids, p, multipole)
-        else:
-            idx, mask = res["src_idx"], res["src_mask"]
-            for c in self._chunks(idx.shape):  # bounded scratch memory
-                pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
-                qq = None if q is None else q[:, idx[c]] * mask[c]
-                dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
-                m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), p, xp)
-                multipole[gids[c]] = xp.concatenate([m.real, m.imag], axis=-1)
-
-        # M2M, finest level first
-        for lv_i in range(len(tree.levels) - 1, 0, -1):
-            if self.backend.is_gpu:  # parents (level lv_i - 1) and children (lv_i) are distinct rows
-                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
-
-                m2l_lists_gpu(multipole, multipole, *self._tree_lists[lv_i][0])
-                continue
-            for o, parents, children in self._octants[lv_i]:  # one child per octant and parent: no collisions
-                multipole[parents] += multipole[children] @ self.m2m[o].T
-
+        q, d = self._densities(charges, dipoles, res["src_order"])
+        n_dens, xp = (q if q is not None else d).shape[0], self.xp
+        multipole = xp.zeros((int(self.box_offset[-1]), n_dens, 2 * self.n_coef))
+        local = xp.zeros_like(multipole)
+        self._upward(res, q, d, multipole)
         clock.lap("upward")
-        # M2L, from the work lists prepared once
-        for kind, *work in self._m2l_work:
-            if kind == "exponential":
-                self._exponential(multipole, local, *work)
-            elif kind == "gemm":
-                table, groups = work
-                for off, tgt_ids, src_ids in groups:
-                    local[tgt_ids] += multipole[src_ids] @ table[off].T
-            elif xp is np:
-                from .standard_m2l import m2l_lists_numba  # noqa: PLC0415
-
-                m2l_lists_numba(multipole, local, *work)
-            else:
-                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
-
-                m2l_lists_gpu(multipole, local, *work)
-
+        self._m2l(multipole, local)
         clock.lap("m2l")
-        # L2L, coarsest level first
-        for lv_i in range(1, len(tree.levels)):
-            if self.backend.is_gpu:
-                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
-
-                m2l_lists_gpu(local, local, *self._tree_lists[lv_i][1])
-                continue
-            for o, parents, children in self._octants[lv_i]:
-                local[children] += local[parents] @ self.l2l[o].T
-
-        # L2P at the target leaves
         phi = xp.zeros((n_dens, len(self.targets)))
         grad = xp.zeros((n_dens, len(self.targets), 3)) if gradient else None
-        tside, tcentre, tgids = (res["tgt_" + k] for k in ("side", "centre", "gid"))
-        if self.backend.is_gpu:  # L2P fused, then P2P on the device, one thread per target
-            from .gpu_m2l import l2p_gpu, p2p_gpu  # noqa: PLC0415
-
-            l2p_gpu(tgt, local, res["tgt_slots"], tcentre, tside, tgids, p, phi, grad)
-            clock.lap("downward")
-            p2p_gpu(tgt, src, q, d, *res["near_lists"], phi, grad)
-        else:
-            tidx, tmask = res["tgt_idx"], res["tgt_mask"]
-            phi_pad = xp.zeros((n_dens,) + tidx.shape)
-            grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
-            for c in self._chunks(tidx.shape):
-                tpts = (tgt[tidx[c]] - tcentre[c, None, :]) / tside[c, None, None]
-                lv_local = local[tgids[c]]
-                lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
-                ph, gr = l2p(lc, tpts, xp.zeros_like(tcentre[c]), p, gradient, xp)
-                phi_pad[:, c] = ph / tside[None, c, None]
-                if gradient:
-                    grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
-            clock.lap("downward")
-            if self.p2p_reference:
-                self._p2p(src, tgt, q, d, tidx, tmask, phi_pad, grad_pad, gradient)
-            flat = tidx[tmask]
-            phi[:, flat] = phi_pad[:, tmask]
-            if gradient:
-                grad[:, flat] = grad_pad[:, tmask]
-            if not self.p2p_reference:  # the same loop compiled with Numba, parallel over targets
-                from .standard_m2l import p2p_numba  # noqa: PLC0415
-
-                empty = np.zeros((1, 1, 3))
-                p2p_numba(tgt, src, q if q is not None else empty[..., 0], d if d is not None else empty,
-                          q is not None, d is not None, gradient, *self._near_lists(), phi,
-                          grad if gradient else empty)
+        self._downward(res, q, d, local, phi, grad, clock)
         clock.lap("p2p")
         out_phi = xp.empty_like(phi)
         out_phi[:, res["tgt_order"]] = phi
@@ -271,6 +172,117 @@ class LaplaceFMM:
         if squeeze:
             return out_phi[0], (None if out_grad is None else out_grad[0])
         return out_phi, out_grad
+
+    def _densities(self, charges, dipoles, order):
+        """Charges (n_dens, n_s) and dipoles (n_dens, n_s, 3) in the tree's source order (None where not
+        given), on the backend; ProblemError on a wrong shape."""
+        if charges is None and dipoles is None:
+            raise ProblemError("give charges, dipoles or both")
+        n_s, xp = len(self.sources), self.xp
+        for name, value, shape in (("charges", charges, (n_s,)), ("dipoles", dipoles, (n_s, 3))):
+            if value is not None and (np.ndim(value) not in (len(shape), len(shape) + 1)
+                                      or tuple(np.shape(value)[-len(shape):]) != shape):
+                raise ProblemError(f"{name} must have the shape {shape} or (n_densities, "
+                                   f"{', '.join(map(str, shape))}) for {n_s} sources, got {tuple(np.shape(value))}")
+        q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, n_s)[:, order]
+        d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(-1, n_s, 3)[:, order]
+        return q, d
+
+    def _upward(self, res, q, d, multipole) -> None:
+        """P2M at the source leaves (scaled by each leaf's side), then M2M from the finest level up."""
+        xp, p = self.xp, self.order
+        src, side, centre, gids = (res[k] for k in ("src", "src_side", "src_centre", "src_gid"))
+        if self.backend.is_gpu:
+            from .gpu_m2l import m2l_lists_gpu, p2m_gpu  # noqa: PLC0415
+
+            p2m_gpu(src, q, d, res["src_slots"], centre, side, gids, p, multipole)
+            for lv_i in range(len(self.tree.levels) - 1, 0, -1):  # parents and children are distinct rows
+                m2l_lists_gpu(multipole, multipole, *self._tree_lists[lv_i][0])
+            return
+        idx, mask = res["src_idx"], res["src_mask"]
+        for c in self._chunks(idx.shape):  # bounded scratch memory
+            pts = (src[idx[c]] - centre[c, None, :]) / side[c, None, None]
+            qq = None if q is None else q[:, idx[c]] * mask[c]
+            dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
+            m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), p, xp)
+            multipole[gids[c]] = xp.concatenate([m.real, m.imag], axis=-1)
+        for lv_i in range(len(self.tree.levels) - 1, 0, -1):
+            for o, parents, children in self._octants[lv_i]:  # one child per octant and parent: no collisions
+                multipole[parents] += multipole[children] @ self.m2m[o].T
+
+    def _m2l(self, multipole, local) -> None:
+        """M2L from the work lists prepared once, by the scheme each list was made for."""
+        for kind, *work in self._m2l_work:
+            if kind == "exponential":
+                self._exponential(multipole, local, *work)
+            elif kind == "gemm":
+                table, groups = work
+                for off, tgt_ids, src_ids in groups:
+                    local[tgt_ids] += multipole[src_ids] @ table[off].T
+            elif self.xp is np:
+                from .standard_m2l import m2l_lists_numba  # noqa: PLC0415
+
+                m2l_lists_numba(multipole, local, *work)
+            else:
+                from .gpu_m2l import m2l_lists_gpu  # noqa: PLC0415
+
+                m2l_lists_gpu(multipole, local, *work)
+
+    def _downward(self, res, q, d, local, phi, grad, clock) -> None:
+        """L2L from the coarsest level down, L2P at the target leaves, then P2P; adds into phi and grad."""
+        tgt, src = res["tgt"], res["src"]
+        tside, tcentre, tgids = (res["tgt_" + k] for k in ("side", "centre", "gid"))
+        if self.backend.is_gpu:  # L2P fused, then P2P on the device, one thread per target
+            from .gpu_m2l import l2p_gpu, m2l_lists_gpu, p2p_gpu  # noqa: PLC0415
+
+            for lv_i in range(1, len(self.tree.levels)):
+                m2l_lists_gpu(local, local, *self._tree_lists[lv_i][1])
+            l2p_gpu(tgt, local, res["tgt_slots"], tcentre, tside, tgids, self.order, phi, grad)
+            clock.lap("downward")
+            p2p_gpu(tgt, src, q, d, *res["near_lists"], phi, grad)
+            return
+        for lv_i in range(1, len(self.tree.levels)):
+            for o, parents, children in self._octants[lv_i]:
+                local[children] += local[parents] @ self.l2l[o].T
+        phi_pad, grad_pad = self._l2p_host(res, local, phi.shape[0], grad is not None)
+        clock.lap("downward")
+        self._near_host(res, q, d, phi_pad, grad_pad, phi, grad)
+
+    def _l2p_host(self, res, local, n_dens: int, gradient: bool):
+        """L2P at the target leaves on the host: potential (n_dens, leaves, slots) and gradient (..., 3) or None,
+        padded per leaf."""
+        xp = self.xp
+        tgt, tidx = res["tgt"], res["tgt_idx"]
+        tside, tcentre, tgids = (res["tgt_" + k] for k in ("side", "centre", "gid"))
+        phi_pad = xp.zeros((n_dens,) + tidx.shape)
+        grad_pad = xp.zeros((n_dens,) + tidx.shape + (3,)) if gradient else None
+        for c in self._chunks(tidx.shape):
+            tpts = (tgt[tidx[c]] - tcentre[c, None, :]) / tside[c, None, None]
+            lv_local = local[tgids[c]]
+            lc = lv_local[..., :self.n_coef] + 1j * lv_local[..., self.n_coef:]
+            ph, gr = l2p(lc, tpts, xp.zeros_like(tcentre[c]), self.order, gradient, xp)
+            phi_pad[:, c] = ph / tside[None, c, None]
+            if gradient:
+                grad_pad[:, c] = gr / (tside[c] ** 2)[None, :, None, None]
+        return phi_pad, grad_pad
+
+    def _near_host(self, res, q, d, phi_pad, grad_pad, phi, grad) -> None:
+        """The padded far field into phi and grad by target, and the near field (P2P) added: the NumPy
+        reference on the padded arrays, or the Numba loop, parallel over targets."""
+        gradient = grad is not None
+        tidx, tmask = res["tgt_idx"], res["tgt_mask"]
+        if self.p2p_reference:
+            self._p2p(res["src"], res["tgt"], q, d, tidx, tmask, phi_pad, grad_pad, gradient)
+        flat = tidx[tmask]
+        phi[:, flat] = phi_pad[:, tmask]
+        if gradient:
+            grad[:, flat] = grad_pad[:, tmask]
+        if not self.p2p_reference:
+            from .standard_m2l import p2p_numba  # noqa: PLC0415
+
+            empty = np.zeros((1, 1, 3))
+            p2p_numba(res["tgt"], res["src"], q if q is not None else empty[..., 0], d if d is not None else empty,
+                      q is not None, d is not None, gradient, *self._near_lists(), phi, grad if gradient else empty)
 
     def _octant_groups(self, level: int) -> list:
         """(octant, parent ids, child ids) of the boxes of a level: the M2M / L2L batches on the host."""
