@@ -11,12 +11,9 @@ def _mib(b: int) -> str:
     return f"{b / 2**20:,.0f}"
 
 
-def render_markdown(data: dict) -> str:
+def _every_run(data: dict) -> list[str]:
     cfg = data["config"]
     lines = [
-        "# Laplace FMM engine: paper 001's M2L schemes on the GPU, against FMM3D and the direct sum",
-        "",
-        *provenance_lines(data),
         f"- Kernel 1/|x - y|, charges, potential and gradient at every point (sources = targets, self term "
         f"excluded), {cfg['leaf_size']} points per leaf (sources and targets counted together). Times: "
         f"`apply` (tree and operators reused, as GMRES does), median of {cfg['repeats']} after a warm-up, "
@@ -39,29 +36,38 @@ def render_markdown(data: dict) -> str:
                 + " | ".join(f"{run['phases'].get(p, 0):.4f}" for p in PHASES)
                 + f" | {run['error']:.1e} | {run['error_gradient']:.1e} | {run['translations_per_box']} | "
                 f"{_mib(run['device_memory_bytes'])} | {case['n'] / run['apply_seconds']:.3g} |")
-    lines += ["", "## In the paper's form (its Tables 1-3): error, time and memory per M2L scheme", ""]
+    return lines
+
+
+def _paper_form(data: dict) -> list[str]:
+    lines = ["", "## In the paper's form (its Tables 1-3): error, time and memory per M2L scheme", ""]
     full = [c for c in data["cases"] if len({r["scheme"] for r in c["runs"]}) > 2]
-    if full:
-        case = max(full, key=lambda c: (c["n"], c["distribution"] == "sphere"))
-        schemes = list(dict.fromkeys(r["scheme"] for r in case["runs"]))
-        lines.append(f"{case['distribution']} points, N = {case['n']:,}; exponential-g: plane waves with g "
-                     "quadrature nodes (the paper's M2L_E).")
+    if not full:
+        return lines
+    case = max(full, key=lambda c: (c["n"], c["distribution"] == "sphere"))
+    schemes = list(dict.fromkeys(r["scheme"] for r in case["runs"]))
+    lines.append(f"{case['distribution']} points, N = {case['n']:,}; exponential-g: plane waves with g "
+                 "quadrature nodes (the paper's M2L_E).")
+    lines.append("")
+    for title, key, fmt in (("relative error (potential)", "error", "{:.3e}"),
+                            ("apply time (s)", "apply_seconds", "{:.4f}"),
+                            ("device memory (MiB)", "device_memory_bytes", None)):
+        lines += [f"| p | {title}: " + " | ".join(schemes) + " |", "|---:|" + "---:|" * len(schemes)]
+        for p in sorted({r["order"] for r in case["runs"]}):
+            cells = []
+            for s in schemes:
+                r = next(r for r in case["runs"] if r["order"] == p and r["scheme"] == s)
+                cells.append(_mib(r[key]) if fmt is None else fmt.format(r[key]))
+            lines.append(f"| {p} | " + " | ".join(cells) + " |")
         lines.append("")
-        for title, key, fmt in (("relative error (potential)", "error", "{:.3e}"),
-                                ("apply time (s)", "apply_seconds", "{:.4f}"),
-                                ("device memory (MiB)", "device_memory_bytes", None)):
-            lines += [f"| p | {title}: " + " | ".join(schemes) + " |", "|---:|" + "---:|" * len(schemes)]
-            for p in sorted({r["order"] for r in case["runs"]}):
-                cells = []
-                for s in schemes:
-                    r = next(r for r in case["runs"] if r["order"] == p and r["scheme"] == s)
-                    cells.append(_mib(r[key]) if fmt is None else fmt.format(r[key]))
-                lines.append(f"| {p} | " + " | ".join(cells) + " |")
-            lines.append("")
-    lines += ["## Peers at the same precision", "",
-              "| points | N | digits | ParaFlux p | ParaFlux s (error) | FMM3D s, host threads (error) | "
-              "FMM3D / ParaFlux | direct sum on the GPU s | direct / ParaFlux |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    return lines
+
+
+def _peers(data: dict) -> list[str]:
+    lines = ["## Peers at the same precision", "",
+             "| points | N | digits | ParaFlux p | ParaFlux s (error) | FMM3D s, host threads (error) | "
+             "FMM3D / ParaFlux | direct sum on the GPU s | direct / ParaFlux |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in data["cases"]:
         at = case.get("at_precision")
         if not at:
@@ -75,6 +81,12 @@ def render_markdown(data: dict) -> str:
         lines.append(f"| {case['distribution']} | {case['n']:,} | {at['precision']:g} | {at['order']} | "
                      f"{at['apply_seconds']:.4f} ({at['error']:.1e}) | {f3_cell} | {ratio} | "
                      f"{_direct_cells(case['direct_gpu_seconds'], at['apply_seconds'])} |")
+    return lines
+
+
+def render_markdown(data: dict) -> str:
+    lines = ["# Laplace FMM engine: paper 001's M2L schemes on the GPU, against FMM3D and the direct sum", "",
+             *provenance_lines(data), *_every_run(data), *_paper_form(data), *_peers(data)]
     lines += ["", "## What was not run", ""] + _coverage(data)
     lines += ["", "## Targets", ""] + _targets(data) + [""]
     return "\n".join(lines)
