@@ -268,3 +268,14 @@ def test_sphere_frequency_by_radius_sweep_equals_the_single_runs(client, tmp_pat
             single = study.run(parse_problem(point.problem, tmp_path))
             assert outcome.rows == tuple(study.sweep_rows(single))  # the same numbers to the last digit
     assert (tmp_path / "out" / "plot-sigma_theta_dbsm-vs-problem.frequency.png").stat().st_size > 1000
+
+
+def test_example_sphere_sweep_file_reads():
+    from importlib import resources
+
+    from paraflux.engine.sweep import load_sweep
+
+    spec = load_sweep(Path(str(resources.files("paraflux.resources") / "sweeps" / "pec-sphere.toml")))
+    points = grid_points(spec)
+    assert [p.values["problem.frequency"] for p in points] == [3e8, 3.5e8, 4e8, 4.5e8, 5e8, 5.5e8, 6e8]
+    assert study_for_kind(parse_problem(points[0].problem, Path(spec.base_dir)).kind).name == "scattering"
