@@ -324,10 +324,10 @@ def _add_bench(sub, debug) -> None:
                        help="which benchmark")
     bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation) or bracket DOFs for Table 4 alone (fmbem)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders")
-    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem: add the orders / cases of this earlier JSON to the results")
-    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000)")
+                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering)")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders; scattering: Nedelec orders (default 1 2)")
+    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering: add the orders / cases / parts of this earlier JSON to the results")
+    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360)")
     bench.add_argument("--multi-gpu-only", action="store_true",
                        help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")

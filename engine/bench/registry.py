@@ -110,7 +110,8 @@ def _truncation(o: BenchOptions, command, log, checkpoint) -> dict:
 def _scattering(o: BenchOptions, command, log, checkpoint) -> dict:
     from . import scattering  # noqa: PLC0415
 
-    config = _with(scattering.ScatteringBenchConfig(), diameters=tuple(float(s) for s in o.sizes), orders=o.orders)
+    config = _with(scattering.ScatteringBenchConfig(), diameters=tuple(float(s) for s in o.sizes), orders=o.orders,
+                   sweep_incidences=o.rhs[0] if o.rhs else None)  # --sizes: diameters in wavelengths (0: none)
     return scattering.run_scattering_benchmark(config, command, log, checkpoint)
 
 
