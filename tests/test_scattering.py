@@ -192,6 +192,13 @@ def test_a_sphere_gives_the_same_monostatic_rcs_from_every_direction_and_polaris
     assert abs(waves.dbsm(co[0]) - waves.dbsm(mie.pec_sphere_rcs(1.0 / k, k, [0.0])[0][0])) <= 0.5
 
 
+def test_monostatic_incidences_sharing_theta_each_look_back_along_their_own_direction():
+    result = run_problem(sphere(geometry__elements_per_wavelength=8, incidence__theta_deg=90.0,
+                                incidence__phi_deg=[0.0, 60.0, 120.0], far_field__monostatic=True))
+    assert (result.phi[:, 0] == [0.0, 60.0, 120.0]).all()
+    assert np.ptp(waves.dbsm(result.sigma_theta[:, 0])) <= 0.3  # a sphere: the same back-scatter every way
+
+
 def test_order_2_and_a_finer_mesh_reduce_the_error():
     coarse = mie_error_db(run_problem(sphere(geometry__elements_per_wavelength=7)), 1.0)
     fine = mie_error_db(run_problem(sphere(geometry__elements_per_wavelength=14)), 1.0)

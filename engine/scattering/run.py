@@ -84,7 +84,7 @@ def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
 def _rcs(system, u, theta, phi) -> tuple[np.ndarray, np.ndarray]:
     """sigma_theta, sigma_phi (n_inc, n_dir) from the unknowns (n_dofs, n_inc)."""
     cur = sprime_currents(system, u)
-    if (theta == theta[:1]).all():  # one grid for every incidence
+    if (theta == theta[:1]).all() and (phi == phi[:1]).all():  # one grid for every incidence
         pattern = far_field(unit_vectors(theta[0], phi[0])[0], system.inner.points, cur, system.k)
         return rcs(pattern, theta[0], phi[0])
     out = [rcs(far_field(unit_vectors(theta[i], phi[i])[0], system.inner.points, _one(cur, i), system.k)[0],
