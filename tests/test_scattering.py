@@ -236,3 +236,12 @@ def test_the_gpu_loops_give_the_cpu_rcs(ka1):
         gpu = run_problem(ka1.problem.with_solver(loop=loop))
         assert gpu.backend == "cupy" and gpu.iterations == ka1.iterations
         assert np.abs(gpu.solution - ka1.solution).max() < 1e-6  # dB, the same RCS
+
+
+def test_every_linear_solver_and_a_cpu_loop_give_the_same_rcs():
+    small = dict(geometry__elements_per_wavelength=6, far_field__phi_deg=[0.0])
+    reference = run_problem(sphere(**small, solver__linear_solver="umfpack"))
+    for changes in (dict(solver__linear_solver="superlu"), dict(solver__loop="cpu-s")):
+        other = run_problem(sphere(**small, **changes))
+        assert other.linear_solver == changes.get("solver__linear_solver", "umfpack")
+        assert np.abs(other.sigma_theta - reference.sigma_theta).max() < 1e-6 * reference.sigma_theta.max()

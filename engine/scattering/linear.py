@@ -71,7 +71,12 @@ def _superlu(matrix: sp.spmatrix, what: str) -> Factorised:
             lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
     except RuntimeError as exc:  # "Factor is exactly singular"
         raise _singular(what, exc) from None
-    return Factorised(lu.solve, "superlu", int(lu.L.nnz + lu.U.nnz))
+    def solve(b: np.ndarray) -> np.ndarray:
+        if np.iscomplexobj(b) and not np.iscomplexobj(lu.U.data):  # a real factor: real and imaginary parts
+            return lu.solve(np.ascontiguousarray(b.real)) + 1j * lu.solve(np.ascontiguousarray(b.imag))
+        return lu.solve(np.ascontiguousarray(b))
+
+    return Factorised(solve, "superlu", int(lu.L.nnz + lu.U.nnz))
 
 
 def factorise(matrix: sp.spmatrix, solver: str, what: str) -> Factorised:
