@@ -74,7 +74,8 @@ def volume_matrices(d: Discretisation, cells: np.ndarray | None = None) -> tuple
     return build(k_vals), build(m_vals)
 
 
-def _face_keys(rows: np.ndarray, n: int) -> np.ndarray:
+def face_keys(rows: np.ndarray, n: int) -> np.ndarray:
+    """One int64 key per triangle (k, 3) of node numbers below n, independent of the vertex order."""
     rows = np.sort(rows, axis=1).astype(np.int64)
     return (rows[:, 0] * n + rows[:, 1]) * n + rows[:, 2]
 
@@ -82,12 +83,12 @@ def _face_keys(rows: np.ndarray, n: int) -> np.ndarray:
 def adjacent_tets(d: Discretisation, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each triangle (k, 3) of the mesh: its tetrahedra (k, 2) and how many (1 or 2, k)."""
     n = len(d.mesh.points)
-    face_keys = _face_keys(d.dofs.faces, n)
-    keys = _face_keys(triangles, n)
-    at = np.searchsorted(face_keys, keys)
-    at = np.minimum(at, len(face_keys) - 1)
-    if (face_keys[at] != keys).any():
-        raise MeshError(f"{int((face_keys[at] != keys).sum())} surface triangles are not faces of the volume mesh")
+    known = face_keys(d.dofs.faces, n)
+    keys = face_keys(triangles, n)
+    at = np.searchsorted(known, keys)
+    at = np.minimum(at, len(known) - 1)
+    if (known[at] != keys).any():
+        raise MeshError(f"{int((known[at] != keys).sum())} surface triangles are not faces of the volume mesh")
     flat = d.dofs.tet_faces.ravel()
     order = np.argsort(flat, kind="stable")
     first = np.searchsorted(flat[order], at, side="left")

@@ -11,7 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .linear import Factorised, factorise
-from .fem import Discretisation, SurfaceTrace, load_map, surface_trace, tangential, tangential_mass, volume_matrices
+from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
+                  volume_matrices)
 
 @dataclass(frozen=True, eq=False)
 class System:
@@ -47,8 +48,7 @@ def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
     edges = np.searchsorted(edge_keys, on_edges[:, 0] * n + on_edges[:, 1])
     if d.order == 1:
         return np.sort(edges)
-    face_keys = (d.faces[:, 0] * n + d.faces[:, 1]) * n + d.faces[:, 2]
-    faces = np.searchsorted(face_keys, (tri[:, 0] * n + tri[:, 1]) * n + tri[:, 2])
+    faces = np.searchsorted(face_keys(d.faces, n), face_keys(tri, n))
     n_e = len(d.edges)
     return np.sort(np.concatenate([edges, n_e + edges, 2 * n_e + 2 * faces, 2 * n_e + 2 * faces + 1]))
 
