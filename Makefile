@@ -1,6 +1,7 @@
 # make run: set up .venv and launch the app.  make test: set up and run the whole suite.  make fuzz: the
 # generated-input properties with 10,000 examples each.
 PYTHON ?= python3
+SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -27,8 +28,12 @@ system-deps-test:
 run: system-deps setup
 	$(BIN)/paraflux-gui
 
+# pytest-xvfb starts a virtual display for the GUI tests. Should the interpreter die (a crash, not a failed
+# test), the last lines name the test it died in and the crashing thread's frames.
 test: system-deps-test setup
-	$(BIN)/python -m pytest -q  # pytest-xvfb starts a virtual display for the GUI tests
+	@mkdir -p build
+	set -o pipefail; PARAFLUX_TEST_TRACE=build/current-test $(BIN)/python -m pytest -q 2>&1 | tee build/test.log \
+		|| { rc=$$?; bash scripts/test-crash-summary.sh build/test.log build/current-test $$rc; exit $$rc; }
 
 # The generated-input properties of tests/test_fuzz.py with 10,000 examples each (CI runs 150).
 fuzz: setup

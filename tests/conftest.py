@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -13,6 +14,14 @@ from paraflux.engine.mesh.trimesh import make_trimesh
 
 def pytest_addoption(parser):
     parser.addoption("--run-package", action="store_true", help="build the desktop bundle and test it")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """Under `make test`, the running test's id in a file: named by the Makefile should the interpreter die."""
+    trace = os.environ.get("PARAFLUX_TEST_TRACE")
+    if trace:
+        with open(trace, "w") as f:
+            f.write(nodeid)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,7 +42,9 @@ def pytest_collection_modifyitems(config, items):
 def gui_garbage_collected_in_the_gui_thread(request):
     """For window tests, as in the app (app/gui_thread_gc.py): the last test's closed windows are deleted
     and collected here, in the GUI thread, and during the test only the GUI thread collects. Else a
-    job's thread could collect them and destroy Qt and VTK objects outside the GUI thread (a crash)."""
+    job's (or a sweep scheduler's) thread could collect them and destroy Qt and VTK objects outside the
+    GUI thread (a crash). Collection is given back by pytest_runtest_protocol below, once pytest has
+    dropped the test's fixtures: a window released then is still collected in the GUI thread."""
     if not {"qtbot", "qapp"} & set(request.fixturenames):
         yield
         return
@@ -44,8 +55,22 @@ def gui_garbage_collected_in_the_gui_thread(request):
     app = request.getfixturevalue("qapp")
     app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
     gc.collect()
-    collector = GuiThreadCollector()
+    request.node.gui_collector = (app, GuiThreadCollector())
     yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """After a window test and its fixtures are gone: delete its closed widgets, collect, give collection
+    back to Python (in the GUI thread, before any other thread can collect them)."""
+    yield
+    app, collector = getattr(item, "gui_collector", (None, None))
+    if collector is None:
+        return
+    from PySide6 import QtCore  # noqa: PLC0415 (window tests only)
+
+    del item.gui_collector
+    app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
     collector.uninstall()
     collector.deleteLater()
 
