@@ -190,12 +190,14 @@ def _refuse_non_finite(name: str):
 
 
 def _run_bench(bench, args) -> list[Path]:
-    """Run the benchmark on the GPU (a partial JSON kept in --out while it runs), join --merge, write."""
+    """Run the benchmark (on the GPU where it needs one; a partial JSON kept in --out while it runs), join
+    --merge, write."""
     from .backend import get_backend  # noqa: PLC0415
     from .bench.registry import BenchOptions  # noqa: PLC0415
     from .output import write_json  # noqa: PLC0415
 
-    get_backend("cupy")  # a clear error when no GPU is usable
+    if bench.needs_gpu:
+        get_backend("cupy")  # a clear error when no GPU is usable
     options = BenchOptions(tuple(args.sizes or ()), tuple(args.orders or ()), tuple(args.rhs or ()), args.repeats,
                            args.multi_gpu_only)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -324,10 +326,10 @@ def _add_bench(sub, debug) -> None:
                        help="which benchmark")
     bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders; scattering: Nedelec orders (default 1 2)")
-    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering: add the orders / cases / parts of this earlier JSON to the results")
-    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360)")
+                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering), or host worker counts, 0 for one per core (sweeps)")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders; scattering: Nedelec orders (default 1 2); sweeps: GPU counts (default 1 2), 0 for none")
+    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering, sweeps: add the orders / cases / parts of this earlier JSON to the results")
+    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360); sweeps: the number of frequencies (default 64)")
     bench.add_argument("--multi-gpu-only", action="store_true",
                        help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")

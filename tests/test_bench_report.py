@@ -141,3 +141,50 @@ def test_truncation_merge_joins_single_and_several_gpu_runs_in_either_order_and_
     assert rerun["cases"][0]["multi_gpu"] == [{"devices": 2}] and rerun["cases"][0]["gpu"] == ["three"]
     with pytest.raises(ValueError, match="no several-GPU run"):
         merge(record("three", False, []), single)
+
+
+def _sweep_run(kind, workers, wall, offset_db=0.0):
+    """A sweeps-benchmark run over two frequencies whose co-polarised RCS is Mie's plus offset_db."""
+    import math
+
+    import numpy as np
+
+    from paraflux.engine.scattering.mie import pec_sphere_rcs
+
+    rows = []
+    for f in (300e6, 400e6):
+        theta = np.arange(0.0, 181.0, 30.0)
+        e, h = pec_sphere_rcs(0.1, 2 * math.pi * f / 299_792_458.0, theta)
+        for phi, sigma in ((0.0, e), (90.0, h)):
+            rows += [{"frequency": f, "theta": float(t), "phi": phi, "co_dbsm": float(10 * np.log10(s)) + offset_db}
+                     for t, s in zip(theta, sigma)]
+    return {"kind": kind, "workers": workers, "wall_s": wall, "point_s": [wall * workers / 2] * 2, "failed": 0,
+            "messages": [], "backends": ["numpy" if kind == "host" else "cupy"], "rows": rows, "load_before": 0.1,
+            "overhead_batch_s": 0.004, "overhead_round_trip_s": 0.015}
+
+
+def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier_clusters():
+    from paraflux.engine.bench.sweeps import SweepsBenchConfig, merge, mie_error_db
+    from dataclasses import asdict
+    from paraflux.engine.bench.sweeps_report import render_markdown as render_sweeps
+
+    assert mie_error_db(_sweep_run("host", 1, 10.0)["rows"], 0.1) < 1e-12
+    assert abs(mie_error_db(_sweep_run("host", 1, 10.0, 0.25)["rows"], 0.1) - 0.25) < 1e-12
+    facts = {"benchmark": "sweeps", "date": "d1", "command": "c", "commit": "x", "host_cpu": "x86_64",
+             "config": asdict(SweepsBenchConfig(frequencies=2, f_step_mhz=100.0)), "host_threads": 2,
+             "gpus_present": 0, "distributed": "0"}
+    gpu_run = {**facts, "gpus_present": 1, "runs": [_sweep_run("gpu", 1, 4.0, 0.5)],
+               "not_run": [{"kind": "gpu", "workers": 2, "why": "this machine has 1 GPU(s)"}]}
+    host_run = {**facts, "date": "d2", "runs": [_sweep_run("host", 1, 10.0), _sweep_run("host", 2, 6.0)],
+                "not_run": [{"kind": "gpu", "workers": 1, "why": "this machine has 0 GPU(s)"}]}
+    joined = merge(host_run, gpu_run)
+    assert [(r["kind"], r["workers"]) for r in joined["runs"]] == [("host", 1), ("host", 2), ("gpu", 1)]
+    assert [(n["kind"], n["workers"]) for n in joined["not_run"]] == [("gpu", 2)]
+    text = render_sweeps(joined)
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in text.splitlines() if line.startswith("| 2 host")
+            or line.startswith("| 1 GPU")}
+    assert rows["| 2 host workers"][5:7] == ["1.67", "83%"]  # speed-up 10/6, efficiency 10/(2*6)
+    assert rows["| 1 GPU worker (run of d1)"][7:9] == ["5.0e-01", "0.50"]  # 0.5 dB off one host worker and Mie
+    table = [line.strip().strip("|").count("|") for line in text.splitlines() if line.startswith("| ") or
+             line.startswith("|---")][:6]
+    assert len(set(table)) == 1

@@ -28,13 +28,15 @@ class BenchOptions:
 class Benchmark:
     """run(options, command, log, checkpoint) -> results dict; module/report: the modules (under
     engine.bench) that run it and render it (report's render_markdown); merge(data, earlier) joins an
-    earlier run's results; raw_only(options): write the JSON alone (a part to be joined with --merge)."""
+    earlier run's results; needs_gpu: refused without a usable GPU (sweeps
+    time host workers too, and record GPU counts the machine lacks as not run); raw_only(options): write the JSON alone (a part to be joined with --merge)."""
 
     name: str
     module: str
     report: str
     run: Callable[..., dict]
     merges: bool = False
+    needs_gpu: bool = True
     raw_only: Callable[[BenchOptions], bool] = lambda options: False
 
     def _module(self, name: str):
@@ -115,6 +117,14 @@ def _scattering(o: BenchOptions, command, log, checkpoint) -> dict:
     return scattering.run_scattering_benchmark(config, command, log, checkpoint)
 
 
+def _sweeps(o: BenchOptions, command, log, checkpoint) -> dict:
+    from . import sweeps  # noqa: PLC0415
+
+    config = _with(sweeps.SweepsBenchConfig(), host_workers=o.sizes, gpus=o.orders,
+                   frequencies=o.rhs[0] if o.rhs else None)  # --sizes host workers (0: one per core), --orders GPUs
+    return sweeps.run_sweeps_benchmark(config, command, log, checkpoint)
+
+
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("ebe", "ebe", "ebe_report", _ebe),
     Benchmark("coloring", "coloring", "coloring_report", _coloring),
@@ -124,4 +134,5 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
               raw_only=lambda o: o.multi_gpu_only),
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
     Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True),
+    Benchmark("sweeps", "sweeps", "sweeps_report", _sweeps, merges=True, needs_gpu=False),
 )}
