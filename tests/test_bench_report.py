@@ -181,8 +181,9 @@ def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier
     assert [(r["kind"], r["workers"]) for r in joined["runs"]] == [("host", 1), ("host", 2), ("gpu", 1)]
     assert [(n["kind"], n["workers"]) for n in joined["not_run"]] == [("gpu", 2)]
     text = render_sweeps(joined)
-    rows = {line.split(" | ")[0]: line.split(" | ") for line in text.splitlines() if line.startswith("| 2 host")
-            or line.startswith("| 1 GPU")}
+    first_table = text.split("Scheduler overhead")[0]
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in first_table.splitlines()
+            if line.startswith("| 2 host") or line.startswith("| 1 GPU")}
     assert rows["| 2 host workers"][5:7] == ["1.67", "83%"]  # speed-up 10/6, efficiency 10/(2*6)
     assert rows["| 1 GPU worker (run of d1)"][7:9] == ["5.0e-01", "0.50"]  # 0.5 dB off one host worker and Mie
     table = [line.strip().strip("|").count("|") for line in text.splitlines() if line.startswith("| ") or
