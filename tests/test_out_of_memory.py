@@ -1,10 +1,15 @@
 """Running out of memory: one SolverError line (exit 3) naming the memory needed and free, from the one
 helper engine.backend.out_of_memory; on the GPU, per GPU study, with CuPy's pool limited to 1 MiB."""
 
+from pathlib import Path
+
 import pytest
 
 from paraflux.engine.backend import out_of_memory
 from paraflux.engine.cli import main
+
+
+PEC_SPHERE = Path(__file__).resolve().parents[1] / "resources" / "problems" / "pec-sphere.toml"
 
 
 class OutOfMemoryError(MemoryError):
@@ -47,7 +52,8 @@ def small_gpu_pool():
     ["--case", "cantilever", "--backend", "cupy", "--integration", "aii", "--size", "2000"],
     ["--case", "bracket", "--backend", "cupy", "--method", "fmm"],
     ["--case", "sphere-in-box", "--loop", "cuda-s"],
-], ids=["magnetostatic", "elasticity", "elastostatic-bem", "truncation"])
+    [str(PEC_SPHERE), "--loop", "cuda-tiled"],
+], ids=["magnetostatic", "elasticity", "elastostatic-bem", "truncation", "scattering"])
 def test_each_gpu_study_out_of_gpu_memory_says_so_in_one_line(tmp_path, capsys, small_gpu_pool, args):
     out = tmp_path / "out"
     code = main(["solve", *args, "--out", str(out), "--quiet"])

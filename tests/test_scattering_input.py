@@ -93,3 +93,18 @@ def test_an_iteration_short_of_its_tolerance_writes_its_result_and_exits_3(tmp_p
                          + "[solver]\nmax_iterations = 1\ntolerance = 1e-12\n", capsys)
     assert code == 3 and "did not reach tolerance" in err
     assert '"converged": false' in (out / "summary.json").read_text()
+
+
+def test_out_of_memory_in_the_operator_is_one_line_exit_3_and_no_files(tmp_path, capsys, monkeypatch):
+    """The operator's loop running out of memory (the GPU's case is under the gpu marker in
+    test_out_of_memory.py) ends in the operator's own sentence naming the sizes, and writes nothing."""
+    from paraflux.engine.truncation import strategies
+
+    def full(*args):
+        raise MemoryError("Unable to allocate 9.00 GiB for an array with shape (600000000,) and data type complex128")
+
+    monkeypatch.setitem(strategies.IMPLEMENTATIONS, "zgemm", full)
+    code, err, out = run(tmp_path, HEAD + files(tmp_path) + FAR, capsys)
+    assert code == 3 and len(err.splitlines()) == 1, err
+    assert "the host ran out of memory for applying 'zgemm' to" in err and "it needed 9.00 GiB" in err, err
+    assert not out.exists()
