@@ -1,4 +1,5 @@
-"""PyVista charts of a run: time per phase as bars, and the solver's residual history."""
+"""PyVista charts of a run: time per phase as bars, the solver's residual history, far-field cuts (and for
+scattering a polar chart and each incidence's iteration)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pyvista as pv
 from pyvistaqt import QtInteractor
 
 
+DB_RANGE = 50.0  # dB below the peak that the RCS charts show
 COLORS = ("steelblue", "darkorange", "seagreen", "darkred", "purple", "olive", "teal", "gray")
 
 
@@ -82,13 +84,15 @@ class ChartsView(QtInteractor):
     def show_far_field(self, result, result_fields) -> None:
         """Time per phase, and each far-field field against the first far-field angle, one line per value of
         the second angle (e.g. RCS in dBsm against theta for each phi cut)."""
-        angles = dict(result_fields.far_field_angles or {})
-        if not angles or not result_fields.at("far-field"):
+        if not result_fields.far_field_angles or not result_fields.at("far-field"):
             return self.show_result(result)
-        (x_name, x), *rest = angles.items()
+        self._replace(self._timing_chart(result, size=(0.35, 1.0)),
+                      self._far_field_chart(result_fields, size=(0.65, 1.0), loc=(0.35, 0.0)))
+
+    def _far_field_chart(self, result_fields, size, loc) -> pv.Chart2D:
+        (x_name, x), *rest = dict(result_fields.far_field_angles).items()
         groups = np.asarray(rest[0][1]) if rest else np.zeros(len(x))
-        timing = self._timing_chart(result, size=(0.35, 1.0))
-        chart = pv.Chart2D(size=(0.65, 1.0), loc=(0.35, 0.0))
+        chart = pv.Chart2D(size=size, loc=loc)
         self.far_field_lines = []
         for i, f in enumerate(result_fields.at("far-field")):
             values = np.abs(f.values) if np.iscomplexobj(f.values) else np.asarray(f.values, dtype=float)
@@ -100,7 +104,64 @@ class ChartsView(QtInteractor):
                                                        color=COLORS[(i * 3 + j) % len(COLORS)], label=label))
         chart.x_label, chart.title = x_name, "Far field"
         chart.y_label = ", ".join(dict.fromkeys(f.unit for f in result_fields.at("far-field")))
-        self._replace(timing, chart)
+        if chart.y_label == "dBsm":  # the top 50 dB: deep cross-polarised nulls would flatten the rest
+            top = max(float(np.max(f.values)) for f in result_fields.at("far-field"))
+            chart.y_range = [top - DB_RANGE, top + 5.0]
+        return chart
+
+    def show_scattering(self, result, result_fields) -> None:
+        """A scattering run: the RCS cuts against theta (Cartesian, Mie beside a sphere; for monostatic
+        runs the back-scatter RCS of every incidence), the same cuts in a polar chart, and the residual of
+        each incidence's iteration."""
+        if result.problem.monostatic:
+            cartesian = self._monostatic_chart(result, size=(0.4, 1.0), loc=(0.0, 0.0))
+        else:
+            cartesian = self._far_field_chart(result_fields, size=(0.4, 1.0), loc=(0.0, 0.0))
+        self._replace(cartesian, self._polar_chart(result, size=(0.25, 1.0), loc=(0.4, 0.0)),
+                      self._convergence_chart(result, size=(0.35, 1.0), loc=(0.65, 0.0)))
+
+    def _monostatic_chart(self, result, size, loc) -> pv.Chart2D:
+        chart = pv.Chart2D(size=size, loc=loc)
+        n = len(result.theta)
+        self.far_field_lines = [chart.line(np.arange(n, dtype=float), 10 * np.log10(np.maximum(s[:, 0], 1e-40)),
+                                           color=c, label=name) for s, c, name in
+                                ((result.sigma_theta, COLORS[0], "sigma_theta"), (result.sigma_phi, COLORS[1], "sigma_phi"))]
+        chart.x_label, chart.y_label, chart.title = "incidence", "dBsm", "Monostatic RCS"
+        return chart
+
+    def _polar_chart(self, result, size, loc) -> pv.ChartMPL:
+        """Co-polarised RCS (dBsm) of the first incidence against theta in a polar chart, one curve per phi cut."""
+        import matplotlib.figure  # noqa: PLC0415
+
+        figure = matplotlib.figure.Figure(figsize=(3, 3))
+        axes = figure.add_subplot(projection="polar")
+        theta, phi = np.asarray(result.theta[0]), np.asarray(result.phi[0])
+        for j, cut in enumerate(np.unique(phi)):
+            pick = np.flatnonzero(phi == cut)
+            pick = pick[np.argsort(theta[pick])]
+            total = result.sigma_theta[0][pick] + result.sigma_phi[0][pick]
+            axes.plot(np.radians(theta[pick]), 10 * np.log10(np.maximum(total, 1e-40)), color=COLORS[j % len(COLORS)],
+                      label=f"phi = {cut:g}")
+        if axes.lines:
+            top = max(float(np.max(line.get_ydata())) for line in axes.lines)
+            axes.set_rlim(top - DB_RANGE, top + 3.0)
+        axes.set_title("RCS (dBsm), first incidence", fontsize=8)
+        axes.legend(fontsize=6, loc="lower left")
+        self.polar_axes = axes
+        return pv.ChartMPL(figure, size=size, loc=loc)
+
+    def _convergence_chart(self, result, size, loc) -> pv.Chart2D:
+        """log10 of the iteration's residual per incidence (up to six; more: the largest and the median)."""
+        chart = pv.Chart2D(size=size, loc=loc)
+        history = np.array(result.history, dtype=float).reshape(len(result.history), -1) if result.history \
+            else np.zeros((0, 1))
+        steps = np.arange(1, len(history) + 1, dtype=float)
+        curves = ([(history[:, i], f"incidence {i}") for i in range(history.shape[1])] if history.shape[1] <= 6
+                  else [(history.max(axis=1), "largest"), (np.median(history, axis=1), "median")])
+        self.convergence_lines = [chart.line(steps, np.log10(np.maximum(h, 1e-300)), color=COLORS[i % len(COLORS)],
+                                             label=label) for i, (h, label) in enumerate(curves)] if len(steps) else []
+        chart.x_label, chart.y_label, chart.title = "iteration", "log10 residual", "Iteration"
+        return chart
 
     def _timing_chart(self, result, size=(0.5, 1.0)) -> pv.Chart2D:
         phases = list(result.timings)

@@ -637,6 +637,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def on_finished(self, result) -> None:
         self.last_result = self.fem_check_target = result
         self._idle()
+        self.progress_bar.setValue(100)
         panel = self._show_result(result)
         self.summary.setPlainText("\n".join(panel.summary_lines(result)))
         self.mesh_label.setText(panel.mesh_text(result))

@@ -12,7 +12,7 @@ from pyvistaqt import QtInteractor
 
 from paraflux.engine.magnetostatics.post import evaluate_at
 
-from .fields_view import field_grid, shown_field
+from .fields_view import field_grid, pattern_grid, pattern_probe_text, shown_field
 from .solid_view import CAMERA_DIRECTION, CAMERA_UP, default_warp_scale, hex_mesh_grid, solid_grid, solid_probe_text
 from .surface_view import FIELDS, surface_poly, truncation_poly, truncation_probe_text
 
@@ -223,6 +223,31 @@ class ResultView(QtInteractor):
         self._enable_probing()
         self.render()
 
+    def show_cut_plane(self, result, result_fields, normal: str = "y") -> None:
+        """The first cell field (|E| total for scattering) on the plane through the origin with this normal,
+        inside the field mesh's translucent boundary (the scatterer and S)."""
+        self.show_fields(result, result_fields)
+        if self.grid is None or not self.grid.cell_data:
+            return
+        name = next(iter(self.grid.cell_data))
+        self.clear()
+        self.add_mesh(self.grid.extract_surface(algorithm="dataset_surface"), color="lightgrey", opacity=0.15, name="boundary")
+        self.add_mesh(self.grid.slice(normal=normal, origin=(0.0, 0.0, 0.0)), scalars=name, cmap="viridis",
+                      name="cut", scalar_bar_args={"title": name, "color": "black"})
+        self.reset_camera()
+        self.render()
+
+    def show_pattern(self, result) -> None:
+        """A scattering result's 3D far-field pattern (fields_view.pattern_grid), coloured by RCS in dBsm."""
+        self.clear()
+        self.result, self.solid = result, None
+        self.grid = pattern_grid(result.pattern_theta, result.pattern_phi, result.pattern_sigma)
+        self.add_mesh(self.grid, scalars="RCS (dBsm)", cmap="plasma", name="pattern",
+                      scalar_bar_args={"title": "RCS (dBsm)", "color": "black"})
+        self.add_axes()
+        self.reset_camera()
+        self.render()
+
     def _on_pick(self, point) -> None:
         if self.result is None or point is None:
             return
@@ -230,6 +255,8 @@ class ResultView(QtInteractor):
             self.probed.emit(solid_probe_text(self.grid, self.solid, point))
         elif isinstance(self.grid, pv.UnstructuredGrid):
             self.probed.emit(fields_probe_text(self.grid, point))
+        elif "RCS (dBsm)" in self.grid.point_data:
+            self.probed.emit(pattern_probe_text(self.grid, point))
         elif "E_magnitude" in self.grid.cell_data:
             self.probed.emit(truncation_probe_text(self.grid, point))
         else:

@@ -553,4 +553,7 @@ PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPane
 def make_panels() -> dict[str, StudyPanel]:
     """One panel per registered study, in registry order: the study's own panel type, else the panel
     built from its declarations (GenericPanel)."""
-    return {name: PANEL_TYPES.get(name, GenericPanel)(study) for name, study in STUDIES.items()}
+    from .scattering_panel import ScatteringPanel  # noqa: PLC0415 (it builds on GenericPanel, above)
+
+    types = {**PANEL_TYPES, "scattering": ScatteringPanel}
+    return {name: types.get(name, GenericPanel)(study) for name, study in STUDIES.items()}

@@ -32,10 +32,11 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     box.setCurrentIndex(box.findText("Scattering (FE-IIIEE)"))
     assert [window.case_box.itemText(i) for i in range(window.case_box.count())] == ["pec-sphere", "nasa-almond"]
     assert set(window.axis_boxes) == {"acceleration", "linear_solver", "loop"}
-    table = window.materials
-    settings = {table.item(r, 0).text(): r for r in range(table.rowCount())}
-    table.item(settings["problem.frequency"], 1).setText("150000000")  # ka = 0.79: a small mesh
-    table.item(settings["far_field.phi_deg"], 1).setText("0.0")  # a list, one value
+    panel = window.panel
+    settings = [window.materials.item(r, 0).text() for r in range(window.materials.rowCount())]
+    assert "geometry.radius" in settings and not any(s.startswith(("incidence", "far_field")) for s in settings)
+    panel.frequency_edit.setText("150")  # MHz; ka = 0.79: a small mesh
+    panel.far_phi_edit.setText("0")
     window.axis_boxes["acceleration"].setCurrentText("gmres")
     window.solve_button.click()
     qtbot.waitUntil(lambda: window.solve_button.isEnabled() and (window.last_result is not None
@@ -47,3 +48,30 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     assert window.view.grid is not None
     assert [line.GetLabel() for line in window.charts.far_field_lines] == [
         "sigma_theta, phi_deg = 0", "sigma_phi, phi_deg = 0", "sigma_mie, phi_deg = 0"]  # Mie beside the FEM
+    assert len(window.charts.polar_axes.lines) == 1 and len(window.charts.convergence_lines) == 1
+    assert {"cut", "boundary"} <= set(window.view.actors)  # |E| on the cut plane inside the translucent mesh
+    panel.view_box.setCurrentIndex(1)
+    assert "RCS (dBsm)" in window.view.grid.point_data  # the 3D pattern
+    assert window.view.grid.dimensions[:2] == (37, 73)
+
+
+def test_incidences_are_generated_and_edited_in_the_table(window, qtbot):
+    box = window.study_box
+    box.setCurrentIndex(box.findText("Scattering (FE-IIIEE)"))
+    panel = window.panel
+    for edit, text in zip(panel.sweep_edits, ("0", "90", "45", "30")):
+        edit.setText(text)
+    panel.sweep_polarization.setCurrentText("phi")
+    panel.generate_button.click()
+    data = panel.edited(window.problem_data)
+    assert data["incidence"] == {"theta_deg": [0.0, 45.0, 90.0], "phi_deg": [30.0] * 3, "polarization": ["phi"] * 3}
+    panel.sweep_edits[2].setText("-5")
+    panel.generate_button.click()
+    assert window.dialogs[-1].startswith("the incidence sweep needs step > 0") and panel.incidences.rowCount() == 3
+    panel.monostatic_box.setChecked(True)
+    panel.frequency_edit.setText("300")
+    problem = window.current_problem()
+    assert problem.monostatic and problem.frequency == 300e6 and len(problem.incidences) == 3
+    panel.frequency_edit.setText("fast")
+    with pytest.raises(Exception, match="the frequency \\(MHz\\) must be a number, got 'fast'"):
+        window.current_problem()

@@ -245,3 +245,17 @@ def test_every_linear_solver_and_a_cpu_loop_give_the_same_rcs():
         other = run_problem(sphere(**small, **changes))
         assert other.linear_solver == changes.get("solver__linear_solver", "umfpack")
         assert np.abs(other.sigma_theta - reference.sigma_theta).max() < 1e-6 * reference.sigma_theta.max()
+
+
+def test_the_3d_pattern_holds_the_computed_cuts():
+    """The first incidence's 3D pattern (5 degree grid, sigma_theta + sigma_phi) equals the RCS the run
+    computed on the E- and H-plane cuts where the two grids meet."""
+    from paraflux.engine.scattering.run import run_problem
+
+    result = run_problem(sphere(ka=0.6, far_field__theta_deg={"start": 0.0, "stop": 180.0, "step": 10.0}))
+    assert result.pattern_sigma.shape == (37, 72)
+    total = result.sigma_theta[0] + result.sigma_phi[0]
+    for j, phi in ((0, 0.0), (18, 90.0)):
+        pick = result.phi[0] == phi
+        rows = np.searchsorted(result.pattern_theta, result.theta[0][pick])
+        np.testing.assert_allclose(result.pattern_sigma[rows, j], total[pick], rtol=1e-10)

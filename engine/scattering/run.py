@@ -19,6 +19,8 @@ from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_values, traces
 from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
 
+PATTERN_STEP_DEG = 5.0  # the 3D far-field pattern's grid (first incidence), for the window's view
+
 ETA0 = 376.730313668  # ohm
 
 
@@ -45,6 +47,9 @@ class ScatteringResult:
     sprime_points: np.ndarray  # (p', 3) S' quadrature points
     currents_j: np.ndarray  # (p', 3) complex A/m, first incidence
     currents_m: np.ndarray  # (p', 3) complex V/m
+    pattern_theta: np.ndarray  # (n_t,) degrees: the 3D pattern's grid, first incidence
+    pattern_phi: np.ndarray  # (n_p,) degrees
+    pattern_sigma: np.ndarray  # (n_t, n_p) m^2, sigma_theta + sigma_phi
     factor_nonzeros: int | None  # None where the solver does not report them
     backend: str
     linear_solver: str
@@ -90,6 +95,22 @@ def _rcs(system, u, theta, phi) -> tuple[np.ndarray, np.ndarray]:
     out = [rcs(far_field(unit_vectors(theta[i], phi[i])[0], system.inner.points, _one(cur, i), system.k)[0],
                theta[i], phi[i]) for i in range(len(theta))]
     return np.array([o[0] for o in out]), np.array([o[1] for o in out])
+
+
+def pattern_3d(system, u, step_deg: float = PATTERN_STEP_DEG, chunk: int = 256):
+    """The first incidence's total RCS sigma_theta + sigma_phi (n_t, n_p) m^2 on a theta x phi grid every
+    step_deg (theta 0..180, phi 0..360 - step), from the unknowns (n_dofs, n_inc); directions in chunks so
+    the phase matrix stays (chunk, n') whatever the grid."""
+    theta = np.arange(0.0, 180.0 + step_deg / 2, step_deg)
+    phi = np.arange(0.0, 360.0 - step_deg / 2, step_deg)
+    t, p = (a.ravel() for a in np.meshgrid(theta, phi, indexing="ij"))
+    cur = _one(sprime_currents(system, u[:, :1]), 0)
+    sigma = np.empty(len(t))
+    for start in range(0, len(t), chunk):
+        sl = slice(start, start + chunk)
+        pattern = far_field(unit_vectors(t[sl], p[sl])[0], system.inner.points, cur, system.k)
+        sigma[sl] = sum(rcs(pattern, t[sl], p[sl]))[0]
+    return theta, phi, sigma.reshape(len(theta), len(phi))
 
 
 def _one(cur: Currents, i: int) -> Currents:
@@ -152,11 +173,12 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     sigma = _rcs(system, done.u, theta, phi)
     sigma_abc = _rcs(system, abc, theta, phi)
     e, _ = traces(system.inner, done.u[:, :1])
+    pattern = pattern_3d(system, done.u)
     timings["far field"] = time.perf_counter() - t0
     e_s, e_i = _centroid_fields(system, done.u, problem)
     n = system.inner.normals
     n_x_h = 1j * system.flux(done.u[:, :1])[0] / (system.k * ETA0)  # H = -curl E / (j w mu0)
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
-                            n_x_h, np.cross(e[0], n), system.factor.nonzeros, done.backend, system.factor.name,
+                            n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
                             timings)
