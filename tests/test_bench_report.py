@@ -189,3 +189,18 @@ def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier
     table = [line.strip().strip("|").count("|") for line in text.splitlines() if line.startswith("| ") or
              line.startswith("|---")][:6]
     assert len(set(table)) == 1
+
+
+def test_scattering_peers_report_states_the_target_from_the_largest_difference():
+    from paraflux.engine.bench.scattering_peers_report import render_markdown as render_peers
+
+    data = {"benchmark": "scattering-peers", "date": "d", "command": "c", "commit": "x", "host_cpu": "x86_64",
+            "host_threads": 2, "load_before": 0.5, "triangles": 1200,
+            "config": {"frequency_hz": 1.19e9, "phi_deg": [0.0, 90.0], "target_db": 1.0},
+            "ours": {"rcs_dbsm": [-38.0, -22.5], "dofs": 30000, "iterations": [5, 5], "total_s": 19.0},
+            "bempp": {"rcs_dbsm": [-38.4, -22.4], "dofs": 1800, "residual": 1e-14, "assembly_s": 100.0,
+                      "total_s": 120.0, "numba_threads": 2, "version": "0.4.2"}}
+    text = render_peers(data)
+    assert "| 0 | -38.00 | -38.40 | +0.40 |" in text and "**met** (largest difference 0.40 dB)" in text
+    data["ours"]["rcs_dbsm"][1] = -24.0
+    assert "**MISSED** (largest difference 1.60 dB)" in render_peers(data)

@@ -125,6 +125,13 @@ def _sweeps(o: BenchOptions, command, log, checkpoint) -> dict:
     return sweeps.run_sweeps_benchmark(config, command, log, checkpoint)
 
 
+def _scattering_peers(o: BenchOptions, command, log, checkpoint) -> dict:
+    from . import scattering_peers  # noqa: PLC0415
+
+    config = _with(scattering_peers.PeersBenchConfig(), triangles=o.sizes[0] if o.sizes else None)
+    return scattering_peers.run_peers_benchmark(config, command, log, checkpoint)
+
+
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("ebe", "ebe", "ebe_report", _ebe),
     Benchmark("coloring", "coloring", "coloring_report", _coloring),
@@ -134,5 +141,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
               raw_only=lambda o: o.multi_gpu_only),
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
     Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True),
+    Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", _scattering_peers,
+              needs_gpu=False),
     Benchmark("sweeps", "sweeps", "sweeps_report", _sweeps, merges=True, needs_gpu=False),
 )}
