@@ -142,7 +142,8 @@ def run_sweeps_benchmark(cfg: SweepsBenchConfig, command, log=print, checkpoint=
     spec, gpus_present = sphere_sweep(cfg), _gpu_count()
     data = {"benchmark": "sweeps", **run_facts(command), "config": asdict(cfg), "host_threads": os.cpu_count(),
             "gpus_present": gpus_present, "distributed": distributed.__version__, "runs": [], "not_run": []}
-    plan = [("host", n or os.cpu_count()) for n in cfg.host_workers] + [("gpu", n) for n in cfg.gpus if n]
+    plan = list(dict.fromkeys([("host", n or os.cpu_count()) for n in cfg.host_workers]  # "all" may be 2
+                              + [("gpu", n) for n in cfg.gpus if n]))
     for kind, n in plan:
         if kind == "gpu" and n > gpus_present:
             data["not_run"].append({"kind": kind, "workers": n, "why": f"this machine has {gpus_present} GPU(s)"})
