@@ -271,3 +271,9 @@ def test_fmm3d_built_from_source_meets_its_precision_and_reports_its_threads():
         assert run.threads == threads
         assert np.linalg.norm(run.potential - ref[0]) < 1e-6 * np.linalg.norm(ref[0])
         assert np.linalg.norm(run.gradient - ref_grad[0]) < 1e-6 * np.linalg.norm(ref_grad[0])
+
+
+def test_every_registered_m2l_scheme_has_one_implementation():
+    from paraflux.engine.fmm.m2l import SCHEMES  # noqa: PLC0415
+
+    assert tuple(SCHEMES) == M2L_SCHEMES
