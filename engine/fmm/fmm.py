@@ -17,7 +17,7 @@ from ..errors import ProblemError
 from ..variants import M2L
 from .m2l import SCHEMES
 from .plan import FmmOptions, build_plan
-from .tree import Octree
+from .tree import SEPARATIONS, Octree
 
 M2L_SCHEMES = tuple(name for name in M2L.names if name != "auto")  # the schemes; auto picks one of them
 
@@ -57,16 +57,22 @@ class LaplaceFMM:
     or auto (the default, see resolve_m2l; `paraflux bench fmm` compares all of them);
     tree: an octree already built for these points (build_octree), reused instead of building one;
     exponential_nodes: 8, 17 or 26, the plane-wave quadrature of the exponential scheme (about 3, 6, 9
-    digits at best)."""
+    digits at best); separation: 1 or 2, boxes at most that many boxes apart along every axis interact directly,
+    farther ones through M2L (2: about 4.6x the translations and the direct sum, a far smaller translation
+    error per order; standard and batched-gemm only)."""
 
     def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = M2L.default,
-                 backend: str = "numpy", tree: Octree | None = None, exponential_nodes: int = 17):
+                 backend: str = "numpy", tree: Octree | None = None, exponential_nodes: int = 17,
+                 separation: int = 1):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
         sources, targets = _points(sources, "sources"), _points(targets, "targets")
         self.backend = get_backend(backend)
         self.xp = self.backend.xp
-        options = FmmOptions(int(order), leaf_size, resolve_m2l(m2l, self.backend.is_gpu), int(exponential_nodes))
+        if separation not in SEPARATIONS:
+            raise ProblemError(f"the FMM separation must be 1 or 2 boxes, got {separation}")
+        options = FmmOptions(int(order), leaf_size, resolve_m2l(m2l, self.backend.is_gpu), int(exponential_nodes),
+                             separation)
         scheme = SCHEMES[options.scheme]
         scheme.check(options)
         self.plan = build_plan(sources, targets, options, self.backend, _passes(self.backend), scheme, tree)

@@ -9,12 +9,15 @@ from typing import Protocol
 
 import numpy as np
 
+from ..errors import ProblemError
 from .operators import OFFSETS, cross_level_split, cross_m2l_table, standard_m2l_table
 from .plan import FmmOptions, FmmPlan
 from .tree import Octree
 
 
 class M2LScheme(Protocol):
+    separations: tuple  # the tree separations (tree.py) the scheme can translate
+
     def check(self, options: FmmOptions) -> None:
         """Raise ProblemError for options the scheme cannot run, before any work is done."""
 
@@ -36,6 +39,13 @@ def _level_pairs(tree: Octree):
             yield level, tgt_box, src_box, off
 
 
+def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None:
+    if options.separation not in scheme.separations:
+        raise ProblemError(f"the {name} M2L scheme takes separation {' or '.join(map(str, scheme.separations))}, "
+                           f"not {options.separation}: its lists and operators are made for adjacent near boxes; "
+                           "standard and batched-gemm take separation 2")
+
+
 def _most_per_box(tree: Octree) -> int:
     """The largest same-level interaction list (at most 189)."""
     return max((int(np.bincount(t, minlength=tree.levels[lv].n_boxes).max()) for lv, t, _, _ in _level_pairs(tree)),
@@ -52,11 +62,13 @@ class Standard:
     """The paper's M2L: every same-level pair of the interaction lists by the list kernel, one target box per
     thread (block on the GPU)."""
 
+    separations = (1, 2)
+
     def check(self, options: FmmOptions) -> None:
-        pass
+        _check_separation(self, "standard", options)
 
     def prepare(self, plan: FmmPlan) -> _ListState:
-        table = plan.passes.table(standard_m2l_table(plan.order))
+        table = plan.passes.table(standard_m2l_table(plan.order, plan.tree.separation))
         return _ListState(plan.passes, [plan.passes.lists(plan.gid(lv, t), plan.gid(lv, s), off, table)
                                         for lv, t, s, off in _level_pairs(plan.tree)])
 
@@ -74,6 +86,10 @@ class CrossLevel(Standard):
     child-to-parent (M2L_N) or parent-to-child (M2L_NF), at most 119 translations per box."""
 
     direction: str
+    separations = (1,)  # the distance criterion of operators._far_from_family assumes adjacent near boxes
+
+    def check(self, options: FmmOptions) -> None:
+        _check_separation(self, self.direction, options)
 
     def prepare(self, plan: FmmPlan) -> _ListState:
         passes, tree, work = plan.passes, plan.tree, []
@@ -108,14 +124,16 @@ class CrossLevel(Standard):
 class BatchedGemm:
     """All translations of a level with one offset as one stacked dense product (BLAS / cuBLAS)."""
 
+    separations = (1, 2)
+
     def check(self, options: FmmOptions) -> None:
-        pass
+        _check_separation(self, "batched-gemm", options)
 
     def prepare(self, plan: FmmPlan) -> list:
         """Per level (table, [(offset, target gids, source gids), ...]), the pairs grouped by offset: no two rows
         of a group collide."""
         xp, work = plan.xp, []
-        table = xp.asarray(standard_m2l_table(plan.order))
+        table = xp.asarray(standard_m2l_table(plan.order, plan.tree.separation))
         for lv, tgt_box, src_box, off in _level_pairs(plan.tree):
             order = np.argsort(off, kind="stable")
             off, t, s = off[order], plan.gid(lv, tgt_box[order]), plan.gid(lv, src_box[order])
@@ -148,9 +166,12 @@ class Exponential:
     """Plane waves (exponential.py): M2X at the sources, X2X (a diagonal shift per offset) summed at the
     targets, X2L, over six directional lists."""
 
+    separations = (1,)  # the plane-wave rules hold for separations Z in [1, 4] box sides (exponential.py)
+
     def check(self, options: FmmOptions) -> None:
         from .exponential import quadrature  # noqa: PLC0415
 
+        _check_separation(self, "exponential", options)
         quadrature(options.exponential_nodes)  # a clear error for a node count without a rule
 
     def prepare(self, plan: FmmPlan) -> tuple:

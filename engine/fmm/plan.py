@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import Backend
+from ..errors import ProblemError
 from .harmonics import degree_order, n_coefficients
 from .operators import child_tables
 from .tree import Octree, build_octree
@@ -16,12 +17,14 @@ from .tree import Octree, build_octree
 @dataclass(frozen=True)
 class FmmOptions:
     """order: expansion order p; leaf_size: points per leaf at most; scheme: an M2L scheme's name (m2l.SCHEMES);
-    exponential_nodes: the exponential scheme's plane-wave rule (8, 17 or 26)."""
+    exponential_nodes: the exponential scheme's plane-wave rule (8, 17 or 26); separation: 1 or 2, the boxes
+    apart beyond which boxes interact by M2L (tree.py)."""
 
     order: int
     leaf_size: int
     scheme: str
     exponential_nodes: int = 17
+    separation: int = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +148,11 @@ def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, ba
                tree: Octree | None = None) -> FmmPlan:
     """The plan for sources (n_s, 3) and targets (n_t, 3) float64; passes: the backend's passes (host or GPU);
     m2l: the M2L scheme (m2l.SCHEMES); tree: an octree already built for these points, or None."""
-    tree = build_octree(sources, targets, options.leaf_size) if tree is None else tree
+    if tree is None:
+        tree = build_octree(sources, targets, options.leaf_size, separation=options.separation)
+    elif tree.separation != options.separation:
+        raise ProblemError(f"the tree given was built for separation {tree.separation}, the FMM asks for "
+                           f"{options.separation}")
     src_leaves, tgt_leaves = leaves_of(tree, "src"), leaves_of(tree, "tgt")
     m2m, l2l = _scaled_child_tables(options.order)
     near = leaf_pairs(tree, src_leaves, tgt_leaves)
