@@ -64,7 +64,8 @@ class Level:
 class Octree:
     """The tree: root cube (corner, side in the points' unit), sorted permutations of sources and
     targets, levels, and per level the M2L pairs (target box, source box, offset index) and the
-    near pairs (target box, source box) whose subtrees interact directly."""
+    near pairs (target box, source box) whose subtrees interact directly; separation: the near criterion
+    (boxes at most that many boxes apart along every axis)."""
 
     corner: np.ndarray
     side: float
