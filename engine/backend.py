@@ -36,6 +36,15 @@ class Backend:
         if self.is_gpu:
             self.xp.cuda.Device().synchronize()
 
+    def scatter_add(self, target, index, values) -> None:
+        """target[index] += values with repeated indices summed (np.add.at in order; cupyx.scatter_add, atomic)."""
+        if self.is_gpu:
+            import cupyx  # noqa: PLC0415
+
+            cupyx.scatter_add(target, index, values)
+        else:
+            np.add.at(target, index, values)
+
 
 class DeviceMemory:
     """What a computation holds in CuPy's default memory pool, this thread's allocations (zeros for NumPy).

@@ -43,11 +43,12 @@ class FmmBemOperator:
     tractions' corrections are folded into `known_correction`. h_near and g_near hold the accurate near-field
     blocks themselves (without the rigid-body terms), the preconditioner's matrix, until take_near() hands
     them over. memory: a DeviceMemory whose phases the set-up marks (its own one, not counting, if none is
-    given)."""
+    given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
-                 correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17):
+                 correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
+                 separation=1):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -65,7 +66,7 @@ class FmmBemOperator:
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
         t0 = time.perf_counter()
         self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend,
-                              exponential_nodes=exponential_nodes)
+                              exponential_nodes=exponential_nodes, separation=separation)
         fmm_setup = time.perf_counter() - t0
         self.xp = self.fmm.xp
         self.memory = DeviceMemory(self.xp) if memory is None else memory

@@ -13,6 +13,8 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..backend import DeviceMemory, get_backend, out_of_memory, to_host
 from ..errors import SolverError
+from ..fmm.fmm import resolve_m2l
+from ..fmm.m2l import SCHEMES
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
 from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
 from .gmres import gmres
@@ -34,6 +36,8 @@ class FmmSettings:
     far_points: int = FAR_POINTS  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points)
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
+    separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
+    # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +113,13 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
                             "use a coarser mesh, a lower order or fewer far-field points") from None
 
 
+def separation_of(settings: FmmSettings) -> int:
+    """settings.separation, or where None the widest separation its M2L scheme takes."""
+    if settings.separation is not None:
+        return settings.separation
+    return max(SCHEMES[resolve_m2l(settings.m2l, get_backend(settings.backend).is_gpu)].separations)
+
+
 def _solve(points, triangles, data, mu, poisson, layout, settings):
     with DeviceMemory(get_backend(settings.backend).xp) as memory:
         solution, report = _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory)
@@ -120,7 +131,7 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     n, n3 = len(points), 3 * layout.n_targets
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
-                        settings.correction_ratio, memory, settings.exponential_nodes)
+                        settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings))
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp

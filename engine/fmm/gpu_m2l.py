@@ -44,7 +44,7 @@ def m2l_lists_gpu(multipole, local, targets, starts, sources, offsets, table_t) 
 def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop,
             phi, grad) -> None:
     """Add the near field to phi (n_dens, n_t) and grad (n_dens, n_t, 3) or None, on the device; the CSR
-    arrays (LaplaceFMM._near_lists) already there, leaf_of_target int32 and the rest int64."""
+    arrays (plan.near_csr) already there, leaf_of_target int32 and the rest int64."""
     import cupy as cp  # noqa: PLC0415
 
     n_t, n_s, n_dens = len(tgt), len(src), phi.shape[0]

@@ -78,16 +78,25 @@ def scales(p: int, h: float) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(float(h) ** -deg, 2), np.tile(float(h) ** (deg + 1), 2)
 
 
-OFFSETS = np.array([(a, b, c) for a in range(-3, 4) for b in range(-3, 4) for c in range(-3, 4)])
+def offsets(separation: int = 1) -> np.ndarray:
+    """Integer box offsets (n, 3) in -R..R, R = 2 separation + 1, in the order of tree.offset_index."""
+    r = 2 * separation + 1
+    return np.array([(a, b, c) for a in range(-r, r + 1) for b in range(-r, r + 1) for c in range(-r, r + 1)])
+
+
+OFFSETS = offsets(1)
 WELL_SEPARATED = np.abs(OFFSETS).max(axis=1) > 1  # the 316 offsets a same-level M2L can have
 
 
 @lru_cache(maxsize=None)
-def standard_m2l_table(p: int) -> np.ndarray:
-    """(343, 2P, 2P) scaled M2L matrices for integer box offsets (source centre - target centre) / h,
-    indexed by (dx + 3) * 49 + (dy + 3) * 7 + dz + 3; adjacent offsets hold zeros."""
-    table = np.zeros((len(OFFSETS), 2 * n_coefficients(p), 2 * n_coefficients(p)))
-    table[WELL_SEPARATED] = m2l_matrices(p, -OFFSETS[WELL_SEPARATED].astype(float))
+def standard_m2l_table(p: int, separation: int = 1) -> np.ndarray:
+    """(n_offsets, 2P, 2P) scaled M2L matrices for integer box offsets (source centre - target centre) / h
+    (offsets(separation), indexed by tree.offset_index: 343 for separation 1, 1331 for 2); offsets of near
+    boxes hold zeros."""
+    shifts = offsets(separation)
+    far = np.abs(shifts).max(axis=1) > separation
+    table = np.zeros((len(shifts), 2 * n_coefficients(p), 2 * n_coefficients(p)))
+    table[far] = m2l_matrices(p, -shifts[far].astype(float))
     return table
 
 

@@ -11,7 +11,7 @@ import numpy as np
 def m2l_lists_numba(multipole, local, targets, starts, sources, offsets, table):  # pragma: no cover - compiled
     """local[targets[i]] += sum over k in [starts[i], starts[i+1]) of table[offsets[k]] @ multipole[sources[k]].
 
-    multipole, local: (n_boxes, n_dens, 2P); table: (343, 2P, 2P)."""
+    multipole, local: (n_boxes, n_dens, 2P); table: (n_offsets, 2P, 2P), operators.standard_m2l_table."""
     n_dens, width = multipole.shape[1], multipole.shape[2]
     for i in numba.prange(len(targets)):
         t = targets[i]

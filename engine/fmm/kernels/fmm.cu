@@ -1,4 +1,4 @@
-// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (M2L), LaplaceFMM._p2p (near field),
+// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (M2L), host.p2p_reference (near field),
 // operators.p2m and operators.l2p (the leaf expansions).
 
 // The paper's M2L: one block per target box, one thread per real coefficient row (the real and

@@ -1,0 +1,70 @@
+"""The FMM's passes on the GPU through the kernels of kernels/fmm.cu (gpu_m2l.py launches them): fused P2M and
+L2P at the leaves, M2M, L2L and the list M2L by the per-target list kernel, the near field one thread per
+target."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .gpu_m2l import l2p_gpu, m2l_lists_gpu, p2m_gpu, p2p_gpu
+from .plan import FmmPlan, ListWork, Resident, octants, resident_arrays
+
+
+class DevicePasses:
+    """The passes of an FMM application on CuPy (Backend "cupy")."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def table(self, table):
+        """A translation table (n, 2P, 2P) in the form the list kernel reads: on the device, the last two axes
+        swapped."""
+        return self.xp.ascontiguousarray(self.xp.asarray(table).transpose(0, 2, 1))
+
+    def lists(self, tgt, src, off, table) -> ListWork:
+        """The translations dest[tgt] += table[off] @ source[src] (equal-length host int arrays) as list work
+        on the device; table already in the kernel's form (table())."""
+        xp = self.xp
+        order = np.argsort(tgt, kind="stable")
+        tgt, src, off = tgt[order], src[order], off[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(tgt)) + 1, len(tgt)]
+        return ListWork(xp.asarray(tgt[starts[:-1]], dtype=xp.int64), xp.asarray(starts, dtype=xp.int64),
+                        xp.asarray(src, dtype=xp.int64), xp.asarray(off, dtype=xp.int32), table)
+
+    def run_lists(self, source, dest, work: ListWork) -> None:
+        m2l_lists_gpu(source, dest, work.targets, work.starts, work.sources, work.offsets, work.table)
+
+    def families(self, plan: FmmPlan) -> list:
+        """(M2M, L2L) of each level as list work: children onto their parents, parents onto the children;
+        offset: the octant; () at the root."""
+        m2m_t, l2l_t = self.table(plan.m2m), self.table(plan.l2l)
+        work = [()]
+        for level in range(1, len(plan.tree.levels)):
+            octant, parents, children = octants(plan, level)
+            work.append((self.lists(parents, children, octant, m2m_t), self.lists(children, parents, octant, l2l_t)))
+        return work
+
+    def resident(self, plan: FmmPlan) -> Resident:
+        xp = self.xp
+        leaf_of, starts, pair_leaf, first, stop = plan.near_csr
+        near = (xp.asarray(leaf_of, dtype=xp.int32), *(xp.asarray(a, dtype=xp.int64)
+                                                       for a in (starts, pair_leaf, first, stop)))
+        return resident_arrays(plan, lambda leaves: (xp.asarray(leaves.index), None), near)
+
+    def p2m(self, plan: FmmPlan, res: Resident, q, d, multipole) -> None:
+        leaf = res.src_leaf
+        p2m_gpu(res.src, q, d, leaf.slots, leaf.centre, leaf.side, leaf.gid, plan.order, multipole)
+
+    def m2m(self, plan: FmmPlan, level: int, multipole) -> None:
+        self.run_lists(multipole, multipole, plan.families[level][0])  # parents and children are distinct rows
+
+    def l2l(self, plan: FmmPlan, level: int, local) -> None:
+        self.run_lists(local, local, plan.families[level][1])
+
+    def l2p(self, plan: FmmPlan, res: Resident, local, phi, grad) -> None:
+        leaf = res.tgt_leaf
+        l2p_gpu(res.tgt, local, leaf.slots, leaf.centre, leaf.side, leaf.gid, plan.order, phi, grad)
+
+    def p2p(self, plan: FmmPlan, res: Resident, q, d, phi, grad, reference: bool = False) -> None:
+        """Adds the near field into phi and grad (or None); reference is the host's option only."""
+        p2p_gpu(res.tgt, res.src, q, d, *res.near, phi, grad)

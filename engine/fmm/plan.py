@@ -1,0 +1,228 @@
+"""The FMM's plan: everything built once from the points, the order and the scheme (octree, leaves, near
+pairs, translation tables and lists, the M2L scheme's work) so that applications only run the passes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backend import Backend
+from ..errors import ProblemError
+from .harmonics import degree_order, n_coefficients
+from .operators import child_tables
+from .tree import Octree, build_octree
+
+
+@dataclass(frozen=True)
+class FmmOptions:
+    """order: expansion order p; leaf_size: points per leaf at most; scheme: an M2L scheme's name (m2l.SCHEMES);
+    exponential_nodes: the exponential scheme's plane-wave rule (8, 17 or 26); separation: 1 or 2, the boxes
+    apart beyond which boxes interact by M2L (tree.py)."""
+
+    order: int
+    leaf_size: int
+    scheme: str
+    exponential_nodes: int = 17
+    separation: int = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Leaves:
+    """Leaves holding targets (or sources) as padded index arrays into the sorted points."""
+
+    level: np.ndarray   # (n,) level of each leaf
+    box: np.ndarray     # (n,) box index in its level
+    start: np.ndarray   # (n,) first sorted point
+    index: np.ndarray   # (n, L) sorted point indices, -1 where padded
+
+
+@dataclass(frozen=True, eq=False)
+class ListWork:
+    """Translations for the per-target list kernels (M2L, and M2M / L2L on the GPU), sorted by target:
+    dest[targets[i]] += table[offsets[k]] @ source[sources[k]] for k in [starts[i], starts[i + 1]); arrays
+    and table in the form the backend's kernel reads (passes.lists)."""
+
+    targets: object
+    starts: object
+    sources: object
+    offsets: object
+    table: object
+
+
+@dataclass(frozen=True, eq=False)
+class LeafArrays:
+    """Per source or target leaf, on the backend: side (n,), centre (n, 3), global box id (n,), and its slots
+    (n, L) in the form the passes read them: sorted point indices, -1 where padded (GPU) or clipped to 0 with
+    mask (n, L) marking the real ones (host; mask None on the GPU)."""
+
+    side: object
+    centre: object
+    gid: object
+    slots: object
+    mask: object
+
+
+@dataclass(frozen=True, eq=False)
+class Resident:
+    """The arrays every application reads, on the backend: sorted sources and targets, the sorting
+    permutations, the leaves' arrays and the near-field CSR (plan.near_csr, in the passes' dtypes)."""
+
+    src: object
+    tgt: object
+    src_order: object
+    tgt_order: object
+    src_leaf: LeafArrays
+    tgt_leaf: LeafArrays
+    near: tuple
+
+
+def resident_arrays(plan, slots, near) -> Resident:
+    """A plan's Resident; slots(leaves) -> (slots, mask) in the passes' form; near: the CSR on the backend."""
+    xp, tree = plan.xp, plan.tree
+
+    def leaf(leaves: Leaves) -> LeafArrays:
+        return LeafArrays(xp.asarray(tree.side / 2.0 ** leaves.level), xp.asarray(plan.centres(leaves)),
+                          xp.asarray(plan.gid(leaves.level, leaves.box)), *slots(leaves))
+
+    return Resident(xp.asarray(plan.sources), xp.asarray(plan.targets), xp.asarray(tree.src_order),
+                    xp.asarray(tree.tgt_order), leaf(plan.src_leaves), leaf(plan.tgt_leaves), near)
+
+
+@dataclass(eq=False)
+class FmmPlan:
+    """The plan of one FMM: sources (n_s, 3) and targets (n_t, 3) in the tree's sorted order, box_offset (levels
+    + 1,) giving each level's first global box id, near_pairs (target leaf, source leaf) of the direct sum,
+    near_csr its CSR for the P2P kernels, m2m / l2l the (8, 2P, 2P) octant tables scaled for one set to serve
+    every level (on the backend); passes: the host's or the GPU's implementation of the passes, with its
+    per-level M2M / L2L work in `families`; m2l: the scheme, with its prepared work in `m2l_work`."""
+
+    options: FmmOptions
+    backend: Backend
+    passes: object
+    tree: Octree
+    sources: np.ndarray
+    targets: np.ndarray
+    box_offset: np.ndarray
+    src_leaves: Leaves
+    tgt_leaves: Leaves
+    near_pairs: tuple
+    near_csr: tuple
+    m2m: object
+    l2l: object
+    m2l: object
+    families: list = field(default=None)
+    m2l_work: object = field(default=None)
+    _resident: object = field(default=None, repr=False)
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+    @property
+    def order(self) -> int:
+        return self.options.order
+
+    @property
+    def n_coef(self) -> int:
+        return n_coefficients(self.options.order)
+
+    def gid(self, level, box):
+        """Global box ids (the rows of the expansion arrays) of boxes of a level (or of levels, elementwise)."""
+        return self.box_offset[level] + box
+
+    def centres(self, leaves: Leaves) -> np.ndarray:
+        """(n, 3) centres of leaves at mixed levels."""
+        coords = np.concatenate([lv.coords for lv in self.tree.levels])[self.gid(leaves.level, leaves.box)]
+        return self.tree.corner + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
+
+    def resident(self):
+        """The arrays every application reads, moved to the backend's device once (the device current at the
+        first application): see the passes' resident()."""
+        if self._resident is None:
+            self._resident = self.passes.resident(self)
+        return self._resident
+
+
+def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, backend: Backend, passes, m2l,
+               tree: Octree | None = None) -> FmmPlan:
+    """The plan for sources (n_s, 3) and targets (n_t, 3) float64; passes: the backend's passes (host or GPU);
+    m2l: the M2L scheme (m2l.SCHEMES); tree: an octree already built for these points, or None."""
+    if tree is None:
+        tree = build_octree(sources, targets, options.leaf_size, separation=options.separation)
+    elif tree.separation != options.separation:
+        raise ProblemError(f"the tree given was built for separation {tree.separation}, the FMM asks for "
+                           f"{options.separation}")
+    src_leaves, tgt_leaves = leaves_of(tree, "src"), leaves_of(tree, "tgt")
+    m2m, l2l = _scaled_child_tables(options.order)
+    near = leaf_pairs(tree, src_leaves, tgt_leaves)
+    plan = FmmPlan(options, backend, passes, tree, sources[tree.src_order], targets[tree.tgt_order],
+                   np.cumsum([0] + [lv.n_boxes for lv in tree.levels]), src_leaves, tgt_leaves, near,
+                   near_csr(near, src_leaves, tgt_leaves, len(targets)), backend.xp.asarray(m2m),
+                   backend.xp.asarray(l2l), m2l)
+    plan.m2l_work = m2l.prepare(plan)
+    plan.families = passes.families(plan)
+    return plan
+
+
+def _scaled_child_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """M2M (child -> parent) and L2L (parent -> child) tables (8, 2P, 2P) with each box's expansion scaled by
+    its own side."""
+    deg = np.tile(degree_order(p)[0], 2)
+    m2m, l2l = child_tables(p)
+    return m2m * (2.0 ** -deg)[None, None, :], l2l * (2.0 ** -(deg + 1))[None, :, None]
+
+
+def octants(plan: FmmPlan, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(octant, parent gid, child gid) of every box of a level >= 1 under its parent."""
+    lv = plan.tree.levels[level]
+    octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
+    return octant, plan.gid(level - 1, lv.parent), plan.gid(level, np.arange(lv.n_boxes))
+
+
+def leaves_of(tree: Octree, kind: str) -> Leaves:
+    """The leaves holding targets (kind "tgt") or sources ("src"), ordered by their first sorted point."""
+    rows = []
+    for lv_i, lv in enumerate(tree.levels):
+        rng = lv.tgt_range if kind == "tgt" else lv.src_range
+        ids = np.flatnonzero(lv.leaf & (rng[:, 1] > rng[:, 0]))
+        rows += [(lv_i, b, rng[b, 0], rng[b, 1]) for b in ids]
+    rows.sort(key=lambda r: r[2])
+    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    width = int((a[:, 3] - a[:, 2]).max()) if len(a) else 1
+    offs = np.arange(width)
+    index = np.where(offs[None, :] < (a[:, 3] - a[:, 2])[:, None], a[:, 2:3] + offs[None, :], -1)
+    return Leaves(a[:, 0], a[:, 1], a[:, 2], index)
+
+
+def leaf_pairs(tree: Octree, src_leaves: Leaves, tgt_leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+    """(target leaf, source leaf) pairs of every near box pair: the direct-sum work."""
+    t_start, s_start = tgt_leaves.start, src_leaves.start
+    out_t, out_s = [], []
+    for lv_i, (a, c) in enumerate(tree.near):
+        lv = tree.levels[lv_i]
+        ta = np.searchsorted(t_start, lv.tgt_range[a, 0]), np.searchsorted(t_start, lv.tgt_range[a, 1])
+        sc = np.searchsorted(s_start, lv.src_range[c, 0]), np.searchsorted(s_start, lv.src_range[c, 1])
+        nt, ns = ta[1] - ta[0], sc[1] - sc[0]
+        keep = (nt > 0) & (ns > 0)
+        nt, ns, t0, s0 = nt[keep], ns[keep], ta[0][keep], sc[0][keep]
+        total = nt * ns
+        pair = np.repeat(np.arange(len(total)), total)
+        local = np.arange(total.sum()) - np.repeat(np.cumsum(total) - total, total)
+        out_t.append(t0[pair] + local // ns[pair])
+        out_s.append(s0[pair] + local % ns[pair])
+    return np.concatenate(out_t), np.concatenate(out_s)
+
+
+def near_csr(pairs: tuple, src_leaves: Leaves, tgt_leaves: Leaves, n_targets: int) -> tuple:
+    """CSR of the near field for the P2P kernels (CUDA, Numba): leaf of each sorted target (n_t,) int32, pair
+    starts per target leaf, source leaf of each pair, and the sorted-source range [first, stop) of each source
+    leaf."""
+    tl, sl = pairs
+    order = np.argsort(tl, kind="stable")
+    starts = np.r_[0, np.cumsum(np.bincount(tl, minlength=len(tgt_leaves.start)))]
+    leaf_of = np.full(n_targets, -1, dtype=np.int32)
+    rows, cols = np.nonzero(tgt_leaves.index >= 0)
+    leaf_of[tgt_leaves.index[rows, cols]] = rows
+    counts = (src_leaves.index >= 0).sum(axis=1)
+    return leaf_of, starts, sl[order], src_leaves.start, src_leaves.start + counts
