@@ -50,7 +50,7 @@ def test_committed_fmm_report_is_the_rendering_of_the_committed_json():
             assert "- Reason:" in render_fmm(data).split(line, 1)[1].split("\n- ", 1)[0]
 
 @pytest.mark.parametrize("name", ["ebe", "coloring", "hex", "fmm", "truncation", "fmbem", "scattering",
-                                  "scattering-peers"])
+                                  "scattering-peers", "sweeps"])
 def test_every_table_of_a_report_has_as_many_cells_as_its_header(name):
     """A separator or row with a cell too few or too many makes Markdown drop the whole table."""
     table = []
@@ -207,8 +207,8 @@ def test_scattering_peers_report_states_the_target_from_the_largest_difference()
     assert "**MISSED** (largest difference 1.60 dB)" in render_peers(data)
 
 
-@pytest.mark.parametrize("name", ["scattering", "scattering-peers"])
-def test_committed_scattering_reports_are_the_rendering_of_their_json(name):
+@pytest.mark.parametrize("name", ["scattering", "scattering-peers", "sweeps"])
+def test_committed_reports_are_the_rendering_of_their_json(name):
     from paraflux.engine.bench.registry import BENCHMARKS
 
     data = json.loads((DOCS / f"{name}.json").read_text())
