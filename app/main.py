@@ -11,21 +11,22 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.errors import ParaFluxError, ProblemError
-from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
                                       problem_as_dict)
 from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.output import write_text_atomic
-from paraflux.engine.studies.compare import compare_variants, comparison_csv
+from paraflux.engine.studies.compare import compare_variants
 from paraflux.engine.truncation.scaling import scaling_sweep
 
 from . import gui_thread_gc
 from .charts_view import ChartsView
+from .compare_panel import ComparePanel
 from .jobs import JobRunner
 from .session import SESSION_VERSION, check_session
 from .result_view import ResultView
-from .study_panels import StudyPanel, make_panels
+from .panels import make_panels
+from .study_panels import StudyPanel
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -37,6 +38,12 @@ class MainWindow(QtWidgets.QMainWindow):
     axis_boxes = property(lambda self: self.panel.axis_boxes)
     parameter_edits = property(lambda self: self.panel.parameter_edits)
     unit_box = property(lambda self: self.panel.unit_box)
+    compare_axis = property(lambda self: self.compare_panel.axis)  # the Compare box's parts (app/compare_panel.py)
+    compare_choices = property(lambda self: self.compare_panel.choices)
+    compare_button = property(lambda self: self.compare_panel.run_button)
+    compare_table = property(lambda self: self.compare_panel.table)
+    export_button = property(lambda self: self.compare_panel.export_button)
+    comparison_rows = property(lambda self: self.compare_panel.rows)
     thread = property(lambda self: self.jobs.thread)  # the running (or last) job's thread
     formulation_box = property(lambda self: self.panels["magnetostatic"].formulation_box)
     potential_box = property(lambda self: self.panels["magnetostatic"].potential_box)
@@ -52,11 +59,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs = JobRunner(self, self.on_progress, self.on_failed)
         self.last_result = None
         self.fem_check_target = None  # the shown BEM result while the problem is unchanged (p-FEM check)
-        self.comparison_rows = []
 
         form = self._problem_controls()
         buttons = self._run_controls(form)
-        compare_box = self._compare_box()
+        compare_box = self.compare_panel = ComparePanel(self.study, self.show_error)
+        compare_box.run_button.clicked.connect(self.compare)
         self.use_case(self.case_box.currentText())
         layout = QtWidgets.QVBoxLayout()
         layout.addLayout(form)
@@ -146,27 +153,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.summary.setReadOnly(True)
         return buttons
 
-    def _compare_box(self) -> QtWidgets.QGroupBox:
-        """Compare variants: an axis, its choices, the table and its CSV export."""
-        compare_box = QtWidgets.QGroupBox("Compare variants")
-        compare_layout = QtWidgets.QVBoxLayout(compare_box)
-        self.compare_axis = QtWidgets.QComboBox()
-        self.compare_axis.addItems(self.study.comparable())
-        self.compare_axis.currentTextChanged.connect(self._fill_compare_choices)
-        self.compare_choices = QtWidgets.QListWidget()
-        self.compare_choices.setMaximumHeight(110)
-        self.compare_button = QtWidgets.QPushButton("Run comparison")
-        self.compare_button.clicked.connect(self.compare)
-        self.compare_table = QtWidgets.QTableWidget(0, 0)
-        self.export_button = QtWidgets.QPushButton("Export table as CSV...")
-        self.export_button.clicked.connect(self.export_comparison)
-        self.export_button.setEnabled(False)
-        for widget in (self.compare_axis, self.compare_choices, self.compare_button, self.compare_table,
-                       self.export_button):
-            compare_layout.addWidget(widget)
-        self._fill_compare_choices(self.compare_axis.currentText())
-        return compare_box
-
     def _build_view(self) -> QtWidgets.QWidget:
         """The result view with its warp control, and the charts."""
         self.view = ResultView(self)
@@ -224,15 +210,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.case_box.blockSignals(False)
         self.size_box.setValue(0)
         self.size_box.setSingleStep(self.panel.size_step)
-        self.compare_axis.blockSignals(True)
-        self.compare_axis.clear()
-        self.compare_axis.addItems(self.study.comparable())
-        self.compare_axis.blockSignals(False)
-        self._fill_compare_choices(self.compare_axis.currentText())
-        self.compare_table.setRowCount(0)
-        self.compare_table.setColumnCount(0)
-        self.comparison_rows = []
-        self.export_button.setEnabled(False)
+        self.compare_panel.set_study(self.study)
         self.last_result = None  # the shown result belongs to the other study
         self.view.clear()
         self.view.result, self.view.grid, self.view.solid = None, None, None
@@ -485,9 +463,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def compare(self) -> None:
         """Run the current problem once per checked choice of the chosen axis, in sequence."""
-        axis = self.compare_axis.currentText()
-        choices = [self.compare_choices.item(i).text() for i in range(self.compare_choices.count())
-                   if self.compare_choices.item(i).checkState() == QtCore.Qt.Checked]
+        axis, choices = self.compare_panel.checked()
         if len(choices) < 2:
             self.show_error("tick at least two choices to compare")
             return
@@ -512,14 +488,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def on_scaled(self, rows) -> None:
         self._idle()
-        headers = ["loop", "S triangles", "right-hand sides", "operator (s)", "acceleration over serial"]
-        self.compare_table.setColumnCount(len(headers))
-        self.compare_table.setHorizontalHeaderLabels(headers)
-        self.compare_table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            cells = [row.loop, f"{row.n_outer:,}", str(row.n_rhs), f"{row.seconds:.4g}", f"{row.acceleration:.3g}"]
-            for c, text in enumerate(cells):
-                self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.compare_panel.show_scaling(rows)
         self.charts.show_scaling(rows)
         self.status.setText(f"scaling: {len(rows)} runs")
         self._log(f"scaling: {len(rows)} runs")
@@ -556,55 +525,14 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error("a run is in progress: wait for it or cancel it first")
         return busy
 
-    def _fill_compare_choices(self, axis_name: str) -> None:
-        self.compare_choices.clear()
-        parameter = next((p for p in self.study.parameters if p.name == axis_name), None)
-        if parameter is not None:  # a numeric setting Compare offers values of
-            for value in parameter.compare_values:
-                item = QtWidgets.QListWidgetItem(f"{value:g}")
-                item.setToolTip(parameter.description)
-                item.setFlags(item.flags() | QtCore.Qt.ItemIsUserCheckable)
-                item.setCheckState(QtCore.Qt.Unchecked)
-                self.compare_choices.addItem(item)
-            return
-        reason = gpu_unavailable_reason()
-        for choice in self.study.axis(axis_name).choices:
-            item = QtWidgets.QListWidgetItem(choice.name)
-            item.setToolTip(choice.description)
-            usable = choice.unavailable(reason) is None
-            item.setFlags((item.flags() | QtCore.Qt.ItemIsUserCheckable) if usable
-                          else item.flags() & ~QtCore.Qt.ItemIsEnabled)
-            item.setCheckState(QtCore.Qt.Unchecked)
-            self.compare_choices.addItem(item)
-
     def on_compared(self, outcome) -> None:
         rows, results = outcome
         self.fem_check_target = results[-1]  # the one drawn
         self._idle()
-        self.comparison_rows = rows
-        phases = list(dict.fromkeys(p for row in rows for p in row.timings))
-        headers = ["variant", *[f"{p} (s)" for p in phases], "iterations", "difference"]
-        self.compare_table.setColumnCount(len(headers))
-        self.compare_table.setHorizontalHeaderLabels(headers)
-        self.compare_table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            cells = [row.label, *[f"{row.timings.get(p, float('nan')):.4g}" for p in phases],
-                     "" if row.iterations is None else str(row.iterations), f"{row.relative_difference:.2e}"]
-            for c, text in enumerate(cells):
-                self.compare_table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
-        self.export_button.setEnabled(True)
+        self.compare_panel.show_comparison(rows)
         self._show_result(results[-1])
         self.charts.show_comparison(rows)
         self.status.setText(f"compared {len(rows)} variants")
-
-    def export_comparison(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export comparison", "comparison.csv",
-                                                        "CSV files (*.csv)")
-        if path:
-            try:
-                write_text_atomic(Path(path), comparison_csv(self.comparison_rows))
-            except OSError as exc:
-                self.show_error(f"cannot write {path}: {exc}")
 
     def cancel(self) -> None:
         self.jobs.cancel()

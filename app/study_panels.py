@@ -22,7 +22,7 @@ from paraflux.engine.problems.bem import LENGTH_UNITS as BEM_LENGTH_UNITS
 from paraflux.engine.problems.elasticity import LENGTH_UNITS as ELASTIC_LENGTH_UNITS
 from paraflux.engine.problems.magnetostatic import FORMULATIONS, LENGTH_UNITS, POTENTIALS
 from paraflux.engine.problems.truncation import LENGTH_UNITS as SURFACE_LENGTH_UNITS
-from paraflux.engine.studies import STUDIES, Study
+from paraflux.engine.studies import Study
 from paraflux.engine.truncation.run import load_surfaces
 
 from .problem_table import ProblemTable
@@ -544,16 +544,3 @@ class GenericPanel(StudyPanel):
     def mesh_text(self, result) -> str:
         mesh = self.study.fields(result).mesh
         return "" if mesh is None else f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes"
-
-
-PANEL_TYPES = {"magnetostatic": MagnetostaticPanel, "elasticity": ElasticityPanel, "truncation": TruncationPanel,
-               "elastostatic-bem": BemPanel}
-
-
-def make_panels() -> dict[str, StudyPanel]:
-    """One panel per registered study, in registry order: the study's own panel type, else the panel
-    built from its declarations (GenericPanel)."""
-    from .scattering_panel import ScatteringPanel  # noqa: PLC0415 (it builds on GenericPanel, above)
-
-    types = {**PANEL_TYPES, "scattering": ScatteringPanel}
-    return {name: types.get(name, GenericPanel)(study) for name, study in STUDIES.items()}
