@@ -7,24 +7,9 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
-from PySide6 import QtWidgets  # noqa: E402
+from . import test_app  # noqa: E402
 
-from paraflux.app.main import MainWindow  # noqa: E402
-
-
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
-    shown = []
-    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: shown.append(text))
-    w = MainWindow()
-    w.dialogs = shown
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.close()
+window = test_app.window
 
 
 def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):

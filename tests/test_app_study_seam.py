@@ -7,31 +7,23 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
-from PySide6 import QtWidgets  # noqa: E402
-
-from paraflux.app.main import MainWindow  # noqa: E402
 from paraflux.engine.studies import register, unregister  # noqa: E402
 
+from . import test_app  # noqa: E402
 from .toy_study import toy_study  # noqa: E402
 
 
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
+@pytest.fixture(autouse=True)
+def toy(tmp_path):
+    """The toy study registered (before the window is made: autouse fixtures come first) and removed."""
     problem_file = tmp_path / "toy-bar.toml"
     problem_file.write_text('[problem]\nkind = "toy-poisson-1d"\ncase = "toy-bar"\nlength = 2.0\nsource = 1.0\n')
     register(toy_study(problem_file))
-    shown = []
-    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: shown.append(text))
-    w = MainWindow()
-    w.dialogs = shown
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    w.close()
+    yield
     unregister("toy")
+
+
+window = test_app.window
 
 
 def test_toy_study_selected_solved_drawn_and_compared(window, qtbot):
