@@ -20,6 +20,7 @@ from .system import build_system, gamma_values, traces
 from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
 
 PATTERN_STEP_DEG = 5.0  # the 3D far-field pattern's grid (first incidence), for the window's view
+PATTERN_CHUNK_ENTRIES = 1 << 22  # complex phase entries per chunk of directions (64 MiB)
 
 ETA0 = 376.730313668  # ohm
 
@@ -86,9 +87,8 @@ def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(t.ravel(), (n_inc, 1)), np.tile(p.ravel(), (n_inc, 1))
 
 
-def _rcs(system, u, theta, phi) -> tuple[np.ndarray, np.ndarray]:
-    """sigma_theta, sigma_phi (n_inc, n_dir) from the unknowns (n_dofs, n_inc)."""
-    cur = sprime_currents(system, u)
+def _rcs(system, cur: Currents, theta, phi) -> tuple[np.ndarray, np.ndarray]:
+    """sigma_theta, sigma_phi (n_inc, n_dir) from the currents on S' of every incidence."""
     if (theta == theta[:1]).all() and (phi == phi[:1]).all():  # one grid for every incidence
         pattern = far_field(unit_vectors(theta[0], phi[0])[0], system.inner.points, cur, system.k)
         return rcs(pattern, theta[0], phi[0])
@@ -97,14 +97,14 @@ def _rcs(system, u, theta, phi) -> tuple[np.ndarray, np.ndarray]:
     return np.array([o[0] for o in out]), np.array([o[1] for o in out])
 
 
-def pattern_3d(system, u, step_deg: float = PATTERN_STEP_DEG, chunk: int = 256):
-    """The first incidence's total RCS sigma_theta + sigma_phi (n_t, n_p) m^2 on a theta x phi grid every
-    step_deg (theta 0..180, phi 0..360 - step), from the unknowns (n_dofs, n_inc); directions in chunks so
-    the phase matrix stays (chunk, n') whatever the grid."""
+def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG):
+    """The total RCS sigma_theta + sigma_phi (n_t, n_p) m^2 of one incidence's currents on S' on a theta x phi
+    grid every step_deg (theta 0..180, phi 0..360 - step); directions in chunks so the phase matrix
+    (chunk, n') stays under PATTERN_CHUNK_ENTRIES whatever the grid and S'."""
     theta = np.arange(0.0, 180.0 + step_deg / 2, step_deg)
     phi = np.arange(0.0, 360.0 - step_deg / 2, step_deg)
     t, p = (a.ravel() for a in np.meshgrid(theta, phi, indexing="ij"))
-    cur = _one(sprime_currents(system, u[:, :1]), 0)
+    chunk = max(1, PATTERN_CHUNK_ENTRIES // len(system.inner.points))
     sigma = np.empty(len(t))
     for start in range(0, len(t), chunk):
         sl = slice(start, start + chunk)
@@ -170,10 +170,11 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     timings["iterations"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
-    sigma = _rcs(system, done.u, theta, phi)
-    sigma_abc = _rcs(system, abc, theta, phi)
+    cur = sprime_currents(system, done.u)
+    sigma = _rcs(system, cur, theta, phi)
+    sigma_abc = _rcs(system, sprime_currents(system, abc), theta, phi)
     e, _ = traces(system.inner, done.u[:, :1])
-    pattern = pattern_3d(system, done.u)
+    pattern = pattern_3d(system, _one(cur, 0))
     timings["far field"] = time.perf_counter() - t0
     e_s, e_i = _centroid_fields(system, done.u, problem)
     n = system.inner.normals
