@@ -7,6 +7,8 @@ import numpy as np
 import pyvista as pv
 from pyvistaqt import QtInteractor
 
+from paraflux.engine.scattering.waves import dbsm
+
 
 DB_RANGE = 50.0  # dB below the peak that the RCS charts show
 COLORS = ("steelblue", "darkorange", "seagreen", "darkred", "purple", "olive", "teal", "gray")
@@ -123,7 +125,7 @@ class ChartsView(QtInteractor):
     def _monostatic_chart(self, result, size, loc) -> pv.Chart2D:
         chart = pv.Chart2D(size=size, loc=loc)
         n = len(result.theta)
-        self.far_field_lines = [chart.line(np.arange(n, dtype=float), 10 * np.log10(np.maximum(s[:, 0], 1e-40)),
+        self.far_field_lines = [chart.line(np.arange(n, dtype=float), dbsm(s[:, 0]),
                                            color=c, label=name) for s, c, name in
                                 ((result.sigma_theta, COLORS[0], "sigma_theta"), (result.sigma_phi, COLORS[1], "sigma_phi"))]
         chart.x_label, chart.y_label, chart.title = "incidence", "dBsm", "Monostatic RCS"
@@ -140,7 +142,7 @@ class ChartsView(QtInteractor):
             pick = np.flatnonzero(phi == cut)
             pick = pick[np.argsort(theta[pick])]
             total = result.sigma_theta[0][pick] + result.sigma_phi[0][pick]
-            axes.plot(np.radians(theta[pick]), 10 * np.log10(np.maximum(total, 1e-40)), color=COLORS[j % len(COLORS)],
+            axes.plot(np.radians(theta[pick]), dbsm(total), color=COLORS[j % len(COLORS)],
                       label=f"phi = {cut:g}")
         if axes.lines:
             top = max(float(np.max(line.get_ydata())) for line in axes.lines)

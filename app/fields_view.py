@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pyvista as pv
 
+from paraflux.engine.scattering.waves import dbsm
+
 
 def magnitude(values: np.ndarray) -> np.ndarray:
     """|v| per entry: abs of scalars, the 2-norm of vectors, over real and complex values alike."""
@@ -37,7 +39,7 @@ def shown_field(result_fields) -> str | None:
 def pattern_grid(theta_deg, phi_deg, sigma, dynamic_db: float = 40.0) -> pv.StructuredGrid:
     """A far-field pattern sigma (n_t, n_p) m^2 on theta x phi (degrees) as a closed surface whose radius
     is the RCS in dB above (peak - dynamic_db), scaled to 1 at the peak; point data 'RCS (dBsm)'."""
-    db = 10 * np.log10(np.maximum(np.asarray(sigma, dtype=float), 1e-40))
+    db = dbsm(np.asarray(sigma, dtype=float))
     radius = np.clip((db - db.max() + dynamic_db) / dynamic_db, 0.0, None)
     t, p = np.meshgrid(np.radians(theta_deg), np.radians(np.append(phi_deg, 360.0)), indexing="ij")
     r = np.concatenate([radius, radius[:, :1]], axis=1)  # phi closed at 360

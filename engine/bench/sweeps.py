@@ -20,6 +20,7 @@ import numpy as np
 
 from ..problems.toml_input import read_toml
 from ..scattering.mie import pec_sphere_rcs
+from ..scattering.waves import dbsm
 from ..truncation.fields import C0
 from ..sweep.runner import run_sweep
 from ..sweep.spec import SweepSpec, parse_sweep
@@ -92,7 +93,7 @@ def mie_error_db(rows: list[dict], radius: float) -> float:
         for phi, which in ((0.0, 0), (90.0, 1)):
             cut = [r for r in rows if r["frequency"] == f and r["phi"] == phi]
             theta = np.array([r["theta"] for r in cut])
-            ref = 10 * np.log10(pec_sphere_rcs(radius, 2 * math.pi * f / C0, theta)[which])
+            ref = dbsm(pec_sphere_rcs(radius, 2 * math.pi * f / C0, theta)[which])
             near = ref > ref.max() - 20
             ours = np.array([r["co_dbsm"] for r in cut])
             worst = max(worst, float(np.abs(ours - ref)[near].max()))
