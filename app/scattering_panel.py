@@ -52,7 +52,7 @@ class IncidenceTable(QtWidgets.QTableWidget):
         box.setCurrentText(polarization)
         self.setCellWidget(row, 2, box)
 
-    def show(self, incidence: dict) -> None:
+    def show_incidences(self, incidence: dict) -> None:
         theta = incidence.get("theta_deg", [])
         n = len(theta) if isinstance(theta, list) else 1
         self.setRowCount(0)
@@ -131,7 +131,7 @@ class ScatteringPanel(GenericPanel):
 
     def show_problem(self, data: dict, boundary_names=()) -> None:
         self.frequency_edit.setText(f"{float(data['problem'].get('frequency', 450e6)) / 1e6:.12g}")
-        self.incidences.show(data.get("incidence", {}))
+        self.incidences.show_incidences(data.get("incidence", {}))
         far = data.get("far_field", {})
         theta = far.get("theta_deg", {"start": 0.0, "stop": 180.0, "step": 1.0})
         if isinstance(theta, dict):
