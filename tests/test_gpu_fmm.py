@@ -5,6 +5,7 @@ import pytest
 
 from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.fmm.fmm import M2L_SCHEMES, LaplaceFMM
+from paraflux.engine.fmm.m2l import SCHEMES
 
 pytestmark = pytest.mark.gpu
 
@@ -14,14 +15,17 @@ def cp():
     return pytest.importorskip("cupy")
 
 
+@pytest.mark.parametrize("separation", [1, 2])
 @pytest.mark.parametrize("scheme", M2L_SCHEMES)
 @pytest.mark.parametrize("order", [4, 9])
-def test_gpu_matches_cpu(cp, scheme, order):
+def test_gpu_matches_cpu(cp, scheme, order, separation):
+    if separation not in SCHEMES[scheme].separations:
+        pytest.skip(f"{scheme} takes separation {SCHEMES[scheme].separations} only")
     rng = np.random.default_rng(order)
     src, tgt = rng.uniform(0, 1, (3000, 3)) ** 2, rng.uniform(0, 1, (2500, 3))
     q, d = rng.standard_normal((2, 3000)), rng.standard_normal((2, 3000, 3))
-    cpu, cpu_grad = LaplaceFMM(src, tgt, order, 32, scheme, "numpy").apply(q, d, gradient=True)
-    gpu, gpu_grad = LaplaceFMM(src, tgt, order, 32, scheme, "cupy").apply(q, d, gradient=True)
+    fmm = [LaplaceFMM(src, tgt, order, 32, scheme, b, separation=separation) for b in ("numpy", "cupy")]
+    (cpu, cpu_grad), (gpu, gpu_grad) = (f.apply(q, d, gradient=True) for f in fmm)
     assert np.abs(gpu.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
     assert np.abs(gpu_grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
 

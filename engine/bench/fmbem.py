@@ -18,7 +18,7 @@ import numpy as np
 from ..bem.assembly import traction_load
 from ..bem.cases import BRACKET_GROUPS, bracket
 from ..bem.direct import BoundaryData
-from ..bem.fmm_solve import FmmSettings, solve_fmm
+from ..bem.fmm_solve import FmmSettings, separation_of, solve_fmm
 from ..fmm.fmm import M2L_SCHEMES
 from . import environment
 from .environment import gpu_facts, run_facts
@@ -67,7 +67,8 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     t0 = time.perf_counter()
     solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
     total = time.perf_counter() - t0
-    run = {"backend": backend, "order": order, "scheme": scheme, "iterations": report.iterations,
+    run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
+           "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ProblemError
 from .gpu_m2l import l2p_gpu, m2l_lists_gpu, p2m_gpu, p2p_gpu
 from .plan import FmmPlan, ListWork, Resident, octants, resident_arrays
 
@@ -18,8 +19,10 @@ class DevicePasses:
 
     def table(self, table):
         """A translation table (n, 2P, 2P) in the form the list kernel reads: on the device, the last two axes
-        swapped."""
-        return self.xp.ascontiguousarray(self.xp.asarray(table).transpose(0, 2, 1))
+        swapped (a host table is transposed on the host, so the device never holds it twice)."""
+        if isinstance(table, np.ndarray):
+            return self.xp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1)))
+        return self.xp.ascontiguousarray(table.transpose(0, 2, 1))
 
     def lists(self, tgt, src, off, table) -> ListWork:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length host int arrays) as list work
@@ -66,5 +69,7 @@ class DevicePasses:
         l2p_gpu(res.tgt, local, leaf.slots, leaf.centre, leaf.side, leaf.gid, plan.order, phi, grad)
 
     def p2p(self, plan: FmmPlan, res: Resident, q, d, phi, grad, reference: bool = False) -> None:
-        """Adds the near field into phi and grad (or None); reference is the host's option only."""
+        """Adds the near field into phi and grad (or None); the reference P2P is the host's only."""
+        if reference:
+            raise ProblemError("the reference P2P runs on the host (backend numpy) only")
         p2p_gpu(res.tgt, res.src, q, d, *res.near, phi, grad)

@@ -3,19 +3,13 @@ measured against below the crossover (NumPy twin and test oracle: operators.dire
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 
+from ..backend import kernel_module
+
 TILE = 256  # threads per block and sources staged per tile (the kernel's TILE)
-
-
-@functools.lru_cache(maxsize=1)
-def _module():
-    import cupy  # noqa: PLC0415
-
-    return cupy.RawModule(code=(Path(__file__).with_name("kernels") / "direct_sum.cu").read_text())
 
 
 def direct_sum_gpu(sources, charges, targets):
@@ -26,7 +20,8 @@ def direct_sum_gpu(sources, charges, targets):
     src = cp.ascontiguousarray(cp.asarray(sources, dtype=cp.float64))
     q = cp.ascontiguousarray(cp.asarray(charges, dtype=cp.float64))
     tgt = cp.ascontiguousarray(cp.asarray(targets, dtype=cp.float64))
-    phi, grad = cp.empty(len(tgt)), cp.empty((len(tgt), 3))
-    _module().get_function("direct_sum_charges")(
-        (-(-len(tgt) // TILE),), (TILE,), (src, q, tgt, np.int32(len(src)), np.int32(len(tgt)), phi, grad))
+    phi, grad = cp.zeros(len(tgt)), cp.zeros((len(tgt), 3))
+    if len(tgt):  # a grid of no blocks is a launch error
+        kernel_module(Path(__file__).with_name("kernels") / "direct_sum.cu").get_function("direct_sum_charges")(
+            (-(-len(tgt) // TILE),), (TILE,), (src, q, tgt, np.int32(len(src)), np.int32(len(tgt)), phi, grad))
     return phi, grad
