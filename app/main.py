@@ -10,10 +10,9 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from paraflux.engine.errors import ParaFluxError, ProblemError
-from paraflux.engine.problems import (case_boundaries, load_case_problem, load_problem, parse_problem,
-                                      problem_as_dict)
-from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
+from paraflux.engine.errors import ParaFluxError
+from paraflux.engine.problems import case_boundaries, load_case_problem, load_problem, problem_as_dict
+from paraflux.engine.bem.fem_check import check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.output import write_text_atomic
 from paraflux.engine.studies.compare import compare_variants
@@ -23,7 +22,7 @@ from . import gui_thread_gc
 from .charts_view import ChartsView
 from .compare_panel import ComparePanel
 from .jobs import JobRunner
-from .session import SESSION_VERSION, check_session
+from .session import Session, check_session
 from .result_view import ResultView
 from .panels import make_panels
 from .study_panels import StudyPanel
@@ -46,6 +45,9 @@ class MainWindow(QtWidgets.QMainWindow):
     comparison_rows = property(lambda self: self.compare_panel.rows)
     thread = property(lambda self: self.jobs.thread)  # the running (or last) job's thread
     formulation_box = property(lambda self: self.panels["magnetostatic"].formulation_box)
+    problem_path = property(lambda self: self.model.source)  # the session model's (app/session.py)
+    problem_data = property(lambda self: self.model.problem_data)
+    last_result = property(lambda self: self.model.last_result)
     potential_box = property(lambda self: self.panels["magnetostatic"].potential_box)
 
     def __init__(self):
@@ -55,10 +57,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels["truncation"].scaling_button.clicked.connect(self.run_scaling)
         self.panels["elastostatic-bem"].fem_check_button.clicked.connect(self.run_fem_check)
         self.panel: StudyPanel = self.panels["magnetostatic"]
-        self.problem_path: Path | None = None
+        self.model = Session(self.panel.study.name)
         self.jobs = JobRunner(self, self.on_progress, self.on_failed)
-        self.last_result = None
-        self.fem_check_target = None  # the shown BEM result while the problem is unchanged (p-FEM check)
 
         form = self._problem_controls()
         buttons = self._run_controls(form)
@@ -126,7 +126,6 @@ class MainWindow(QtWidgets.QMainWindow):
             self.study_pages.addWidget(panel.page)
         self.study_pages.setCurrentWidget(self.panel.page)
         form.addRow(self.study_pages)
-        self.problem_data: dict | None = None
         self.case_box.currentTextChanged.connect(self.use_case)
         self.case_box.textActivated.connect(self.use_case)  # re-picking the shown case returns to it
         self.study_box.currentIndexChanged.connect(lambda _: self.select_study(self.study_box.currentData()))
@@ -195,8 +194,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def select_study(self, name: str, load_case: bool = True) -> None:
         """Show the study's controls, cases and compare axes; with load_case, its first built-in case."""
-        if name not in self.panels:
-            raise ProblemError(f"unknown study '{name}'; known studies: {', '.join(self.panels)}")
+        self.model.select_study(name)
         self.study_box.blockSignals(True)
         self.study_box.setCurrentIndex(self.study_box.findData(name))
         self.study_box.blockSignals(False)
@@ -211,7 +209,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.size_box.setValue(0)
         self.size_box.setSingleStep(self.panel.size_step)
         self.compare_panel.set_study(self.study)
-        self.last_result = None  # the shown result belongs to the other study
         self.view.clear()
         self.view.result, self.view.grid, self.view.solid = None, None, None
         self.view_bar.setVisible(False)
@@ -225,13 +222,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def session(self) -> dict:
         """What the window shows, as JSON-ready data: the study, the edited problem, the variants and
         parameters, the view."""
-        data = self.panel.edited(self.problem_data) if self.problem_data else None
-        return {"paraflux_session": SESSION_VERSION, "study": self.study.name, "problem": data,
-                "case": self.case_box.currentText(), "elements": self.size_box.value(),
-                "problem_path": str(self.problem_path) if self.problem_path else None,
-                "variants": {name: box.currentText() for name, box in self.axis_boxes.items()},
-                "parameters": self.panel.parameter_texts(),
-                "camera": [list(v) for v in self.view.camera_position]}
+        return self.model.saved(self._edited(), self.case_box.currentText(), self.size_box.value(),
+                                {name: box.currentText() for name, box in self.axis_boxes.items()},
+                                self.panel.parameter_texts(), self.view.camera_position)
+
+    def _edited(self) -> dict | None:
+        """The problem as the table shows it, in its problem-file schema (None: a file that did not load)."""
+        return self.panel.edited(self.model.problem_data) if self.model.problem_data else None
 
     def save_session(self) -> None:
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", "session.paraflux.json",
@@ -272,9 +269,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.size_box.setValue(int(data.get("elements") or 0))
         problem_path = Path(data["problem_path"]) if data.get("problem_path") else None
         if data["problem"] is not None:
-            self.problem_path = problem_path
             self.problem_label.setText(problem_path.name if problem_path else "(built-in case)")
-            self._show_problem(data["problem"], case_boundaries(data["problem"]["problem"].get("case") or ""))
+            self._show_problem(data["problem"], problem_path,
+                               case_boundaries(data["problem"]["problem"].get("case") or ""))
         elif problem_path is not None:  # saved while its file did not load: read the file again
             self.set_problem_path(problem_path)
         else:
@@ -299,9 +296,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def export_solution(self) -> None:
         folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Export solution into folder")
-        if folder and self.last_result is not None:
+        result = self.model.last_result
+        if folder and result is not None:
             try:
-                written = study_for_kind(self.last_result.problem.kind).write(self.last_result, Path(folder))
+                written = study_for_kind(result.problem.kind).write(result, Path(folder))
             except (OSError, ParaFluxError) as exc:
                 self.show_error(f"cannot export: {exc}")
                 return
@@ -349,20 +347,18 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"cannot use {path.name}: {exc}")
         if problem is not None:
             self.select_study(study_for_kind(problem.kind).name, load_case=False)
-        self.problem_path = path
         self.problem_label.setText(path.name)
         if problem is None:
-            self.problem_data = None
+            self.model.show_problem(None, path)
             return
-        self._show_problem(problem_as_dict(problem), case_boundaries(problem.case or ""))
+        self._show_problem(problem_as_dict(problem), path, case_boundaries(problem.case or ""))
         self.panel.use_problem_settings(problem)
 
     def use_case(self, name: str) -> None:
         """A built-in case with its example problem, editable in the table."""
-        self.problem_path = None
         self.problem_label.setText("(built-in case)")
         try:
-            self._show_problem(problem_as_dict(load_case_problem(name)), case_boundaries(name))
+            self._show_problem(problem_as_dict(load_case_problem(name)), None, case_boundaries(name))
         except ParaFluxError as exc:
             self.show_error(str(exc))
 
@@ -378,14 +374,12 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
-        self.problem_path = path
         self.problem_label.setText(path.name)
-        self._show_problem(data, boundary_names)
+        self._show_problem(data, path, boundary_names)
 
-    def _show_problem(self, data: dict, boundary_names=()) -> None:
-        self.fem_check_target = None  # a result of another problem is not checked
+    def _show_problem(self, data: dict, source: Path | None, boundary_names=()) -> None:
+        self.model.show_problem(data, source)
         self.panels["elastostatic-bem"].fem_check_button.setEnabled(False)
-        self.problem_data = data
         self.panel.show_problem(data, boundary_names)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
@@ -407,20 +401,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def current_problem(self):
         """The problem as shown: the table's materials and boundaries, the combos, the size box."""
-        if self.problem_data is None:  # a problem file that does not load: report why
-            problem = load_problem(self.problem_path)
-        else:
-            data = self.panel.edited(self.problem_data)
-            if "case" in data["problem"]:  # the size box sets the panel's size key, other sizes stay
-                case = {k: v for k, v in data.pop("case", {}).items() if k != self.panel.size_key}
-                if self.size_box.value():
-                    case[self.panel.size_key] = self.size_box.value()
-                if case:
-                    data["case"] = case
-            problem = parse_problem(data, Path.cwd())
-        if problem.kind != self.study.problem_kind:
-            raise ProblemError(f"the problem is of kind '{problem.kind}', not one of the study '{self.study.title}'")
-        return self.study.with_variants(problem, self.panel.variants())
+        return self.model.problem(self._edited(), self.panel.size_key, self.size_box.value(), self.panel.variants())
 
     def open_sweep(self) -> None:
         """The Sweep window on the current problem (app/sweep_panel.py)."""
@@ -441,7 +422,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         study = self.study
-        self._start(lambda control: study.run(problem, control), self.on_finished)
+        self._start(lambda control: study.run(problem, control), self.on_finished, "solve")
 
     def preview(self) -> None:
         """Mesh the case (or read the mesh file) in the background and show it."""
@@ -451,10 +432,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         panel = self.panel
-        self._start(lambda control: panel.load_mesh(problem, control), self.on_previewed)
+        self._start(lambda control: panel.load_mesh(problem, control), self.on_previewed, "preview")
 
     def on_previewed(self, mesh) -> None:
-        self.fem_check_target = None  # the view shows a mesh now
+        self.model.show(None)  # the view shows a mesh now
         self._idle()
         self.mesh_label.setText(f"{mesh.n_elements:,} elements, {mesh.n_nodes:,} nodes")
         self.panel.show_mesh(self.view, mesh)  # the study cannot change while a job runs
@@ -474,7 +455,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         study = self.study
         sets = study.compare_sets(axis, choices)
-        self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared)
+        self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared, "compare")
 
     def run_scaling(self) -> None:
         """Truncation: time the checked loop strategies as S and the right-hand sides grow."""
@@ -484,7 +465,7 @@ class MainWindow(QtWidgets.QMainWindow):
         except ParaFluxError as exc:
             self.show_error(str(exc))
             return
-        self._start(lambda control: scaling_sweep(problem, loops, sizes, rhs, control), self.on_scaled)
+        self._start(lambda control: scaling_sweep(problem, loops, sizes, rhs, control), self.on_scaled, "scaling")
 
     def on_scaled(self, rows) -> None:
         self._idle()
@@ -495,8 +476,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def run_fem_check(self) -> None:
         """BEM: solve the last result's part with hexahedra and compare (engine/bem/fem_check.py)."""
-        result = self.fem_check_target
-        self._start(lambda control: check_against_hex_fem(result, control=control), self.on_fem_checked)
+        result = self.model.check_target
+        self._start(lambda control: check_against_hex_fem(result, control=control), self.on_fem_checked, "fem-check")
 
     def on_fem_checked(self, check) -> None:
         self._idle()
@@ -504,10 +485,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status.setText(f"p-FEM check: largest difference {check.max_difference:.2e}")
         self._log(check.lines()[0])
 
-    def _start(self, job, on_finished) -> None:
+    def _start(self, job, on_finished, name: str = "job") -> None:
+        """Run job(control) in the job thread, on_finished(its value) after; name: what runs (the session's)."""
         if not self.jobs.start(job, on_finished):
             self.show_error("the last run has not ended yet: wait for it or cancel it first")
             return
+        self.model.start(name)
         for widget in self._busy_widgets():
             widget.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -527,7 +510,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def on_compared(self, outcome) -> None:
         rows, results = outcome
-        self.fem_check_target = results[-1]  # the one drawn
+        self.model.show(results[-1])  # the one drawn
         self._idle()
         self.compare_panel.show_comparison(rows)
         self._show_result(results[-1])
@@ -544,11 +527,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self._log(message)
 
     def _idle(self) -> None:
+        """The job ended; one job at a time, so every control comes back."""
+        self.model.finished()
         for widget in self._busy_widgets():
             widget.setEnabled(True)
-        shown = self.fem_check_target  # the p-FEM check needs a shown BEM result of a part with hexahedra
-        self.panels["elastostatic-bem"].fem_check_button.setEnabled(
-            shown is not None and shown.problem.kind == "elastostatic-bem" and shown.problem.case in HEX_TWINS)
+        self.panels["elastostatic-bem"].fem_check_button.setEnabled(self.model.can_check)
         self.cancel_button.setEnabled(False)
 
     def _show_result(self, result) -> StudyPanel:
@@ -563,7 +546,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return panel
 
     def on_finished(self, result) -> None:
-        self.last_result = self.fem_check_target = result
+        self.model.finished(result)
         self._idle()
         self.progress_bar.setValue(100)
         panel = self._show_result(result)
