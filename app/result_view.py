@@ -237,6 +237,26 @@ class ResultView(QtInteractor):
         self.reset_camera()
         self.render()
 
+    def show_surface_points(self, result, result_fields) -> None:
+        """The declared surface fields (scattering: |J| and |M| on S') at their points, coloured by the first,
+        inside the field mesh's translucent boundary."""
+        fields = result_fields.at("surface")
+        if not fields:
+            return
+        self.show_fields(result, result_fields)
+        boundary = None if self.grid is None else self.grid.extract_surface(algorithm="dataset_surface")
+        self.clear()
+        if boundary is not None:
+            self.add_mesh(boundary, color="lightgrey", opacity=0.15, name="boundary")
+        self.grid = pv.PolyData(np.asarray(result_fields.surface_points, dtype=float))
+        for f in fields:
+            self.grid.point_data[f"{f.name} ({f.unit})"] = f.values
+        name = f"{fields[0].name} ({fields[0].unit})"
+        self.add_mesh(self.grid, scalars=name, cmap="inferno", point_size=6, render_points_as_spheres=True,
+                      name="surface points", scalar_bar_args={"title": name, "color": "black"})
+        self.reset_camera()
+        self.render()
+
     def show_pattern(self, result) -> None:
         """A scattering result's 3D far-field pattern (fields_view.pattern_grid), coloured by RCS in dBsm."""
         self.clear()
@@ -255,6 +275,9 @@ class ResultView(QtInteractor):
             self.probed.emit(solid_probe_text(self.grid, self.solid, point))
         elif isinstance(self.grid, pv.UnstructuredGrid):
             self.probed.emit(fields_probe_text(self.grid, point))
+        elif isinstance(self.grid, pv.PolyData) and self.grid.n_cells == self.grid.n_points:  # surface points
+            k = int(np.argmin(np.linalg.norm(self.grid.points - np.asarray(point), axis=1)))
+            self.probed.emit(", ".join(f"{n} = {self.grid.point_data[n][k]:.4g}" for n in self.grid.point_data))
         elif "RCS (dBsm)" in self.grid.point_data:
             self.probed.emit(pattern_probe_text(self.grid, point))
         elif "E_magnitude" in self.grid.cell_data:

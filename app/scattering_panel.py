@@ -19,7 +19,8 @@ from .study_panels import GenericPanel
 OWNED = ("problem.frequency", "incidence.", "far_field.")  # settings the panel's controls show, not the table
 POLARIZATIONS = ("theta", "phi")
 MAX_GENERATED = 3600  # incidences the generator makes at most
-VIEWS = ("|E| total on the cut plane y = 0", "3D far-field pattern (first incidence)")
+VIEWS = ("|E| total on the cut plane y = 0", "3D far-field pattern (first incidence)",
+         "Currents |J| and |M| on S' (first incidence)")
 
 
 def _number(edit: QtWidgets.QLineEdit, what: str) -> float:
@@ -163,10 +164,13 @@ class ScatteringPanel(GenericPanel):
         if self.shown is None:
             return
         view, result = self.shown
-        if self.view_box.currentIndex() == 0:
+        index = self.view_box.currentIndex()
+        if index == 0:
             view.show_cut_plane(result, self.study.fields(result))
-        else:
+        elif index == 1:
             view.show_pattern(result)
+        else:
+            view.show_surface_points(result, self.study.fields(result))
 
     def show_charts(self, charts, result) -> None:
         charts.show_scattering(result, self.study.fields(result))

@@ -38,6 +38,12 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     panel.view_box.setCurrentIndex(1)
     assert "RCS (dBsm)" in window.view.grid.point_data  # the 3D pattern
     assert window.view.grid.dimensions[:2] == (37, 73)
+    panel.view_box.setCurrentIndex(2)  # the equivalent currents at S' quadrature points
+    currents = window.view.grid.point_data
+    assert window.view.grid.n_points == len(result.sprime_points)
+    assert {"surface points", "boundary"} <= set(window.view.actors)
+    assert currents["J (A/m)"].max() > 0 and currents["M (V/m)"].max() > 0
+    window.view._on_pick(result.sprime_points[0])
 
 
 def test_incidences_are_generated_and_edited_in_the_table(window, qtbot):

@@ -83,7 +83,7 @@ def mie_overlay(result) -> np.ndarray | None:
 
 
 def scattering_fields(result) -> ResultFields:
-    """|E| total and scattered on the cells (first incidence), |J| on S', RCS in dBsm of the first incidence
+    """|E| total and scattered on the cells (first incidence), |J| and |M| on S', RCS in dBsm of the first incidence
     (and the Mie series beside it for a sphere lit along its axis)."""
     m = result.mesh
     mie = mie_overlay(result)
@@ -93,6 +93,7 @@ def scattering_fields(result) -> ResultFields:
         ResultField("E_total", "V/m", "cells", np.linalg.norm(result.e_scattered + result.e_incident, axis=1)),
         ResultField("E_scattered", "V/m", "cells", np.linalg.norm(result.e_scattered, axis=1)),
         ResultField("J", "A/m", "surface", np.linalg.norm(result.currents_j, axis=1)),
+        ResultField("M", "V/m", "surface", np.linalg.norm(result.currents_m, axis=1)),
         ResultField("sigma_theta", "dBsm", "far-field", dbsm(result.sigma_theta[0])),
         ResultField("sigma_phi", "dBsm", "far-field", dbsm(result.sigma_phi[0])), *reference),
         surface_points=result.sprime_points,
