@@ -14,7 +14,8 @@ def _row(solver, order, seconds, error, **extra):
            "load_before": 0.5, "seconds": {"mesh": 1.0, "rest": seconds - 1.0}, "total_s": seconds,
            "mie_error_db": error}
     if solver == "paraflux":
-        return {**row, "loop": "zgemm", "acceleration": "fixed-point", "threads": {"numba": 2}, **extra}
+        return {**row, "loop": "zgemm", "acceleration": "fixed-point", "linear_solver": "umfpack",
+                "threads": {"numba": 2}, **extra}
     return {**row, "maxh_wavelengths": 0.2, "threads": 2, **extra}
 
 
@@ -45,8 +46,13 @@ def test_report_pairs_each_row_with_the_other_solvers_cheapest_row_at_the_same_o
     assert verdict([_row("paraflux", 1, 20.0, 0.1), _row("ngsolve", 3, 5.0, 0.3)]) == "missed"
     assert verdict([_row("paraflux", 1, 5.0, 0.1), _row("ngsolve", 3, 20.0, 0.3)]) == "met"
     assert verdict([_row("paraflux", 1, 20.0, 0.1)]) == "not decided"
+    assert "- ParaFlux order 1, zgemm, fixed-point: rest 19.0 s of 20.0 s (95 %)." in text
+    assert "factorises with umfpack on the host" in text and "2-wavelength sphere (`--sizes 1 2`) was not run" in text
     table = [line.strip().strip("|").count("|") for line in text.splitlines() if line.startswith("|")]
     assert len(set(table)) == 1
+
+
+TOLERANCE_DB = 0.5  # the bar for the study's default mesh; NGSolve order 3 at 0.3 wavelengths gave 0.28 dB
 
 
 @pytest.mark.slow
@@ -64,5 +70,3 @@ def test_ngsolve_peer_reaches_mie_on_a_coarse_sphere():
     assert np.all(run.sigma_theta > 0) and set(run.seconds) == {"mesh", "assembly", "factorisation and solve",
                                                                  "far field"}
 
-
-TOLERANCE_DB = 0.5

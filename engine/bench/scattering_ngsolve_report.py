@@ -61,6 +61,32 @@ def _table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _where_the_time_goes(rows: list[dict]) -> list[str]:
+    """The largest phase of every row and its share of the row's total."""
+    solvers = sorted({r["linear_solver"] for r in rows if r["solver"] == "paraflux"})
+    lines = ["", "## Where the time goes", "",
+             "The largest phase of each row. ParaFlux assembles its element matrices with NumPy and factorises "
+             f"with {' and '.join(solvers) or 'its sparse direct solver'} on the host, then iterates with the "
+             "truncation operator by its default loop; NGSolve assembles in C++ and factorises with its own sparse "
+             "Cholesky of the complex symmetric matrix on its TaskManager threads, and solves once.", ""]
+    for r in rows:
+        name, seconds = max(r["seconds"].items(), key=lambda kv: kv[1])
+        lines.append(f"- {setting(r)}: {name} {seconds:.1f} s of {r['total_s']:.1f} s "
+                     f"({100 * seconds / r['total_s']:.0f} %).")
+    return lines
+
+
+def _spheres_line(rows: list[dict]) -> str:
+    diameters = sorted({r["diameter_wavelengths"] for r in rows})
+    line = "- Spheres of " + ", ".join(f"{d:g}" for d in diameters) + " wavelengths' diameter."
+    if max(diameters) < 2:
+        slowest = max(r["total_s"] for r in rows)
+        line += (f" The 2-wavelength sphere (`--sizes 1 2`) was not run: on this shared 2-core host the slowest "
+                 f"1-wavelength row already took {slowest:.0f} s, and the larger sphere multiplies the volume to "
+                 "mesh and factorise and the surfaces the study iterates over.")
+    return line
+
+
 def render_markdown(data: dict) -> str:
     cfg, rows = data["config"], data["rows"]
     layout, build = cfg["layout"], data["ngsolve_build"]
@@ -73,6 +99,7 @@ def render_markdown(data: dict) -> str:
         "- Problem: PEC sphere at 300 MHz, incidence from theta = 0, theta-polarised. Error: largest |dB| "
         "difference from the Mie series in the E-plane (sigma_theta, phi = 0) and the H-plane (sigma_phi, "
         "phi = 90) where Mie is within 20 dB of its peak, every 2 degrees (as in scattering.md).",
+        _spheres_line(rows),
         "- ParaFlux: the scattering study with its defaults (elements per wavelength of the order, S' and S at "
         "0.1 and 0.2 wavelengths, fixed-point iteration to 1e-4) and the default loop on the host; phases as the "
         "study times them (its far field includes the 3D pattern and the absorbing-condition RCS it also reports).",
@@ -86,5 +113,5 @@ def render_markdown(data: dict) -> str:
         "Each row against the other solver's cheapest row whose error is the same or smaller:", "",
         *[_line(r, m) for r, m in comparisons(rows)], "",
         f"Verdict: **{verdict(rows)}** (met: ParaFlux faster in every pair above; on this host, at these "
-        "settings, one run each)."]
+        "settings, one run each).", *_where_the_time_goes(rows)]
     return "\n".join(lines) + "\n"
