@@ -78,7 +78,7 @@ def _where_the_time_goes(rows: list[dict]) -> list[str]:
 
 def _spheres_line(rows: list[dict]) -> str:
     diameters = sorted({r["diameter_wavelengths"] for r in rows})
-    line = "- Spheres of " + ", ".join(f"{d:g}" for d in diameters) + " wavelengths' diameter."
+    line = "- Sphere diameters (wavelengths): " + ", ".join(f"{d:g}" for d in diameters) + "."
     if max(diameters) < 2:
         slowest = max(r["total_s"] for r in rows)
         line += (f" The 2-wavelength sphere (`--sizes 1 2`) was not run: on this shared 2-core host the slowest "
