@@ -50,7 +50,7 @@ def test_committed_fmm_report_is_the_rendering_of_the_committed_json():
             assert "- Reason:" in render_fmm(data).split(line, 1)[1].split("\n- ", 1)[0]
 
 @pytest.mark.parametrize("name", ["ebe", "coloring", "hex", "fmm", "truncation", "fmbem", "scattering",
-                                  "scattering-peers", "sweeps"])
+                                  "scattering-peers", "scattering-ngsolve", "sweeps"])
 def test_every_table_of_a_report_has_as_many_cells_as_its_header(name):
     """A separator or row with a cell too few or too many makes Markdown drop the whole table."""
     table = []

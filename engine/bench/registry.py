@@ -132,6 +132,14 @@ def _scattering_peers(o: BenchOptions, command, log, checkpoint) -> dict:
     return scattering_peers.run_peers_benchmark(config, command, log, checkpoint)
 
 
+def _scattering_ngsolve(o: BenchOptions, command, log, checkpoint) -> dict:
+    from . import scattering_ngsolve  # noqa: PLC0415
+
+    config = _with(scattering_ngsolve.NgsolveBenchConfig(), diameters=tuple(float(s) for s in o.sizes),
+                   paraflux_orders=o.orders)  # --sizes: diameters in wavelengths, --orders: the study's orders
+    return scattering_ngsolve.run_ngsolve_benchmark(config, command, log, checkpoint)
+
+
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("ebe", "ebe", "ebe_report", _ebe),
     Benchmark("coloring", "coloring", "coloring_report", _coloring),
@@ -142,6 +150,8 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
     Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True),
     Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", _scattering_peers,
+              needs_gpu=False),
+    Benchmark("scattering-ngsolve", "scattering_ngsolve", "scattering_ngsolve_report", _scattering_ngsolve,
               needs_gpu=False),
     Benchmark("sweeps", "sweeps", "sweeps_report", _sweeps, merges=True, needs_gpu=False),
 )}

@@ -45,12 +45,18 @@ def sphere_problem(diameter: float, order: int, loop: str, acceleration: str, **
 def mie_error_db(result) -> float:
     """Largest |dB error| of the co-polarised RCS in the E- and H-plane where Mie is within 20 dB of its peak."""
     p = result.problem
-    k = 2 * math.pi * p.frequency / C0
-    theta, phi = result.theta[0], result.phi[0]
+    return sphere_error_db(p.radius * p.length_scale, 2 * math.pi * p.frequency / C0, result.theta[0],
+                           result.phi[0], result.sigma_theta[0], result.sigma_phi[0])
+
+
+def sphere_error_db(radius: float, k: float, theta, phi, sigma_theta, sigma_phi) -> float:
+    """Largest |dB error| against Mie of sigma_theta at phi = 0 (E-plane) and sigma_phi at phi = 90 (H-plane),
+    where Mie is within 20 dB of its peak: radius in m, k in 1/m, angles and sigma (n_dir,) in degrees and m^2
+    for a wave arriving from theta = 0, theta-polarised."""
     worst = 0.0
-    for cut, co, which in ((0.0, result.sigma_theta[0], 0), (90.0, result.sigma_phi[0], 1)):
+    for cut, co, which in ((0.0, sigma_theta, 0), (90.0, sigma_phi, 1)):
         pick = phi == cut
-        ref = dbsm(pec_sphere_rcs(p.radius * p.length_scale, k, theta[pick])[which])
+        ref = dbsm(pec_sphere_rcs(radius, k, theta[pick])[which])
         near = ref > ref.max() - 20
         worst = max(worst, float(np.abs(dbsm(co[pick]) - ref)[near].max()))
     return worst
