@@ -129,7 +129,7 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
         "alone_vs_together_db": float(np.abs(alone - co[:len(separate)]).max()),
         "alone_iterations_equal": all(int(r.iterations) == int(many.iteration_counts[i])
                                       for i, r in enumerate(separate)),
-        "monostatic_spread_db": float(np.ptp(co)), "load_1min": load})
+        "monostatic_spread_db": float(np.ptp(co)), "load_1min": load, "host_threads": os.cpu_count()})
     log(f"sweep of {n} on {loop}: {data['sweeps'][-1]['many']['total_s']:.1f} s against {one_s:.1f} s for one")
     checkpoint(data)
 
@@ -161,15 +161,17 @@ def run_scattering_benchmark(cfg: ScatteringBenchConfig, command, log=print, che
 
 
 def _sweeps_of(data: dict) -> list[dict]:
-    """A results file's sweeps; a file from before sweeps were a list holds one, run on its device, whose
-    separate solves were always the scaled estimate."""
-    if "sweeps" in data:
-        return data["sweeps"]
+    """A results file's sweeps, each naming its host's cores where the file knows them; a file from before
+    sweeps were a list holds one, run on its device, whose separate solves were always the scaled estimate."""
+    if "sweeps" in data:  # a sweep the file's own run made ran on its host
+        return [{"host_threads": data["host_threads"], **s} if s["date"] == data["date"] else s
+                for s in data["sweeps"]]
     old = dict(data.get("sweep") or {})
     if not old:
         return []
+    estimate = old.pop("separate_estimate_s")
     return [{**old, "device": data["gpu"]["device"], "date": data["date"], "loop": data["config"]["gpu_loop"],
-             "separate_s": old.pop("separate_estimate_s"), "separate_measured": False}]
+             "separate_s": estimate, "separate_measured": False}]
 
 
 def _on_device(rows: list, earlier: dict, dated: bool) -> list:

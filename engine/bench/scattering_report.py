@@ -62,19 +62,32 @@ def _sweep_target(sweep: dict) -> str:
     line = (f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1, loop {sweep['loop']}) "
             f"on {sweep['device']} under {TARGET_SWEEP_RATIO:g}x one incidence: **{verdict}**, {ratio:.2f}x "
             f"({many['total_s']:.1f} s against {one['total_s']:.1f} s; {sweep['incidences']} separate solves: "
-            f"{sweep['separate_s']:.0f} s, {separate}). ")
+            f"{sweep['separate_s']:,.0f} s, {separate}). ")
     if not _monostatic_rcs_valid(sweep):
         return line + (f"Its RCS values were computed before the monostatic fix ({MONOSTATIC_FIX}) and are not "
                        f"shown. Its run of all incidences took {many['iterations']} iterations where one incidence "
                        f"took {one['iterations']}, and each iteration back-substituted every incidence column by "
                        "column (that run's record does not say why the iterations grew).")
+    alone = ("the incidences run one by one differ" if sweep["separate_measured"] else
+             "the incidence run alone (phi = 0) differs")
+    counts = (f"{many['iterations']} iterations each" if many["iterations_min"] == many["iterations"] else
+              f"{many['iterations_min']} to {many['iterations']} iterations each")
     return line + (f"The sphere's monostatic RCS varies by {sweep['monostatic_spread_db']:.3f} dB over the "
-                   f"incidences; the incidences measured alone differ from the same ones in the sweep by at most "
-                   f"{sweep['alone_vs_together_db']:.1e} dB, with "
+                   f"incidences; {alone} from the same in the "
+                   f"sweep by at most {sweep['alone_vs_together_db']:.1e} dB, with "
                    f"{'the same' if sweep['alone_iterations_equal'] else 'different'} iteration counts. "
                    f"The {sweep['incidences']} incidences iterated as {many['columns']} columns (the numerical rank "
-                   f"of their data on the scatterer), {many['iterations_min']} to {many['iterations']} iterations "
-                   f"each, against {one['iterations']} alone.")
+                   f"of their data on the scatterer), {counts}, against {one['iterations']} alone. "
+                   + _largest_growth(many, one))
+
+
+def _largest_growth(many: dict, one: dict) -> str:
+    """The phase whose seconds grew most from one incidence to all of them, and by how much."""
+    grown = [(b - a, name, a, b) for (name, a), (_, b) in zip(_phases(one), _phases(many))]
+    extra, name, a, b = max(grown)
+    share = extra / (many["total_s"] - one["total_s"])
+    return (f"Where the time went: {name} took {b:.0f} s against {a:.0f} s for one incidence ({share:.0%} of the "
+            f"extra time), on {many['columns']} columns against {one['columns']}.")
 
 
 def _phases(row: dict) -> list[tuple[str, float]]:
@@ -92,12 +105,14 @@ def _sweep_section(data: dict) -> list[str]:
     lines = ["", "## Monostatic sweeps: many incidences in one run", ""]
     for sweep in data["sweeps"]:
         many, one = sweep["many"], sweep["one"]
-        lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {360 / sweep['incidences']:g} degrees, "
-                     f"theta-polarised) on {sweep['device']}, loop {sweep['loop']}, linear solver "
-                     f"{many['linear_solver']}, run of {sweep['date']}"
-                     + (f"; the host's 1-minute load average before, between and after the two runs: "
-                        f"{' / '.join(f'{v:.1f}' for v in sweep['load_1min'])} on {data['host_threads']} cores"
-                        if "load_1min" in sweep else "; host load not recorded") + ".")
+        step = 360 / sweep["incidences"]
+        cores = sweep.get("host_threads") or data["host_threads"]  # sweeps recorded before they named it
+        load = (f"; the host's 1-minute load average before, between and after the two runs: "
+                f"{' / '.join(f'{v:.1f}' for v in sweep['load_1min'])} on {cores} cores"
+                if "load_1min" in sweep else "; host load not recorded")
+        lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {step:g} degree"
+                     f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {sweep['loop']}, "
+                     f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
         if not many.get("iteration_phases_s"):
             continue
         lines += ["", f"| phase | one incidence s | {sweep['incidences']} incidences s |", "|---|---:|---:|"]
