@@ -1,6 +1,6 @@
 """Many incidences as few columns: the FE-IIIEE data of every incidence is linear in its load on Gamma, so
 the loads (n, r) are written as basis (n, m) @ coefficients (m, r) by a truncated SVD, m the numerical rank
-(at most the number of field modes the scatterer's size supports: 35 columns for 360 theta-polarised
+(at most the number of field modes the scatterer's size supports: 37 columns for 360 theta-polarised
 incidences around the equator of a 1-wavelength sphere); the iteration runs on the m columns."""
 
 from __future__ import annotations
