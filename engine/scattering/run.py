@@ -57,7 +57,7 @@ class ScatteringResult:
     linear_solver: str
     timings: dict = field(default_factory=dict)
     iteration_timings: dict = field(default_factory=dict)  # seconds inside "iterations" per iteration.PHASES
-    columns: int = 0  # incidences' data columns iterated (the numerical rank of the incidences' loads)
+    columns: int = 0  # columns iterated: the rank of the incidences' loads (fixed-point), the incidences (GMRES)
 
     @property
     def iterations(self) -> int:
@@ -135,7 +135,8 @@ def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
 
 def _iterate(system, problem, control: RunControl):
     """The FE-IIIEE iteration for every incidence: (Iterated, the solutions of iteration 0 (n_dofs, r), the
-    number of columns iterated, the seconds of each of the iteration's phases)."""
+    number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
+    the seconds of each of the iteration's phases)."""
     inc = problem.incidences
     e_inc = incident_field(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
                            np.array([i.polarization for i in inc]))
@@ -151,10 +152,12 @@ def _iterate(system, problem, control: RunControl):
     abc, first = step(np.zeros((data.rank,) + system.outer.points.shape, dtype=complex), u_gamma)  # U_1 = f
     if s.acceleration == "fixed-point":
         done = fixed_point(step, u_gamma, data.coefficients, first, s.tolerance, s.max_iterations, progress)
+        columns = data.rank
     else:
         done = gmres(step, u_gamma @ data.coefficients, combine(first, data.coefficients), s.tolerance,
                      s.max_iterations, progress)
-    return done, abc @ data.coefficients, data.rank, dict(step.seconds)
+        columns = len(inc)
+    return done, abc @ data.coefficients, columns, dict(step.seconds)
 
 
 def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
