@@ -213,3 +213,28 @@ def test_committed_reports_are_the_rendering_of_their_json(name):
 
     data = json.loads((DOCS / f"{name}.json").read_text())
     assert (DOCS / f"{name}.md").read_text() == BENCHMARKS[name].render(data)
+
+
+def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_each_device():
+    from paraflux.engine.bench.scattering import merge
+    from paraflux.engine.bench.scattering_report import render_markdown as render_scattering
+
+    committed = json.loads((DOCS / "scattering.json").read_text())
+    host_sweep = {**next(s for s in committed["sweeps"] if s["incidences"] == 360), "device": "host CPU",
+                  "date": "2026-11-25 17:00 UTC"}
+    old_sweep = {k: host_sweep[k] for k in ("incidences", "many", "one", "monostatic_spread_db")}
+    earlier = {"benchmark": "scattering", "date": "2026-11-25 08:50 UTC", "command": "c0", "commit": "a",
+               "gpu": {"device": "GPU X"}, "config": committed["config"],
+               "spheres": [{k: v for k, v in committed["spheres"][0].items() if k != "device"}],
+               "almond": [], "sweep": {**old_sweep, "incidences": 36, "separate_estimate_s": 100.0}}
+    run = {**{k: committed[k] for k in ("benchmark", "command", "commit", "versions", "config")},
+           "date": "2026-11-25 17:00 UTC", "gpu": {"device": "host CPU", "on_gpu": False}, "host_threads": 2,
+           "spheres": [], "almond": [], "sweeps": [host_sweep]}
+    joined = merge(run, earlier)
+    assert [(s["device"], s["incidences"]) for s in joined["sweeps"]] == [("host CPU", 360), ("GPU X", 36)]
+    assert joined["spheres"][0]["device"] == "GPU X" and "sweep" not in joined
+    assert joined["sweeps"][1]["separate_s"] == 100.0 and "separate_estimate_s" not in joined["sweeps"][1]
+    text = render_scattering(joined)
+    assert "360-incidence monostatic sweep (1-wavelength sphere, order 1, loop zgemm) on host CPU under 3x" in text
+    assert "36-incidence monostatic sweep (1-wavelength sphere, order 1, loop cuda-tiled) on GPU X under 3x" in text
+    assert "spheres on GPU X" in text

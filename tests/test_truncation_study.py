@@ -180,6 +180,15 @@ def test_zgemm_on_blas_matches_the_specification_and_reuses_its_tiles(n_rhs):
     assert len(op.cache) == 3
 
 
+def test_the_numba_coupling_tile_is_the_numpy_specification():
+    from paraflux.engine.truncation.zgemm import coupling_cpu, coupling_numpy
+
+    rng = np.random.default_rng(3)
+    targets, sources = rng.standard_normal((37, 3)) + 2.0, rng.standard_normal((53, 3))
+    reference = coupling_numpy(targets, sources, 6.0)
+    assert np.abs(coupling_cpu(targets, sources, 6.0) - reference).max() < 1e-14 * np.abs(reference).max()
+
+
 def test_cuda_tiled_chunks_fill_the_gpu_within_the_memory_cap():
     from paraflux.engine.truncation.gpu_loops import PARTIAL_BYTES, s_chunks
 

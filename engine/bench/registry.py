@@ -29,7 +29,7 @@ class Benchmark:
     """run(options, command, log, checkpoint) -> results dict; module/report: the modules (under
     engine.bench) that run it and render it (report's render_markdown); merge(data, earlier) joins an
     earlier run's results; needs_gpu: refused without a usable GPU (sweeps
-    time host workers too, and record GPU counts the machine lacks as not run); raw_only(options): write the JSON alone (a part to be joined with --merge)."""
+    time host workers too, and record GPU counts the machine lacks as not run; scattering runs its CPU rows); raw_only(options): write the JSON alone (a part to be joined with --merge)."""
 
     name: str
     module: str
@@ -148,7 +148,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("truncation", "truncation", "truncation_report", _truncation, merges=True,
               raw_only=lambda o: o.multi_gpu_only),
     Benchmark("fmbem", "fmbem", "fmbem_report", _fmbem, merges=True),
-    Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True),
+    Benchmark("scattering", "scattering", "scattering_report", _scattering, merges=True, needs_gpu=False),
     Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", _scattering_peers,
               needs_gpu=False),
     Benchmark("scattering-ngsolve", "scattering_ngsolve", "scattering_ngsolve_report", _scattering_ngsolve,

@@ -1,10 +1,12 @@
 """`paraflux bench scattering`: the FE-IIIEE scattering study on PEC spheres of 1, 2 and 4 wavelengths'
 diameter (error against the Mie series), a monostatic sweep of many incidences in one run, and the NASA
-almond; the truncation operator on the GPU (cuda-tiled) and on the CPU cores (cpu-s)."""
+almond; the truncation operator on the GPU (cuda-tiled) and on the CPU cores (cpu-s). Without a GPU the
+CPU rows run: the spheres' CPU loop and the sweep by the study's default loop."""
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -14,6 +16,8 @@ from ..scattering.mie import pec_sphere_rcs
 from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
 from ..truncation.fields import C0
+from ..backend import get_backend, gpu_unavailable_reason
+from ..variants import SCATTERING_LOOP
 from .environment import gpu_facts, run_facts
 
 FREQUENCY = 300e6  # Hz: lambda = 0.999 m
@@ -28,6 +32,7 @@ class ScatteringBenchConfig:
     almond_ghz: tuple[float, ...] = (1.19, 7.0)
     gpu_loop: str = "cuda-tiled"
     cpu_loop: str = "cpu-s"
+    separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
 
 
 def sphere_problem(diameter: float, order: int, loop: str, acceleration: str, **extra):
@@ -65,21 +70,35 @@ def sphere_error_db(radius: float, k: float, theta, phi, sigma_theta, sigma_phi)
 def _record(result, **labels) -> dict:
     t = result.timings
     iterations = int(result.iterations)
+    counts = result.iteration_counts
     return {**labels, "dofs": result.n_dofs, "elements": result.mesh.n_elements, "iterations": iterations,
-            "converged": bool(result.converged.all()), "seconds": dict(t), "total_s": float(sum(t.values())),
-            "per_iteration_s": t["iterations"] / max(iterations, 1), "backend": result.backend,
-            "linear_solver": result.linear_solver}
+            "iterations_min": int(counts.min()), "converged": bool(result.converged.all()), "seconds": dict(t),
+            "iteration_phases_s": dict(result.iteration_timings), "columns": result.columns,
+            "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
+            "backend": result.backend, "linear_solver": result.linear_solver}
+
+
+def device_facts() -> dict:
+    """The GPU's facts where CuPy can use one; else the host's CPU, named as the device that ran."""
+    if gpu_unavailable_reason():
+        return {"device": f"host {get_backend('numpy').device} (no GPU)", "on_gpu": False}
+    import cupy as cp  # noqa: PLC0415
+
+    return {**gpu_facts(cp), "on_gpu": True}
 
 
 def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
+    """Without a GPU only the CPU-loop rows run."""
+    on_gpu = data["gpu"]["on_gpu"]
     for d in (d for d in cfg.diameters if d > 0):  # --sizes 0: no spheres (a run joined to an earlier one)
         for order in cfg.orders if d <= cfg.cpu_up_to else cfg.orders[-1:]:
             runs = [(cfg.gpu_loop, "gmres")]
             if d <= cfg.cpu_up_to:  # the accelerations compared and the CPU loop where it takes minutes at most
                 runs += [(cfg.gpu_loop, "fixed-point"), (cfg.cpu_loop, "fixed-point")]
-            for loop, acceleration in runs:
+            for loop, acceleration in (r for r in runs if on_gpu or r[0] == cfg.cpu_loop):
                 result = run_problem(sphere_problem(d, order, loop, acceleration))
-                row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration)
+                row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration,
+                              device=data["gpu"]["device"])
                 row["mie_error_db"] = mie_error_db(result)
                 data["spheres"].append(row)
                 log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}: {row['dofs']:,} DOFs, "
@@ -87,26 +106,43 @@ def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
                 checkpoint(data)
 
 
+def _sweep_run(phi: list, loop: str):
+    """The 1-wavelength sphere at order 1, monostatic, theta-polarised incidences at theta = 90 and these phi."""
+    return run_problem(sphere_problem(1.0, 1, loop, "fixed-point", far_field={"monostatic": True},
+                                      incidence={"theta_deg": 90.0, "phi_deg": phi}))
+
+
 def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    """n incidences around the equator in one run against one incidence alone (times n: a scaled estimate);
-    the 1-wavelength sphere at order 1."""
-    n = cfg.sweep_incidences
-    step = 360.0 / n
-    many = run_problem(sphere_problem(1.0, 1, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
-                                      incidence={"theta_deg": 90.0, "phi_deg": {"start": 0.0, "stop": 360 - step,
-                                                                               "step": step}}))
-    one = run_problem(sphere_problem(1.0, 1, cfg.gpu_loop, "fixed-point", far_field={"monostatic": True},
-                                     incidence={"theta_deg": 90.0, "phi_deg": 0.0}))
+    """n incidences around the equator in one run against one incidence alone, by the GPU loop or, without a
+    GPU, the study's default loop on the host's cores; the n separate solves run one by one where n times the
+    one incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
+    1-minute load average is recorded before, between and after."""
+    n, loop = cfg.sweep_incidences, cfg.gpu_loop if data["gpu"]["on_gpu"] else SCATTERING_LOOP.default
+    phi = [i * 360.0 / n for i in range(n)]
+    load = [os.getloadavg()[0]]
+    many = _sweep_run(phi, loop)
+    load.append(os.getloadavg()[0])
+    one = _sweep_run(phi[:1], loop)
+    load.append(os.getloadavg()[0])
+    one_s = float(sum(one.timings.values()))
+    separate = [one] + ([_sweep_run([p], loop) for p in phi[1:]] if n * one_s <= cfg.separate_budget_s else [])
     co = dbsm(many.sigma_theta[:, 0])
-    data["sweep"] = {"incidences": n, "many": _record(many), "one": _record(one),
-                     "separate_estimate_s": n * float(sum(one.timings.values())),
-                     "monostatic_spread_db": float(np.ptp(co))}
-    log(f"sweep of {n}: {data['sweep']['many']['total_s']:.1f} s against {data['sweep']['separate_estimate_s']:.0f} s")
+    alone = dbsm(np.array([r.sigma_theta[0, 0] for r in separate]))
+    data["sweeps"].append({
+        "device": data["gpu"]["device"], "date": data["date"], "loop": loop, "incidences": n,
+        "many": _record(many), "one": _record(one), "separate_measured": len(separate) == n,
+        "separate_s": float(sum(sum(r.timings.values()) for r in separate)) if len(separate) == n else n * one_s,
+        "alone_vs_together_db": float(np.abs(alone - co[:len(separate)]).max()),
+        "alone_iterations_equal": all(int(r.iterations) == int(many.iteration_counts[i])
+                                      for i, r in enumerate(separate)),
+        "monostatic_spread_db": float(np.ptp(co)), "load_1min": load, "host_threads": os.cpu_count()})
+    log(f"sweep of {n} on {loop}: {data['sweeps'][-1]['many']['total_s']:.1f} s against {one_s:.1f} s for one")
     checkpoint(data)
 
 
 def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    for ghz in cfg.almond_ghz:
+    """On the GPU only (the CPU loops take hours at 7 GHz)."""
+    for ghz in cfg.almond_ghz if data["gpu"]["on_gpu"] else ():
         problem = parse_scattering({"problem": {"kind": "scattering", "case": "nasa-almond", "frequency": ghz * 1e9},
                                     "incidence": {"theta_deg": 90.0, "phi_deg": {"start": 0.0, "stop": 180.0,
                                                                                  "step": 10.0},
@@ -115,7 +151,7 @@ def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
                                     "solver": {"order": 2, "loop": cfg.gpu_loop}}, ".")
         result = run_problem(problem)
         row = _record(result, frequency_ghz=ghz, order=2, loop=cfg.gpu_loop, acceleration="fixed-point",
-                      incidences=len(problem.incidences))
+                      incidences=len(problem.incidences), device=data["gpu"]["device"], date=data["date"])
         row["rcs_theta_dbsm"] = [float(v) for v in dbsm(result.sigma_theta[:, 0])]
         data["almond"].append(row)
         log(f"almond {ghz:g} GHz: {row['dofs']:,} DOFs, {row['total_s']:.1f} s")
@@ -123,22 +159,44 @@ def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
 
 
 def run_scattering_benchmark(cfg: ScatteringBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
-    import cupy as cp  # noqa: PLC0415
-
-    data = {"benchmark": "scattering", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(cfg),
-            "spheres": [], "sweep": None, "almond": []}
+    data = {"benchmark": "scattering", **run_facts(command), "gpu": device_facts(), "config": asdict(cfg),
+            "host_threads": os.cpu_count(), "spheres": [], "sweeps": [], "almond": []}
     for part in (_spheres, _sweep, _almond):
         part(cfg, log, checkpoint, data)
     return data
 
 
+def _sweeps_of(data: dict) -> list[dict]:
+    """A results file's sweeps, each naming its host's cores where the file knows them; a file from before
+    sweeps were a list holds one, run on its device, whose separate solves were always the scaled estimate."""
+    if "sweeps" in data:  # a sweep the file's own run made ran on its host
+        return [{"host_threads": data["host_threads"], **s} if s["date"] == data["date"] else s
+                for s in data["sweeps"]]
+    old = dict(data.get("sweep") or {})
+    if not old:
+        return []
+    estimate = old.pop("separate_estimate_s")
+    return [{**old, "device": data["gpu"]["device"], "date": data["date"], "loop": data["config"]["gpu_loop"],
+             "separate_s": estimate, "separate_measured": False}]
+
+
+def _on_device(rows: list, earlier: dict, dated: bool) -> list:
+    """Rows of an earlier file, each naming its device and (dated) run date: files from before rows named
+    them have the file's (an almond row was made by the file's own run; spheres may come from one it joined)."""
+    stamp = {"device": earlier["gpu"]["device"], **({"date": earlier["date"]} if dated else {})}
+    return [{**stamp, **r} for r in rows]
+
+
 def merge(data: dict, earlier: dict) -> dict:
-    """This run joined with an earlier one (--merge): the earlier run's spheres, sweep and almond rows where
-    this run has none; the earlier run's provenance kept under "earlier_run"."""
+    """This run joined with an earlier one (--merge): the earlier run's spheres and almond rows where this run
+    has none, its sweeps on other devices or of other sizes; the runs joined listed under "earlier_runs"."""
     out = dict(data)
     for part in ("spheres", "almond"):
         if not out[part]:
-            out[part] = earlier.get(part, [])
-    out["sweep"] = out["sweep"] or earlier.get("sweep")
-    out["earlier_run"] = {k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}
+            out[part] = _on_device(earlier.get(part, []), earlier, part == "almond")
+    mine = {(s["device"], s["incidences"]) for s in out["sweeps"]}
+    out["sweeps"] = out["sweeps"] + [s for s in _sweeps_of(earlier) if (s["device"], s["incidences"]) not in mine]
+    out.pop("sweep", None)
+    joined = earlier.get("earlier_runs") or ([earlier["earlier_run"]] if earlier.get("earlier_run") else [])
+    out["earlier_runs"] = [{k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}, *joined]
     return out

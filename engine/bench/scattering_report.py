@@ -9,8 +9,9 @@ TARGET_SWEEP_RATIO = 3.0  # a 360-incidence sweep in at most 3 times one inciden
 MONOSTATIC_FIX = "2026-11-25 09:00 UTC"
 
 
-def _monostatic_rcs_valid(data: dict) -> bool:
-    return data["date"] >= MONOSTATIC_FIX
+def _monostatic_rcs_valid(row: dict) -> bool:
+    """Whether a sweep's or almond row's run came after the monostatic fix (rows name their run's date)."""
+    return row["date"] >= MONOSTATIC_FIX
 
 
 def _phase(row: dict, name: str) -> str:
@@ -42,37 +43,84 @@ def _targets(data: dict) -> list[str]:
                      f"{best['mie_error_db']:.2f} dB).")
     else:
         lines.append("- Sphere of 2 wavelengths at <= 0.5 dB on the GPU: **missed** (no GPU run reached 0.5 dB).")
-    sweep = data.get("sweep")
-    if not sweep:
-        lines.append(f"- {data['config']['sweep_incidences']}-incidence monostatic sweep under {TARGET_SWEEP_RATIO:g}x one "
-                     "incidence: **not measured**. The run of all incidences at once did not finish inside a "
-                     "10-minute device call, tried twice (the 1-wavelength sphere at order 2, then at order 1). "
-                     "Profiling 72 incidences on a 2-core CPU put two thirds of the iteration time in the block "
-                     "back-substitution, which goes column by column through CVXOPT's UMFPACK interface on the host "
-                     "(ATLAS, one thread); the rest is the operator. "
-                     "What would reach it: a multi-right-hand-side triangular solve (BLAS 3) or cuDSS on the GPU, "
-                     "then the run re-measured.")
-    if sweep:
-        ratio = sweep["many"]["total_s"] / sweep["one"]["total_s"]
-        verdict = "met" if ratio <= TARGET_SWEEP_RATIO else "missed"
-        lines.append(f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1) under {TARGET_SWEEP_RATIO:g}x one incidence: "
-                     f"**{verdict}**, {ratio:.2f}x ({sweep['many']['total_s']:.1f} s against "
-                     f"{sweep['one']['total_s']:.1f} s; {sweep['incidences']} separate solves: "
-                     f"{sweep['separate_estimate_s']:.0f} s, a scaled estimate from the one-incidence run). "
-                     + (f"The sphere's monostatic RCS varies by {sweep['monostatic_spread_db']:.3f} dB over the "
-                        "incidences." if _monostatic_rcs_valid(data) else
-                        f"Its RCS values were computed before the monostatic fix ({MONOSTATIC_FIX}) and are not "
-                        "shown; a test now checks that incidences sharing theta each look back along their own "
-                        "direction.")
-                     + f" Where the time goes: the run of all incidences took {sweep['many']['iterations']} "
-                     f"iterations where one incidence took {sweep['one']['iterations']} (a later CPU run of four "
-                     "incidences, after the monostatic fix, took the same 6 iterations for each: to be re-measured), "
-                     "and each iteration back-substitutes every incidence column by column through CVXOPT's "
-                     "UMFPACK on the host; a multi-right-hand-side (BLAS 3) solve or cuDSS would cut the latter.")
+    lines += [_sweep_target(sweep) for sweep in data["sweeps"]] or [
+        f"- {data['config']['sweep_incidences']}-incidence monostatic sweep under {TARGET_SWEEP_RATIO:g}x one "
+        "incidence: **not measured** in the runs joined here."]
     lines.append("- Fewer seconds than NGSolve for the same error: measured on the host, both solvers in one run, "
                  "in [scattering-ngsolve.md](scattering-ngsolve.md) (`paraflux bench scattering-ngsolve`), which "
                  "states the verdict. Not in this GPU run: NGSolve's wheels exceed what can be carried to the "
                  "offline GPU machine (64 MiB).")
+    return lines
+
+
+def _sweep_target(sweep: dict) -> str:
+    """The 3x target's verdict for one sweep, its separate solves, and what its iterations did."""
+    many, one = sweep["many"], sweep["one"]
+    ratio = many["total_s"] / one["total_s"]
+    verdict = "met" if ratio <= TARGET_SWEEP_RATIO else "missed"
+    separate = ("measured one by one" if sweep["separate_measured"]
+                else "a scaled estimate: the one-incidence run times the incidences")
+    line = (f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1, loop {sweep['loop']}) "
+            f"on {sweep['device']} under {TARGET_SWEEP_RATIO:g}x one incidence: **{verdict}**, {ratio:.2f}x "
+            f"({many['total_s']:.1f} s against {one['total_s']:.1f} s; {sweep['incidences']} separate solves: "
+            f"{sweep['separate_s']:,.0f} s, {separate}). ")
+    if not _monostatic_rcs_valid(sweep):
+        return line + (f"Its RCS values were computed before the monostatic fix ({MONOSTATIC_FIX}) and are not "
+                       f"shown. Its run of all incidences took {many['iterations']} iterations where one incidence "
+                       f"took {one['iterations']}, and each iteration back-substituted every incidence column by "
+                       "column (that run's record does not say why the iterations grew).")
+    alone = ("the incidences run one by one differ" if sweep["separate_measured"] else
+             "the incidence run alone (phi = 0) differs")
+    counts = (f"{many['iterations']} iterations each" if many["iterations_min"] == many["iterations"] else
+              f"{many['iterations_min']} to {many['iterations']} iterations each")
+    return line + (f"The sphere's monostatic RCS varies by {sweep['monostatic_spread_db']:.3f} dB over the "
+                   f"incidences; {alone} from the same in the "
+                   f"sweep by at most {sweep['alone_vs_together_db']:.1e} dB, with "
+                   f"{'the same' if sweep['alone_iterations_equal'] else 'different'} iteration counts. "
+                   f"The {sweep['incidences']} incidences iterated as {many['columns']} columns (the numerical rank "
+                   f"of their data on the scatterer), {counts}, against {one['iterations']} alone. "
+                   + _largest_growth(many, one))
+
+
+def _largest_growth(many: dict, one: dict) -> str:
+    """The phase whose seconds grew most from one incidence to all of them, and by how much."""
+    grown = [(b - a, name, a, b) for (name, a), (_, b) in zip(_phases(one), _phases(many))]
+    extra, name, a, b = max(grown)
+    share = extra / (many["total_s"] - one["total_s"])
+    return (f"Where the time went: {name} took {b:.0f} s against {a:.0f} s for one incidence ({share:.0%} of the "
+            f"extra time), on {many['columns']} columns against {one['columns']}.")
+
+
+def _phases(row: dict) -> list[tuple[str, float]]:
+    """Seconds per phase, the iterations split into their parts and the rest (rank, bookkeeping)."""
+    t, inner = row["seconds"], row["iteration_phases_s"]
+    out = [(k, v) for k, v in t.items() if k != "iterations"]
+    at = list(t).index("iterations")
+    parts = [(f"iterations: {k}", v) for k, v in inner.items()]
+    parts.append(("iterations: the rest (data's rank, norms, bookkeeping)", t["iterations"] - sum(inner.values())))
+    return out[:at] + parts + out[at:]
+
+
+def _sweep_section(data: dict) -> list[str]:
+    """Per sweep: device, load, and where the time went for one incidence and for all of them."""
+    lines = ["", "## Monostatic sweeps: many incidences in one run", ""]
+    for sweep in data["sweeps"]:
+        many, one = sweep["many"], sweep["one"]
+        step = 360 / sweep["incidences"]
+        cores = sweep.get("host_threads") or data["host_threads"]  # sweeps recorded before they named it
+        load = (f"; the host's 1-minute load average before, between and after the two runs: "
+                f"{' / '.join(f'{v:.1f}' for v in sweep['load_1min'])} on {cores} cores"
+                if "load_1min" in sweep else "; host load not recorded")
+        lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {step:g} degree"
+                     f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {sweep['loop']}, "
+                     f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
+        if not many.get("iteration_phases_s"):
+            continue
+        lines += ["", f"| phase | one incidence s | {sweep['incidences']} incidences s |", "|---|---:|---:|"]
+        for (name, a), (_, b) in zip(_phases(one), _phases(many)):
+            lines.append(f"| {name} | {a:.2f} | {b:.2f} |")
+        lines.append(f"| total | {one['total_s']:.2f} | {many['total_s']:.2f} |")
+        lines.append("")
     return lines
 
 
@@ -86,7 +134,7 @@ def _almond_table(data: dict) -> list[str]:
              "total s | RCS at phi = 0 / 90 / 180 (dBsm) |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in data["almond"]:
         rcs = r["rcs_theta_dbsm"]
-        picks = (" / ".join(f"{rcs[i]:.1f}" for i in (0, len(rcs) // 2, -1)) if _monostatic_rcs_valid(data)
+        picks = (" / ".join(f"{rcs[i]:.1f}" for i in (0, len(rcs) // 2, -1)) if _monostatic_rcs_valid(r)
                  else f"not shown (computed before the monostatic fix, {MONOSTATIC_FIX})")
         lines.append(f"| {r['frequency_ghz']:g} | {r['order']} | {r['incidences']} | {r['dofs']:,} | {r['iterations']} | "
                      f"{_phase(r, 'assembly and factorisation')} | {_phase(r, 'iterations')} | {r['total_s']:.1f} | "
@@ -98,19 +146,24 @@ def _almond_table(data: dict) -> list[str]:
     return lines
 
 
+def _devices(rows: list[dict]) -> str:
+    return ", ".join(dict.fromkeys(r["device"] for r in rows)) or "none"
+
+
 def render_markdown(data: dict) -> str:
-    gpu = data["gpu"]
     lines = ["# Scattering (FE-IIIEE): PEC spheres against Mie, a monostatic sweep, the NASA almond", "",
-             f"- Device: {gpu['device']}; date: {data['date']}; command: `{data['command']}`; commit "
+             f"- Latest run: {data['gpu']['device']}; date: {data['date']}; command: `{data['command']}`; commit "
              f"{data.get('commit') or 'not recorded'}",
              "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-             *([f"- Joined with an earlier run (--merge): {e['date']}, `{e['command']}`, commit {e['commit']}, "
-                f"{e['gpu']['device']}; the rows each run did not make come from the other."]
-               if (e := data.get("earlier_run")) else []),
+             *[f"- Joined with an earlier run (--merge): {e['date']}, `{e['command']}`, commit {e['commit']}, "
+               f"{e['gpu']['device']}; the rows a later run did not make come from it."
+               for e in data.get("earlier_runs", [])],
+             f"- Where each part ran: spheres on {_devices(data['spheres'])}; sweeps as each says; almond on "
+             f"{_devices(data['almond'])}. A loop named cpu-s or zgemm runs the operator on that machine's CPU cores.",
              "- Times: wall clock per phase of one run (mesh: gmsh surfaces and volume; assembly and factorisation: "
              "NumPy element matrices and the sparse direct solver on the host; iterations: block back-substitution "
-             "on the host and the truncation operator by the named loop; far field), one run each. The GPU does "
-             "only the operator (loop cuda-tiled); the factorisation runs on the host cores.",
+             "on the host and the truncation operator by the named loop; far field), one run each. On a GPU "
+             "machine the GPU does only the operator (loop cuda-tiled); the factorisation runs on the host cores.",
              "- Error: largest |dB| difference from the Mie series in the E-plane (sigma_theta, phi = 0) and the "
              "H-plane (sigma_phi, phi = 90) where Mie is within 20 dB of its peak, every 2 degrees."]
-    return "\n".join(lines + _sphere_table(data) + _targets(data) + _almond_table(data)) + "\n"
+    return "\n".join(lines + _sphere_table(data) + _targets(data) + _sweep_section(data) + _almond_table(data)) + "\n"

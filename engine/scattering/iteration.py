@@ -1,11 +1,14 @@
 """The FE-IIIEE iteration over the Robin data U on S: from the FEM solution, E and curl E on S', the
 truncation operator gives E and curl E on S and U = n x curl E + jk n x (n x E) there; U = 0 is the
-first-order absorbing condition (iteration 0). The map U -> U' is affine, U' = L U + f, and the iteration
-solves U = L U + f for every incidence at once: one block back-substitution and one operator application
-per step. Two accelerations: fixed-point (U <- L U + f) and GMRES on (I - L) U = f."""
+first-order absorbing condition (iteration 0). The map U -> U' is affine, U' = L U + f, with f linear in the
+values on Gamma: every incidence's iterates are the same combination of the iterates of a basis of its
+data (incidences.py), so fixed-point iterates the basis columns (one block back-substitution and one
+operator application per step) and recombines. GMRES on (I - L) U = f is not linear in f: every incidence
+keeps its own Krylov space, the products of the incidences still iterating batched."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -14,17 +17,19 @@ import numpy as np
 from ..truncation.operator import Currents
 from ..truncation.strategies import apply_operator, make_zgemm
 from ..backend import get_backend
+from .incidences import combined_norms
 from .system import System, solve, traces
 
 ACCELERATIONS = ("fixed-point", "gmres")
+PHASES = ("back-substitution", "currents on S'", "operator")  # RobinMap.seconds' keys
 
 
 @dataclass
 class Iterated:
-    """Solution (n_dofs, r), U (r, p_S, 3), per incidence: converged, iterations and residual history."""
+    """Solution (n_dofs, r) per incidence, each at the step where it stopped; per incidence: converged,
+    iterations, and the residual of every step (held at its last value once the incidence stopped)."""
 
     u: np.ndarray
-    robin: np.ndarray
     converged: np.ndarray
     iterations: np.ndarray
     history: list = field(default_factory=list)  # per step: residual per incidence (r,)
@@ -32,28 +37,43 @@ class Iterated:
 
 
 class RobinMap:
-    """U -> (solution, U') for a system, Gamma's values and a loop strategy of the operator."""
+    """(U, Gamma's values) -> (solution, U') for a system and a loop strategy of the operator; seconds: wall
+    time spent in each of PHASES so far."""
 
-    def __init__(self, system: System, u_gamma: np.ndarray, loop: str):
-        self.system, self.u_gamma, self.loop = system, u_gamma, loop
+    def __init__(self, system: System, loop: str):
+        self.system, self.loop = system, loop
         self.zgemm = None
         if loop == "zgemm":
             self.zgemm = make_zgemm(system.outer.points, system.inner.points, system.k, get_backend("auto"))
         self.q = len(system.outer.weights) // max(1, len(system.disc.mesh.surfaces["outer"]))
         self.backend = "numpy"
+        self.seconds = dict.fromkeys(PHASES, 0.0)
 
-    def solution(self, robin: np.ndarray) -> np.ndarray:
-        """The unknowns (n_dofs, r) for U (r, p_S, 3): one block back-substitution."""
-        return solve(self.system, self.u_gamma, robin)
+    def _timed(self, phase: str, fn, *args):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        self.seconds[phase] += time.perf_counter() - t0
+        return out
 
-    def __call__(self, robin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def solution(self, robin: np.ndarray, u_gamma: np.ndarray) -> np.ndarray:
+        """The unknowns (n_dofs, r) for U (r, p_S, 3) and Gamma's values (n_gamma, r): one block
+        back-substitution."""
+        return self._timed("back-substitution", solve, self.system, u_gamma, robin)
+
+    def __call__(self, robin: np.ndarray, u_gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         s = self.system
-        u = self.solution(robin)
-        cur = sprime_currents(s, u)
-        applied = apply_operator(self.loop, s.outer.points, s.inner.points, cur, s.k, self.q, zgemm=self.zgemm)
+        u = self.solution(robin, u_gamma)
+        cur = self._timed("currents on S'", sprime_currents, s, u)
+        applied = self._timed("operator", apply_operator, self.loop, s.outer.points, s.inner.points, cur, s.k,
+                              self.q, 0, self.zgemm)
         self.backend = applied.backend
         n = s.outer.normals[None]
         return u, np.cross(n, applied.f) + 1j * s.k * np.cross(n, np.cross(n, applied.e))
+
+    def linear(self, robin: np.ndarray) -> np.ndarray:
+        """L U (r, p_S, 3): the map with zero values on Gamma."""
+        n_gamma = len(self.system.on_gamma)
+        return self(robin, np.zeros((n_gamma, len(robin)), dtype=complex))[1]
 
 
 def sprime_currents(system: System, u: np.ndarray) -> Currents:
@@ -69,63 +89,91 @@ def _norms(x: np.ndarray) -> np.ndarray:
     return np.sqrt((np.abs(x.reshape(len(x), -1)) ** 2).sum(axis=1))
 
 
-def fixed_point(step: RobinMap, n_rhs: int, shape, tol: float, max_iterations: int,
-                progress: Callable[[int, np.ndarray], None]) -> Iterated:
-    """U_{n+1} = L U_n + f from U_0 = 0 until |U_{n+1} - U_n| <= tol |U_{n+1}| for every incidence."""
-    robin = np.zeros((n_rhs,) + shape, dtype=complex)
-    history, iterations = [], np.zeros(n_rhs, dtype=int)
-    converged = np.zeros(n_rhs, dtype=bool)
+def fixed_point(step: RobinMap, u_gamma: np.ndarray, coefficients: np.ndarray, first: np.ndarray, tol: float,
+                max_iterations: int, progress: Callable[[int, np.ndarray], None]) -> Iterated:
+    """U_{n+1} = L U_n + f from U_0 = 0 for the m columns of Gamma's values u_gamma (n_gamma, m), whose
+    combinations by coefficients (m, r) are the r incidences; first: U_1 = f (m, p_S, 3). Incidence i stops
+    at the first n with |U_{n+1} - U_n| <= tol |U_{n+1}| (norms of its combination) and keeps the solution
+    for U_{n+1}, as it would iterated alone; the columns go on until every incidence has stopped."""
+    r = coefficients.shape[1]
+    robin, new = np.zeros_like(first), first
+    u = np.zeros((step.system.n_dofs, r), dtype=complex)
+    history, iterations = [], np.zeros(r, dtype=int)
+    converged, stopped = np.zeros(r, dtype=bool), np.zeros(r, dtype=bool)
+    held = np.zeros(r)
     for it in range(1, max_iterations + 1):
-        _, new = step(robin)
-        change = _norms(new - robin) / np.maximum(_norms(new), 1e-300)
+        change = combined_norms(new - robin, coefficients) / np.maximum(combined_norms(new, coefficients), 1e-300)
         robin = new
-        history.append(change)
-        iterations[~converged] = it
-        converged |= change <= tol
-        progress(it, change)
-        if converged.all():
+        held[~stopped] = change[~stopped]
+        history.append(held.copy())
+        iterations[~stopped] = it
+        converged |= ~stopped & (change <= tol)
+        stopped |= _keep(step, u_gamma, robin, coefficients, converged & ~stopped, u)
+        progress(it, held)
+        if stopped.all() or it == max_iterations:
             break
-    return Iterated(step.solution(robin), robin, converged, iterations, history, step.backend)
+        _, new = step(robin, u_gamma)
+    _keep(step, u_gamma, robin, coefficients, ~stopped, u)
+    return Iterated(u, converged, iterations, history, step.backend)
 
 
-def gmres(step: RobinMap, n_rhs: int, shape, tol: float, max_iterations: int,
+def _keep(step: RobinMap, u_gamma, robin, coefficients, which: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Write the solution for U = robin (m, p_S, 3) into the incidences `which` (r,) bool of u (n_dofs, r):
+    one block back-substitution of the m columns, recombined; returns which."""
+    if which.any():
+        u[:, which] = step.solution(robin, u_gamma) @ coefficients[:, which]
+    return which
+
+
+def gmres(step: RobinMap, u_gamma: np.ndarray, rhs: np.ndarray, tol: float, max_iterations: int,
           progress: Callable[[int, np.ndarray], None]) -> Iterated:
-    """GMRES (no restart) on (I - L) U = f, every incidence its own Krylov space, the products batched;
-    residual |f - (I - L) U| / |f| per incidence."""
-    _, f = step(np.zeros((n_rhs,) + shape, dtype=complex))
-    rhs = f.reshape(n_rhs, -1)
-    beta = np.maximum(_norms(rhs), 1e-300)
-    basis = [rhs / beta[:, None]]
-    h = np.zeros((n_rhs, max_iterations + 1, max_iterations), dtype=complex)
-    history, iterations = [], np.zeros(n_rhs, dtype=int)
-    converged = np.zeros(n_rhs, dtype=bool)
-    y = np.zeros((n_rhs, 0), dtype=complex)
+    """GMRES (no restart) on (I - L) U = f for Gamma's values u_gamma (n_gamma, r) and f = rhs (r, p_S, 3),
+    every incidence its own Krylov space; the residual |f - (I - L) U| / |f| per incidence, and an incidence
+    leaves the batch of products once it is below tol."""
+    r, shape = len(rhs), rhs.shape[1:]
+    flat = rhs.reshape(r, -1)
+    beta = np.maximum(_norms(flat), 1e-300)
+    basis = [flat / beta[:, None]]
+    h = np.zeros((r, max_iterations + 1, max_iterations), dtype=complex)
+    y = np.zeros((r, max_iterations), dtype=complex)
+    history, iterations = [], np.zeros(r, dtype=int)
+    converged, held = np.zeros(r, dtype=bool), np.zeros(r)
     for j in range(max_iterations):
-        _, image = step(basis[j].reshape((n_rhs,) + shape))
-        w = basis[j] - (image.reshape(n_rhs, -1) - rhs)  # (I - L) v
-        for i in range(j + 1):  # modified Gram-Schmidt
-            h[:, i, j] = np.einsum("rn,rn->r", basis[i].conj(), w)
-            w = w - h[:, i, j, None] * basis[i]
-        h[:, j + 1, j] = _norms(w)
-        basis.append(w / np.maximum(h[:, j + 1, j].real, 1e-300)[:, None])
-        y, residual = _least_squares(h[:, :j + 2, :j + 1], beta)
-        history.append(residual)
-        iterations[~converged] = j + 1
-        converged |= residual <= tol
-        progress(j + 1, residual)
+        a = np.flatnonzero(~converged)
+        v = basis[j][a]
+        w = v - step.linear(v.reshape((len(a),) + shape)).reshape(len(a), -1)  # (I - L) v
+        basis.append(_arnoldi(basis, a, w, h, j))
+        y[a, :j + 1], held[a] = _least_squares(h[a, :j + 2, :j + 1], beta[a])
+        history.append(held.copy())
+        iterations[a] = j + 1
+        converged |= held <= tol
+        progress(j + 1, held)
         if converged.all():
             break
-    robin = np.einsum("rj,jrn->rn", y, np.array(basis[:y.shape[1]])).reshape((n_rhs,) + shape)
-    return Iterated(step.solution(robin), robin, converged, iterations, history, step.backend)
+    robin = np.zeros_like(flat)
+    for j in range(int(iterations.max(initial=0))):
+        robin += y[:, j, None] * basis[j]
+    u = step.solution(robin.reshape((r,) + shape), u_gamma)
+    return Iterated(u, converged, iterations, history, step.backend)
+
+
+def _arnoldi(basis: list, a: np.ndarray, w: np.ndarray, h: np.ndarray, j: int) -> np.ndarray:
+    """Orthogonalise w (len(a), n) against basis[0..j] for the incidences a (modified Gram-Schmidt), writing
+    column j of their Hessenberg matrices h (r, m + 1, m); the next basis vectors (r, n), zero outside a."""
+    for i in range(j + 1):
+        h[a, i, j] = np.einsum("rn,rn->r", basis[i][a].conj(), w)
+        w = w - h[a, i, j, None] * basis[i][a]
+    h[a, j + 1, j] = _norms(w)
+    out = np.zeros_like(basis[0])
+    out[a] = w / np.maximum(h[a, j + 1, j].real, 1e-300)[:, None]
+    return out
 
 
 def _least_squares(h: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per incidence, y minimising |beta e1 - H y| for H (r, j + 1, j), and that minimum over beta."""
-    r, m1, m = h.shape
-    ys, res = np.zeros((r, m), dtype=complex), np.zeros(r)
-    for i in range(r):
-        e1 = np.zeros(m1, dtype=complex)
-        e1[0] = beta[i]
-        ys[i] = np.linalg.lstsq(h[i], e1, rcond=None)[0]
-        res[i] = np.linalg.norm(e1 - h[i] @ ys[i]) / beta[i]
-    return ys, res
+    """Per incidence, y (r, j) minimising |beta e1 - H y| for H (r, j + 1, j) of full rank, and that minimum
+    over beta (r,): one batched QR."""
+    q, upper = np.linalg.qr(h)
+    y = np.linalg.solve(upper, (beta[:, None] * q[:, 0, :].conj())[..., None])[..., 0]
+    target = np.zeros(h.shape[:2], dtype=complex)
+    target[:, 0] = beta
+    return y, _norms(target - np.einsum("rij,rj->ri", h, y)) / beta

@@ -14,9 +14,10 @@ from ..truncation.fields import C0
 from ..truncation.operator import Currents
 from .cases import almond_case, file_surfaces, sphere_case
 from .fem import discretise
+from .incidences import combine, compress
 from .iteration import RobinMap, fixed_point, gmres, sprime_currents
 from .mesh import ScatteringMesh, volume_mesh
-from .system import build_system, gamma_values, traces
+from .system import build_system, gamma_load, traces
 from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
 
 PATTERN_STEP_DEG = 5.0  # the 3D far-field pattern's grid (first incidence), for the window's view
@@ -55,6 +56,8 @@ class ScatteringResult:
     backend: str
     linear_solver: str
     timings: dict = field(default_factory=dict)
+    iteration_timings: dict = field(default_factory=dict)  # seconds inside "iterations" per iteration.PHASES
+    columns: int = 0  # columns iterated: the rank of the incidences' loads (fixed-point), the incidences (GMRES)
 
     @property
     def iterations(self) -> int:
@@ -131,21 +134,30 @@ def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _iterate(system, problem, control: RunControl):
-    """The FE-IIIEE iteration for every incidence: (Iterated, sigma of iteration 0 on the far grid)."""
+    """The FE-IIIEE iteration for every incidence: (Iterated, the solutions of iteration 0 (n_dofs, r), the
+    number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
+    the seconds of each of the iteration's phases)."""
     inc = problem.incidences
     e_inc = incident_field(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
                            np.array([i.polarization for i in inc]))
-    step = RobinMap(system, gamma_values(system, e_inc), problem.solver.loop)
+    data = compress(gamma_load(system, e_inc))
+    u_gamma = system.project(data.basis)  # (n_gamma, m)
+    step = RobinMap(system, problem.solver.loop)
     s = problem.solver
-    run = fixed_point if s.acceleration == "fixed-point" else gmres
 
     def progress(it, residual):
         control.report(0.5 + 0.4 * it / max(s.max_iterations, 1),
                        f"iteration {it}: largest residual {residual.max():.2e} (tolerance {s.tolerance:g})")
 
-    shape = system.outer.points.shape
-    abc = step.solution(np.zeros((len(inc),) + shape, dtype=complex))
-    return run(step, len(inc), shape, s.tolerance, s.max_iterations, progress), abc
+    abc, first = step(np.zeros((data.rank,) + system.outer.points.shape, dtype=complex), u_gamma)  # U_1 = f
+    if s.acceleration == "fixed-point":
+        done = fixed_point(step, u_gamma, data.coefficients, first, s.tolerance, s.max_iterations, progress)
+        columns = data.rank
+    else:
+        done = gmres(step, u_gamma @ data.coefficients, combine(first, data.coefficients), s.tolerance,
+                     s.max_iterations, progress)
+        columns = len(inc)
+    return done, abc @ data.coefficients, columns, dict(step.seconds)
 
 
 def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
@@ -166,7 +178,7 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     timings["assembly and factorisation"] = time.perf_counter() - t0
     control.report(0.5, f"{system.n_dofs:,} unknowns: iterating")
     t0 = time.perf_counter()
-    done, abc = _iterate(system, problem, control)
+    done, abc, columns, phases = _iterate(system, problem, control)
     timings["iterations"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
@@ -182,4 +194,4 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
-                            timings)
+                            timings, phases, columns)

@@ -89,12 +89,11 @@ def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver
     return flux
 
 
-def gamma_values(system: System, e_inc: np.ndarray) -> np.ndarray:
-    """Unknowns on Gamma (n_gamma, r) with n x E = -n x E_inc in the L2 sense, from E_inc (r, p_Gamma, 3)
-    at Gamma's quadrature points."""
+def gamma_load(system: System, e_inc: np.ndarray) -> np.ndarray:
+    """The right-hand sides (n_gamma, r) of n x E = -n x E_inc in the L2 sense on Gamma, from E_inc
+    (r, p_Gamma, 3) at Gamma's quadrature points; system.project of them gives the unknowns on Gamma."""
     t = tangential(e_inc, system.gamma.normals) * system.gamma.weights[None, :, None]
-    f = -(system.gamma.value.T @ t.reshape(len(e_inc), -1).T)[system.on_gamma]
-    return system.project(f.astype(complex))
+    return -(system.gamma.value.T @ t.reshape(len(e_inc), -1).T)[system.on_gamma].astype(complex)
 
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:

@@ -28,7 +28,8 @@ def describe(result) -> list[str]:
     converged = int(np.sum(result.converged))
     peak = max(dbsm(result.sigma_theta).max(), dbsm(result.sigma_phi).max())
     return [f"{result.mesh.n_elements:,} tetrahedra, {result.n_dofs:,} unknowns (Nedelec order {p.solver.order}) at "
-            f"{p.frequency:g} Hz; {len(p.incidences)} incidences, {converged} converged by {p.solver.acceleration} "
+            f"{p.frequency:g} Hz; {len(p.incidences)} incidences as {result.columns} columns, {converged} converged by "
+            f"{p.solver.acceleration} "
             f"in at most {result.iterations} iterations (loop {p.solver.loop} on {result.backend})",
             f"largest RCS {peak:.2f} dBsm over {result.theta.shape[1]} directions per incidence",
             ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]

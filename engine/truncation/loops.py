@@ -32,6 +32,18 @@ def _accumulate(e, f, r, t, s, g, gx, gy, gz, ce, cf, de, df, k2):  # pragma: no
     f[r, t, 2] += k2 * ez * g + (fx * gy - fy * gx) + df[r, s] * gz
 
 
+@numba.njit(parallel=True, cache=True)
+def coupling_rows(targets, sources, k, out):  # pragma: no cover - compiled
+    """zgemm.coupling_numpy's tile written in place, threads sharing its rows: out (n_t, 4 n_s) complex gets
+    G, then grad'G's x, y, z components, each (n_t, n_s)."""
+    n_s = sources.shape[0]
+    for t in numba.prange(targets.shape[0]):
+        for s in range(n_s):
+            g, gx, gy, gz = _pair(targets[t, 0], targets[t, 1], targets[t, 2],
+                                  sources[s, 0], sources[s, 1], sources[s, 2], k)
+            out[t, s], out[t, n_s + s], out[t, 2 * n_s + s], out[t, 3 * n_s + s] = g, gx, gy, gz
+
+
 @numba.njit(cache=True)
 def serial(targets, sources, ce, cf, de, df, k, e, f):  # pragma: no cover - compiled
     """One core, the paper's order: S' outer, S middle, right-hand sides inner."""

@@ -1,0 +1,47 @@
+"""Many incidences as few columns: the FE-IIIEE data of every incidence is linear in its load on Gamma, so
+the loads (n, r) are written as basis (n, m) @ coefficients (m, r) by a truncated SVD, m the numerical rank
+(at most the number of field modes the scatterer's size supports: 37 columns for 360 theta-polarised
+incidences around the equator of a 1-wavelength sphere); the iteration runs on the m columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RANK_RTOL = 1e-13  # singular values below this fraction of the largest are dropped (round-off level)
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """columns (n, r) ~= basis (n, m) @ coefficients (m, r), basis orthonormal, complex."""
+
+    basis: np.ndarray
+    coefficients: np.ndarray
+
+    @property
+    def rank(self) -> int:
+        return self.basis.shape[1]
+
+
+def compress(columns: np.ndarray, rtol: float = RANK_RTOL) -> Compressed:
+    """The numerical range of columns (n, r): singular vectors whose singular value exceeds rtol times the
+    largest (at least one), and every column's coordinates in them."""
+    left, sigma, right = np.linalg.svd(columns, full_matrices=False)
+    m = max(1, int(np.count_nonzero(sigma > rtol * sigma[0])))
+    return Compressed(left[:, :m], sigma[:m, None] * right[:m])
+
+
+def combine(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """The combinations (r, ...) sum_j coefficients[j, i] rows[j] of rows (m, ...) by coefficients (m, r)."""
+    m = len(rows)
+    return (coefficients.T @ rows.reshape(m, -1)).reshape((coefficients.shape[1],) + rows.shape[1:])
+
+
+def combined_norms(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """The norms (r,) of the combinations of rows (m, ...) by coefficients (m, r), from the rows' Gram
+    matrix (m, m) without forming the combinations."""
+    flat = rows.reshape(len(rows), -1)
+    gram = flat.conj() @ flat.T
+    squares = np.einsum("ji,jk,ki->i", coefficients.conj(), gram, coefficients).real
+    return np.sqrt(np.maximum(squares, 0.0))

@@ -1,0 +1,59 @@
+"""Many incidences at once (issue 27): a block of incidences, iterated as the few columns of its data's
+numerical range, gives every incidence the RCS and the iteration count it gets alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paraflux.engine.problems.scattering import parse_scattering
+from paraflux.engine.scattering.incidences import combine, combined_norms, compress
+from paraflux.engine.scattering.run import run_problem
+from paraflux.engine.truncation.fields import C0
+
+RNG = np.random.default_rng(11)
+# the last repeats the first: six incidences, five columns
+INCIDENCES = {"theta_deg": [90.0, 90.0, 90.0, 30.0, 150.0, 90.0], "phi_deg": [0.0, 50.0, 100.0, 200.0, 300.0, 0.0],
+              "polarization": ["theta", "theta", "phi", "theta", "phi", "theta"]}
+
+
+def sweep(acceleration: str, which=slice(None)):
+    """Monostatic incidences on a coarse sphere of ka = 1 at 300 MHz."""
+    incidence = {key: values[which] for key, values in INCIDENCES.items()}
+    data = {"problem": {"kind": "scattering", "case": "pec-sphere", "frequency": 300e6},
+            "geometry": {"radius": C0 / 300e6 / (2 * np.pi), "elements_per_wavelength": 6},
+            "incidence": incidence, "far_field": {"monostatic": True},
+            "solver": {"acceleration": acceleration}}
+    return run_problem(parse_scattering(data, Path(".")))
+
+
+@pytest.mark.parametrize("acceleration", ["fixed-point", "gmres"])
+def test_a_block_gives_every_incidence_its_separate_rcs_and_iterations(acceleration):
+    block = sweep(acceleration)
+    assert block.converged.all() and block.columns == (5 if acceleration == "fixed-point" else 6)
+    for i in range(len(INCIDENCES["phi_deg"]) - 1):
+        alone = sweep(acceleration, slice(i, i + 1))
+        assert block.iteration_counts[i] == alone.iteration_counts[0]
+        for together, separate in (((block.sigma_theta, block.sigma_phi), (alone.sigma_theta, alone.sigma_phi)),
+                                   (block.sigma_abc, alone.sigma_abc)):
+            peak = max(s[i].max() for s in together)
+            for a, b in zip(together, separate):
+                assert np.abs(a[i] - b[0]).max() <= 1e-10 * peak
+    assert np.abs(block.solution.reshape(2, 6)[:, 5] - block.solution.reshape(2, 6)[:, 0]).max() < 1e-9  # dB
+
+
+def test_incidences_spanning_few_modes_iterate_as_few_columns():
+    phi = np.arange(0.0, 360.0, 10.0)
+    rows = np.exp(1j * np.outer(np.cos(np.radians(phi)), np.linspace(0, 6, 400))).T  # plane waves on a segment
+    data = compress(rows)
+    assert data.rank < len(phi)
+    assert np.abs(data.basis @ data.coefficients - rows).max() <= 1e-12 * np.abs(rows).max()
+
+
+def test_combined_norms_are_the_norms_of_the_combinations():
+    rows = RNG.standard_normal((4, 7, 3)) + 1j * RNG.standard_normal((4, 7, 3))
+    coefficients = RNG.standard_normal((4, 6)) + 1j * RNG.standard_normal((4, 6))
+    direct = np.linalg.norm(combine(rows, coefficients).reshape(6, -1), axis=1)
+    np.testing.assert_allclose(combined_norms(rows, coefficients), direct, rtol=1e-12)
