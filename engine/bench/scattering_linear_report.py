@@ -62,7 +62,7 @@ def render_markdown(data: dict) -> str:
         f"- Date: {data['date']}; command: `{data['command']}`; code: commit {data.get('commit') or 'not recorded'}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
         f"- Matrix: the free block (unknowns off the scatterer) of A = K - k^2 M + jk B_S, complex symmetric, for "
-        f"the {cfg['diameter']:g}-wavelength PEC sphere (diameter) at 300 MHz, each Nedelec order at its default "
+        f"the PEC sphere of {cfg['diameter']:g} wavelength(s) diameter at 300 MHz, each Nedelec order at its default "
         "elements per wavelength. Assembly: element matrices to the CSR matrix (discretise and fem_matrix).",
         f"- Each time is the fastest of {cfg['repeats']} runs. Back-substitution: one call with a block of random "
         "complex right-hand sides; residual: the largest ||A X - B|| / ||B|| of those blocks. Threads: PARDISO's "
