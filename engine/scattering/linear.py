@@ -96,8 +96,10 @@ def _pardiso(matrix: sp.spmatrix, what: str) -> Factorised:
     try:
         pardiso = pymklpardiso.PardisoSolver(upper_triangle(matrix), pymklpardiso.MTYPE_COMPLEX_SYM,
                                              iparms=PARDISO_SETTINGS)
-    except RuntimeError as exc:  # "zero pivot / numerical factorization failure" and PARDISO's other errors
-        raise _singular(what, exc) from None
+    except RuntimeError as exc:  # PARDISO's error codes, "zero pivot / numerical factorization failure" among them
+        if "pivot" in str(exc):
+            raise _singular(what, exc) from None
+        raise SolverError(f"PARDISO could not factorise {what} ({exc})") from None
     iparm = pardiso.get_iparm()
 
     def solve(b: np.ndarray) -> np.ndarray:
