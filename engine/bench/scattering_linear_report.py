@@ -66,8 +66,11 @@ def render_markdown(data: dict) -> str:
         "elements per wavelength. Assembly: element matrices to the CSR matrix (discretise and fem_matrix).",
         f"- Each time is the fastest of {cfg['repeats']} runs. Back-substitution: one call with a block of random "
         "complex right-hand sides; residual: the largest ||A X - B|| / ||B|| of those blocks. Threads: PARDISO's "
-        "own statistics (OpenMP); UMFPACK's and SuperLU's BLAS pool (threadpoolctl), their only threaded part.",
-        "- PARDISO settings (iparm index: value): " + ", ".join(f"{k}: {v}" for k, v in data["pardiso_settings"].items()),
+        "own statistics (OpenMP); UMFPACK's and SuperLU's BLAS pool (threadpoolctl), their only threaded part. "
+        "Factor nonzeros: L of PARDISO's L D L^T (one triangle), L and U of SuperLU's LU; UMFPACK through CVXOPT "
+        "reports none.",
+        "- PARDISO settings (iparm index: value): "
+        + ", ".join(f"{k}: {v}" for k, v in data["pardiso_settings"].items()),
         "- Not installed, not measured: " + (", ".join(skipped) if skipped else "none"),
         "", *_table(data, rhs), "", "## The choice of `auto`", "",
         f"Cost per order: the factorisation plus one back-substitution of {rhs[-1]} right-hand sides. Fastest first, "
