@@ -13,19 +13,21 @@ from .errors import ProblemError, shown
 @dataclass(frozen=True)
 class Choice:
     """One value of a variant axis and what it needs to run: needs_gpu, a CUDA GPU; package, a Python
-    package that is not a dependency of ParaFlux (imported by that name)."""
+    package that is not a dependency of ParaFlux (imported by that name; distribution, its name on PyPI
+    where that differs)."""
 
     name: str
     description: str
     needs_gpu: bool = False
     package: str | None = None
+    distribution: str | None = None
 
     def unavailable(self, gpu_reason: str | None) -> str | None:
         """Why this choice cannot run here (gpu_reason: why no GPU is usable, None when one is), or None."""
         if self.needs_gpu and gpu_reason:
             return gpu_reason
         if self.package and importlib.util.find_spec(self.package) is None:
-            return f"needs the Python package {self.package} (pip install {self.package})"
+            return f"needs the Python package {self.package} (pip install {self.distribution or self.package})"
         return None
 
 
@@ -223,11 +225,21 @@ ACCELERATION = VariantAxis("acceleration", "Iteration", (
     Choice("gmres", "GMRES on (I - L) U = f over the values of U on S, every incidence its own Krylov space"),
 ), "fixed-point")
 
+LINEAR_SOLVER_SPEED = ("pardiso", "umfpack", "superlu")  # fastest first, docs/benchmarks/scattering-linear.md
+
+
+def _fastest_installed(on_gpu: bool) -> str:
+    """The first of LINEAR_SOLVER_SPEED whose package is installed (the factorisations run on the host)."""
+    return next(n for n in LINEAR_SOLVER_SPEED if LINEAR_SOLVER.choice(n).unavailable(None) is None)
+
+
 LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
-    Choice("auto", "UMFPACK where CVXOPT is installed, SuperLU otherwise"),
+    Choice("auto", "the fastest installed, as measured on the 1-wavelength sphere: PARDISO, UMFPACK, SuperLU"),
     Choice("umfpack", "UMFPACK (SuiteSparse, multifrontal, BLAS 3) through CVXOPT", package="cvxopt"),
     Choice("superlu", "SciPy's SuperLU, symmetric mode (minimum degree on A + A^T, diagonal pivots)"),
-), "auto", auto=lambda on_gpu: "umfpack" if importlib.util.find_spec("cvxopt") else "superlu")
+    Choice("pardiso", "MKL PARDISO, complex symmetric LDL^T of the upper triangle, one call for every "
+                      "right-hand side (py-mkl-pardiso)", package="pymklpardiso", distribution="py-mkl-pardiso"),
+), "auto", auto=_fastest_installed)
 
 SCATTERING_LOOP = replace(LOOP, default="zgemm")  # many right-hand sides, the same S' and S every iteration
 

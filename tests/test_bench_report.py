@@ -50,7 +50,7 @@ def test_committed_fmm_report_is_the_rendering_of_the_committed_json():
             assert "- Reason:" in render_fmm(data).split(line, 1)[1].split("\n- ", 1)[0]
 
 @pytest.mark.parametrize("name", ["ebe", "coloring", "hex", "fmm", "truncation", "fmbem", "scattering",
-                                  "scattering-peers", "scattering-ngsolve", "sweeps"])
+                                  "scattering-peers", "scattering-ngsolve", "scattering-linear", "sweeps"])
 def test_every_table_of_a_report_has_as_many_cells_as_its_header(name):
     """A separator or row with a cell too few or too many makes Markdown drop the whole table."""
     table = []
@@ -207,7 +207,7 @@ def test_scattering_peers_report_states_the_target_from_the_largest_difference()
     assert "**MISSED** (largest difference 1.60 dB)" in render_peers(data)
 
 
-@pytest.mark.parametrize("name", ["scattering", "scattering-peers", "sweeps"])
+@pytest.mark.parametrize("name", ["scattering", "scattering-peers", "scattering-linear", "sweeps"])
 def test_committed_reports_are_the_rendering_of_their_json(name):
     from paraflux.engine.bench.registry import BENCHMARKS
 
@@ -238,3 +238,34 @@ def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_ea
     assert "360-incidence monostatic sweep (1-wavelength sphere, order 1, loop zgemm) on host CPU under 3x" in text
     assert "36-incidence monostatic sweep (1-wavelength sphere, order 1, loop cuda-tiled) on GPU X under 3x" in text
     assert "spheres on GPU X" in text
+
+
+def _linear_row(solver, factorisation, one, many):
+    return {"solver": solver, "threads": 1, "load_before": 1.0, "factorisation_s": factorisation,
+            "back_substitution_s": {"1": one, "36": many}, "residual": 1e-15, "factor_nonzeros": None,
+            "factor_memory_bytes": None}
+
+
+def test_scattering_linear_ranks_by_factorisation_plus_the_largest_block_over_every_order():
+    from paraflux.engine.bench.scattering_linear_report import ranking, render_markdown as render_linear
+
+    orders = [{"order": 1, "free_dofs": 1000, "assembly_s": 0.5, "rows": [
+                  _linear_row("a", 1.0, 0.1, 5.0), _linear_row("b", 2.0, 0.1, 0.5), _linear_row("c", 9.0, 0.1, 1.0)]},
+              {"order": 2, "free_dofs": 2000, "assembly_s": 3.0, "rows": [
+                  _linear_row("a", 2.0, 0.1, 9.0), _linear_row("b", 2.5, 0.1, 1.0)]}]
+    data = {"benchmark": "scattering-linear", "date": "d", "command": "c", "commit": "x", "host_cpu": "x86_64",
+            "host_threads": 2, "load_before": 1.0, "versions": {}, "pardiso_settings": {"1": 2},
+            "not_installed": {"d": "needs the Python package d (pip install d)"},
+            "config": {"diameter": 1.0, "orders": [1, 2], "rhs": [1, 36], "repeats": 2}, "orders": orders}
+    assert ranking(data) == ["b", "a"]  # c was not measured at order 2
+    text = render_linear(data)
+    assert "summed over the orders: **b, a**" in text and "d (needs the Python package d" in text
+    assert "- Order 2: assembly 3.00 s, the fastest factorisation (a) 2.00 s: the assembly is the larger cost." in text
+
+
+def test_auto_linear_solver_follows_the_committed_measurement():
+    """variants.LINEAR_SOLVER_SPEED, the order auto tries, is the committed scattering-linear ranking."""
+    from paraflux.engine.bench.scattering_linear_report import ranking
+    from paraflux.engine.variants import LINEAR_SOLVER_SPEED
+
+    assert tuple(ranking(json.loads((DOCS / "scattering-linear.json").read_text()))) == LINEAR_SOLVER_SPEED

@@ -140,6 +140,14 @@ def _scattering_ngsolve(o: BenchOptions, command, log, checkpoint) -> dict:
     return scattering_ngsolve.run_ngsolve_benchmark(config, command, log, checkpoint)
 
 
+def _scattering_linear(o: BenchOptions, command, log, checkpoint) -> dict:
+    from . import scattering_linear  # noqa: PLC0415
+
+    config = _with(scattering_linear.LinearBenchConfig(), diameter=float(o.sizes[0]) if o.sizes else None,
+                   orders=o.orders, rhs=o.rhs, repeats=o.repeats)  # --sizes: the diameter in wavelengths
+    return scattering_linear.run_linear_benchmark(config, command, log, checkpoint)
+
+
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("ebe", "ebe", "ebe_report", _ebe),
     Benchmark("coloring", "coloring", "coloring_report", _coloring),
@@ -152,6 +160,8 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", _scattering_peers,
               needs_gpu=False),
     Benchmark("scattering-ngsolve", "scattering_ngsolve", "scattering_ngsolve_report", _scattering_ngsolve,
+              needs_gpu=False),
+    Benchmark("scattering-linear", "scattering_linear", "scattering_linear_report", _scattering_linear,
               needs_gpu=False),
     Benchmark("sweeps", "sweeps", "sweeps_report", _sweeps, merges=True, needs_gpu=False),
 )}

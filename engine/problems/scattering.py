@@ -18,7 +18,6 @@ LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
 CASES = ("pec-sphere", "nasa-almond")
 ORDERS = (1, 2)
 ACCELERATIONS = ("fixed-point", "gmres")
-LINEAR_SOLVERS = ("auto", "umfpack", "superlu")
 MAX_DIRECTIONS = 1_000_000
 MAX_INCIDENCES = 10_000
 MAX_ITERATIONS = 1_000
@@ -142,7 +141,7 @@ def _far_field(top: Table) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
 
 
 def _solver(top: Table) -> ScatteringSolver:
-    from ..variants import LOOP  # noqa: PLC0415 (variants imports problems' constants)
+    from ..variants import LINEAR_SOLVER, LOOP  # noqa: PLC0415 (variants imports problems' constants)
 
     t = Table(section(top, "solver"), "solver")
     order = t.take("order", int, 1)
@@ -150,7 +149,7 @@ def _solver(top: Table) -> ScatteringSolver:
         raise ProblemError(f"[solver] order must be 1 or 2 (the Nedelec order), got {order}")
     s = ScatteringSolver(order, t.take("acceleration", str, "fixed-point", ACCELERATIONS),
                          t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
-                         t.take("linear_solver", str, "auto", LINEAR_SOLVERS), t.take("loop", str, "zgemm", LOOP.names))
+                         t.take("linear_solver", str, "auto", LINEAR_SOLVER.names), t.take("loop", str, "zgemm", LOOP.names))
     t.done()
     if not 1e-14 <= s.tolerance < 1:
         raise ProblemError(f"[solver] tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")

@@ -1,9 +1,9 @@
-"""Sparse direct factorisations of the complex symmetric FEM matrix, by name: UMFPACK (multifrontal, BLAS
-3; through CVXOPT's bundled SuiteSparse) and SciPy's SuperLU (symmetric mode)."""
+"""Sparse direct factorisations of the complex symmetric FEM matrix, by name (variants.LINEAR_SOLVER):
+UMFPACK (multifrontal, BLAS 3; through CVXOPT's bundled SuiteSparse), SciPy's SuperLU (symmetric mode) and
+MKL PARDISO (complex symmetric LDL^T of the upper triangle; through py-mkl-pardiso)."""
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
@@ -12,26 +12,26 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import SolverError
+from ..variants import LINEAR_SOLVER
 
-SOLVERS = ("umfpack", "superlu")
+PARDISO_SETTINGS = {1: 2, 9: 8, 10: 1, 12: 1, 17: -1}  # iparm: METIS nested dissection; pivots perturbed
+# below 1e-8 ||A||; symmetric scaling and weighted matching (for indefinite matrices); count the factors' nonzeros
 
 
 @dataclass(frozen=True, eq=False)
 class Factorised:
-    """solve(B (n, r)) -> X (n, r); name of the solver; nonzeros of the factors where the solver says."""
+    """solve(B (n, r)) -> X (n, r); name of the solver; nonzeros of the factors and the peak memory of the
+    factorisation (bytes) where the solver says."""
 
     solve: Callable[[np.ndarray], np.ndarray]
     name: str
     nonzeros: int | None
+    memory_bytes: int | None = None
 
 
 def resolve(name: str) -> str:
-    """The solver that runs: "auto" is UMFPACK where CVXOPT is installed, SuperLU otherwise."""
-    if name == "auto":
-        return "umfpack" if importlib.util.find_spec("cvxopt") else "superlu"
-    if name not in SOLVERS:
-        raise SolverError(f"unknown linear solver '{name}'; known: auto, {', '.join(SOLVERS)}")
-    return name
+    """The solver that runs: name itself, or the one "auto" stands for (variants.LINEAR_SOLVER)."""
+    return LINEAR_SOLVER.resolve(name, on_gpu=False)
 
 
 def _singular(what: str, exc) -> SolverError:
@@ -79,6 +79,45 @@ def _superlu(matrix: sp.spmatrix, what: str) -> Factorised:
     return Factorised(solve, "superlu", int(lu.L.nnz + lu.U.nnz))
 
 
+def upper_triangle(matrix: sp.spmatrix) -> sp.csr_matrix:
+    """The upper triangle (n, n) complex CSR, sorted, every diagonal entry stored (PARDISO's symmetric input)."""
+    coo = sp.triu(matrix, k=1).tocoo()
+    n = matrix.shape[0]
+    diagonal = np.arange(n)
+    return sp.csr_matrix((np.concatenate([coo.data, matrix.diagonal()]).astype(complex),
+                          (np.concatenate([coo.row, diagonal]), np.concatenate([coo.col, diagonal]))), shape=(n, n))
+
+
+def _pardiso(matrix: sp.spmatrix, what: str) -> Factorised:
+    """Complex symmetric (mtype 6, Bunch-Kaufman pivots); a pivot PARDISO had to perturb is accepted only
+    where a random right-hand side still solves to 1e-8 (an exactly singular matrix does not)."""
+    import pymklpardiso  # noqa: PLC0415
+
+    try:
+        pardiso = pymklpardiso.PardisoSolver(upper_triangle(matrix), pymklpardiso.MTYPE_COMPLEX_SYM,
+                                             iparms=PARDISO_SETTINGS)
+    except RuntimeError as exc:  # PARDISO's error codes, "zero pivot / numerical factorization failure" among them
+        if "pivot" in str(exc):
+            raise _singular(what, exc) from None
+        raise SolverError(f"PARDISO could not factorise {what} ({exc})") from None
+    iparm = pardiso.get_iparm()
+
+    def solve(b: np.ndarray) -> np.ndarray:
+        return pardiso.solve(np.asfortranarray(b, dtype=complex)).reshape(b.shape)
+
+    if iparm[13] > 0:
+        probe = np.random.default_rng(0).standard_normal(matrix.shape[0]).astype(complex)
+        residual = np.linalg.norm(matrix @ solve(probe) - probe) / np.linalg.norm(probe)
+        if not residual <= 1e-8:
+            raise _singular(what, f"PARDISO perturbed {iparm[13]} pivots; residual {residual:.1e}")
+    peak_kib = max(iparm[14], iparm[15] + iparm[16])
+    return Factorised(solve, "pardiso", int(iparm[17]), 1024 * int(peak_kib))
+
+
+FACTORISERS = {"umfpack": _umfpack, "superlu": _superlu, "pardiso": _pardiso}
+
+
 def factorise(matrix: sp.spmatrix, solver: str, what: str) -> Factorised:
-    """Factorise a square sparse matrix (real or complex) by solver name ("auto", "umfpack", "superlu")."""
-    return {"umfpack": _umfpack, "superlu": _superlu}[resolve(solver)](matrix, what)
+    """Factorise a square sparse matrix (real or complex; symmetric for PARDISO) by solver name
+    (variants.LINEAR_SOLVER: "auto" or one of FACTORISERS)."""
+    return FACTORISERS[resolve(solver)](matrix, what)

@@ -53,14 +53,20 @@ def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
     return np.sort(np.concatenate([edges, n_e + edges, 2 * n_e + 2 * faces, 2 * n_e + 2 * faces + 1]))
 
 
-def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
-    """Assemble and factorise at wavenumber k (1/m)."""
+def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None):
+    """A = K - k^2 M + jk B_S (n_dofs, n_dofs) complex CSR at wavenumber k (1/m), the unknowns on Gamma and
+    the free ones (sorted index arrays)."""
     stiffness, mass = volume_matrices(disc)
     check()
-    gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
     a = (stiffness - k * k * mass + 1j * k * tangential_mass(outer)).tocsr()
     on_gamma = surface_dofs(disc, "scatterer")
-    free = np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+    return a, on_gamma, np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+
+
+def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
+    """Assemble and factorise at wavenumber k (1/m)."""
+    gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
+    a, on_gamma, free = fem_matrix(disc, k, outer, check)
     check()
     lu = factorise(a[free][:, free], linear_solver, "the FEM system")
     m_gamma = tangential_mass(gamma)[on_gamma][:, on_gamma]
