@@ -1,6 +1,6 @@
 """Generated bad input (Hypothesis): problem dictionaries of every study's parser, damaged mesh files for
-every mesh reader and random command-line options. The only outcomes are a result or one ProblemError /
-MeshError line (exit 2; 3 where a solve may fail), never another exception, and nothing left in the output
+every mesh reader, sweep files and random command-line options. The only outcomes are a result or one
+ProblemError / MeshError line (exit 2; 3 where a solve may fail), never another exception, and nothing left in the output
 folder. The "ci" profile (default) runs 150 examples per property; `make fuzz` runs 10,000 (the "fuzz"
 profile)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 import tempfile
 import tomllib
@@ -25,6 +26,7 @@ from paraflux.engine.mesh.io import read_trimesh
 from paraflux.engine.problems.toml_input import read_toml
 from paraflux.engine.bem.run import read_grouped_surface
 from paraflux.engine.studies import STUDIES
+from paraflux.engine.sweep import grid_points, parse_sweep
 from paraflux.engine.truncation.surfaces import read_surface, uv_sphere
 
 from .test_bad_input import GOOD_MESH_PROBLEM, square_mesh
@@ -119,6 +121,32 @@ def test_damaged_toml_text_is_read_or_refused(noise, at):
             read_toml(path)
         except ProblemError as exc:
             assert "\n" not in str(exc)
+
+
+SWEEPS = resources.files("paraflux.resources") / "sweeps"
+SWEEP_FILES = [tomllib.loads(p.read_text()) for p in sorted(SWEEPS.iterdir(), key=lambda p: p.name)
+               if p.name.endswith(".toml")]
+
+
+def inline(sweep: dict) -> dict:
+    """The sweep with its base problem inline ([base]) instead of by path, so mutations reach it too."""
+    head = dict(sweep["sweep"])
+    problem = tomllib.loads((Path(str(SWEEPS)) / head.pop("problem")).read_text())
+    return {**sweep, "sweep": head, "base": problem}
+
+
+@given(st.data())
+def test_sweep_files_are_read_or_refused(data):
+    sweep = data.draw(st.sampled_from(SWEEP_FILES))
+    document = mutated(inline(sweep) if data.draw(st.booleans()) else sweep, data.draw)
+    try:
+        spec = parse_sweep(document, Path(str(SWEEPS)))
+    except ProblemError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    if math.prod(len(a.values) for a in spec.axes) <= 1000:  # listing a million points is slow, not wrong
+        with contextlib.suppress(ProblemError):
+            grid_points(spec)
 
 
 def write_valid(kind: str, path: Path) -> None:

@@ -182,10 +182,34 @@ def test_overhead_benchmark_measures_empty_tasks(client):
     ([{"variant": "method", "values": ["direct"]}], {}, "unknown method 'direct'"),
     ([{"variant": "order", "values": ["2"]}], {}, "has the variant axes method, backend"),
     ([], {}, "at least one"),
+    ([{"key": "case.elements", "start": 0.0, "stop": float("inf"), "step": 1.0}], {},
+     r"axes\[0\].stop = inf is not a finite number"),
+    ([{"key": "case.elements", "start": 0.0, "stop": float("nan"), "step": 1.0}], {}, "stop = nan"),
+    ([{"key": "case.elements", "start": 0.0, "stop": 1e150, "step": 1e-200}], {}, "inf values; a sweep axis takes"),
+    ([{"key": "case.elements", "start": 0, "stop": 10**400, "step": 1}], {}, r"axes\[0\].stop = an integer of"),
+    ([{"key": "case.elements", "values": [1e300]}], {}, r"axes\[0\].values\[0\] = 1e\+300 is too large"),
+    ([{"key": "case.elements", "values": list(range(100_001))}], {}, "100,001 values"),
+    ([{"key": "regions", "blocks": 10**12}], {}, "blocks must be a whole number from 1 to 100,000"),
+    ([{"key": "case.elements", "start": 1, "stop": 100_000, "step": 1},
+      {"key": "boundaries.AB.value", "start": 1, "stop": 100_000, "step": 1}], {}, "10,000,000,000 points"),
+    ([{"key": "case.elements", "values": [200]}], {"zip": "no"}, "zip must be true or false"),
+    ([{"key": "case.elements", "values": [200]}], {"retries": 10**30}, "sweep.retries = an integer"),
 ])
 def test_bad_sweep_files_are_rejected_with_a_message(tmp_path, axes, head, message):
+    """Each a class: numbers out of range or not finite named by key, grids too large to list, wrong types."""
     with pytest.raises(ProblemError, match=message):
         grid_points(sweep_spec(tmp_path, axes, **head))
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"sweep": {}, "base": 3, "axes": GRID}, r"\[base\] must be a table"),
+    ({"sweep": {"problem": 5}, "axes": GRID}, "problem must be the name of a problem file"),
+    ({"sweep": {"problem": "a\0b"}, "axes": GRID}, "problem must be the name of a problem file"),
+    ({"sweep": {}, "base": BASE, "axes": GRID, "x": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}, "nested more than 16"),
+])
+def test_bad_sweep_file_heads_are_rejected_with_a_message(tmp_path, data, message):
+    with pytest.raises(ProblemError, match=message):
+        parse_sweep(data, tmp_path)
 
 
 def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):
