@@ -65,6 +65,12 @@ BAD = {
     "order 3": (CASE + "[solver]\norder = 3\n", "order must be 1 or 2"),
     "a case and files": (CASE.replace("frequency", 'scatterer = "x.vtu"\nfrequency'), "one or the other"),
     "no geometry": (HEAD, "needs case"),
+    "a step that overflows the angle count": (
+        CASE + "[far_field]\ntheta_deg = { start = 0.0, stop = 1e150, step = 1e-200 }\n", "gives inf angles"),
+    "a 401-digit incidence angle": (CASE + "[incidence]\ntheta_deg = [" + "9" * 401 + "]\n", "theta_deg[0] = an integer"),
+    "an infinite frequency": (CASE.replace("300e6", "inf"), "frequency = inf is not a finite number"),
+    "a frequency beyond 1e13 Hz": (CASE.replace("300e6", "1e100"), "frequency must be at most 1e13 Hz"),
+    "1e300 as a radius": (CASE + "[geometry]\nradius = 1e300\n", "geometry.radius = 1e+300 is too large"),
 }
 
 

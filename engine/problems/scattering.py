@@ -96,9 +96,10 @@ def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
         r.done()
         if not step > 0 or stop < start:
             raise ProblemError(f"{where} needs step > 0 and stop >= start, got {start:g}, {stop:g}, {step:g}")
+        count = (stop - start) / step + 1  # a float: inf where a tiny step overflows, refused here
+        if not count <= MAX_DIRECTIONS:
+            raise ProblemError(f"{where} gives {count:,.0f} angles, more than {MAX_DIRECTIONS:,}")
         count = math.floor((stop - start) / step + 1e-9) + 1
-        if count > MAX_DIRECTIONS:
-            raise ProblemError(f"{where} gives {count:,} angles, more than {MAX_DIRECTIONS:,}")
         return tuple(start + i * step for i in range(count))
     values = raw if isinstance(raw, list) else [raw]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
