@@ -175,18 +175,36 @@ def _cmd_color(args) -> int:
 
 
 def _read_json(path: Path, what: str) -> dict:
-    """A benchmark results file (NaN and Infinity refused: no benchmark result holds them)."""
+    """A benchmark results file (NaN, Infinity, numbers that overflow a double and integers beyond int64
+    refused: no benchmark result holds them)."""
     import json  # noqa: PLC0415
 
     try:
-        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite)
-    except (OSError, ValueError) as exc:
-        raise ProblemError(f"cannot read {what} {path}: {exc}") from None
+        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite, parse_float=_finite_float,
+                          parse_int=_int64)
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = "arrays or objects nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ProblemError(f"cannot read {what} {path}: {reason}") from None
 
 
 def _refuse_non_finite(name: str):
     """json.loads' hook for NaN and Infinity."""
     raise ValueError(f"it holds {name}, not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    """json.loads' hook for numbers with a fraction or exponent: 1e999 is refused, not read as infinity."""
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(f"it holds {text[:20]}, beyond double precision")
+    return value
+
+
+def _int64(text: str) -> int:
+    """json.loads' hook for integers: at most int64's range (also spares Python's 4,300-digit limit)."""
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > 2**63 - 1:
+        raise ValueError(f"it holds the integer {text[:20]}{'...' if len(text) > 20 else ''}, beyond int64")
+    return int(text)
 
 
 def _run_bench(bench, args) -> list[Path]:
@@ -229,7 +247,7 @@ def _cmd_bench(args) -> int:
             raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
         try:
             written = bench.write(data, args.out)
-        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError, ArithmeticError, StopIteration) as exc:
             raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
     else:
         written = _run_bench(bench, args)

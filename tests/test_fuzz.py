@@ -19,6 +19,7 @@ import meshio
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import MeshError, ProblemError
 from paraflux.engine.mesh.hex_io import read_hexmesh
@@ -147,6 +148,37 @@ def test_sweep_files_are_read_or_refused(data):
     if math.prod(len(a.values) for a in spec.axes) <= 1000:  # listing a million points is slow, not wrong
         with contextlib.suppress(ProblemError):
             grid_points(spec)
+
+
+BENCHMARK_RESULTS = [p for p in sorted(Path(__file__).parents[1].glob("docs/benchmarks/*.json"))
+                     if p.stem in BENCHMARKS]  # sweep-overhead.json is its own driver's
+ODD_VALUES = st.sampled_from([None, "x", [], {}, 0, -1, 0.0, 1e308, 10**400, True, 2**63])
+
+
+@given(st.data())
+def test_damaged_benchmark_results_render_or_are_refused(data):
+    """bench --render of a committed results file with values replaced or deleted (raw JSON also with
+    1e999 or NaN): the report, or one line with exit 2 and no folder made."""
+    import json  # noqa: PLC0415
+
+    path = data.draw(st.sampled_from(BENCHMARK_RESULTS))
+    results = json.loads(path.read_text())
+    name = results["benchmark"]
+    document = mutated(results, lambda strategy: data.draw(ODD_VALUES if strategy is value else strategy))
+    try:
+        text = json.dumps(document).replace("0.0", data.draw(st.sampled_from(["0.0", "1e999", "NaN"])), 1)
+    except RecursionError:  # the "deep" mutation: nested past what json writes, and what it reads
+        text = "[" * 3000 + "]" * 3000
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        (folder / "r.json").write_text(text)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["bench", name, "--render", str(folder / "r.json"), "--out", str(folder / "a" / "b")])
+        assert code in (0, 2), err.getvalue()
+        if code:
+            assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
+            assert not (folder / "a").exists()
 
 
 def write_valid(kind: str, path: Path) -> None:
