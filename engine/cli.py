@@ -258,7 +258,8 @@ def _cmd_bench(args) -> int:
 
 def _cmd_sweep(args) -> int:
     """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
-    from .sweep import close_client, load_sweep, make_client, run_sweep  # noqa: PLC0415
+    from .output import made_folder  # noqa: PLC0415
+    from .sweep import close_client, holds_points, load_sweep, make_client, run_sweep  # noqa: PLC0415
 
     spec = load_sweep(args.sweep)
     if args.out.exists() and not args.out.is_dir():
@@ -275,14 +276,16 @@ def _cmd_sweep(args) -> int:
             print(("\r" + line.ljust(70)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
             shown["last"] = line
 
-    client = make_client(args.scheduler, args.workers, spec.retries)
-    try:
-        report = run_sweep(spec, args.out, client, progress)
+    try:  # a sweep that fails or is stopped before a point finished leaves no folder it made
+        with made_folder(args.out, keep=holds_points):
+            client = make_client(args.scheduler, args.workers, spec.retries)
+            try:
+                report = run_sweep(spec, args.out, client, progress)
+            finally:
+                close_client(client)  # the local workers stop before the folder is judged
     except Cancelled as exc:
-        print(f"\nparaflux: {exc}", file=sys.stderr)
+        print(("\n" if tty and not args.quiet else "") + f"paraflux: {exc}", file=sys.stderr)
         return 130
-    finally:
-        close_client(client)
     print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
           f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
           f"{len(report.failed)} failed", file=sys.stderr)

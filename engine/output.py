@@ -19,9 +19,10 @@ from .mesh.io import write_trimesh
 
 
 @contextmanager
-def made_folder(folder: Path):
+def made_folder(folder: Path, keep: Callable[[Path], bool] = lambda folder: False):
     """Make folder and its missing parents for the block; if the block fails (an exception, Ctrl-C,
-    SIGTERM), remove the folders it made, so a failed run leaves the file system as it was."""
+    SIGTERM), remove the folders it made, so a failed run leaves the file system as it was (unless
+    keep(folder) says the failed block left something worth keeping, e.g. a sweep's finished points)."""
     folder = Path(folder)
     first_missing = None
     for ancestor in (folder, *folder.parents):
@@ -32,7 +33,7 @@ def made_folder(folder: Path):
     try:
         yield folder
     except BaseException:
-        if first_missing is not None:
+        if first_missing is not None and not keep(folder):
             shutil.rmtree(first_missing, ignore_errors=True)
         raise
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from paraflux.engine.cli_edge import Terminated
 from paraflux.engine.errors import Cancelled, ProblemError
 from paraflux.engine.problems import parse_problem
 from paraflux.engine.studies import study_for_kind
@@ -131,22 +132,81 @@ def test_variant_axis_and_zip(client, tmp_path):
     assert energies[0] == pytest.approx(energies[1], rel=1e-8)  # an iterative and a direct solve agree
 
 
-def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
-    from paraflux.engine.cli import main
-    import tomllib  # noqa: F401  (the sweep file below is TOML)
-
-    sweep = tmp_path / "sweep.toml"
+def write_sweep_files(folder: Path) -> Path:
+    """folder/sweep.toml (two loads of the open slot) and the problem file it names; returns the sweep."""
+    sweep = folder / "sweep.toml"
     sweep.write_text("[sweep]\nproblem = \"p.toml\"\n\n[[axes]]\nkey = \"boundaries.AB.value\"\nvalues = [1.0, 2.0]\n")
     problem = "".join(f"[{t}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in BASE[t].items())
                       for t in ("problem", "case", "solver"))
     problem += "[regions.air]\nmu_r = 1.0\n[boundaries.AB]\ntype = \"dirichlet\"\nvalue = 1.0\n" \
                "[boundaries.CDE]\ntype = \"dirichlet\"\nvalue = 0.0\n"
-    (tmp_path / "p.toml").write_text(problem)
+    (folder / "p.toml").write_text(problem)
+    return sweep
+
+
+def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
+    from paraflux.engine.cli import main
+
+    sweep = write_sweep_files(tmp_path)
     assert main(["sweep", str(sweep), "--out", str(tmp_path / "out"), "--scheduler", client.scheduler.address]) == 0
     captured = capsys.readouterr()
     assert "2 done, 0 running, 0 failed" in captured.err and "sweep.csv" in captured.out
     energies = [float(r["energy"]) for r in read_csv(tmp_path / "out" / "sweep.csv")]
     assert energies[1] == pytest.approx(4 * energies[0], rel=1e-9)  # energy goes with the square of the load
+
+
+@pytest.mark.parametrize("stop, code, line", [
+    (KeyboardInterrupt, 130, "paraflux: sweep cancelled: 0 of 2 points finished"),
+    (Cancelled("cancelled by the user"), 130, "paraflux: sweep cancelled: 0 of 2 points finished"),
+    (Terminated, 143, "paraflux: terminated"), (ProblemError("a bad point"), 2, "paraflux: error: a bad point")])
+def test_cli_sweep_stopped_before_a_point_finished_leaves_no_folder(client, tmp_path, capsys, monkeypatch, stop,
+                                                                   code, line):
+    """Ctrl-C, Cancel, SIGTERM or an error before any point finished: one line, its exit code, and none of the
+    folders the sweep made (a sweep stopped later keeps its finished points for the re-run)."""
+    from paraflux.engine.cli import main
+    from paraflux.engine.sweep import runner
+
+    def stopped(*args):
+        raise stop
+    monkeypatch.setattr(runner, "_collect", stopped)
+    out = tmp_path / "a" / "b"
+    assert main(["sweep", str(write_sweep_files(tmp_path)), "--out", str(out), "--scheduler",
+                 client.scheduler.address, "--quiet"]) == code
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(line)
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--workers", "0"], "--workers must be from 1 to"), (["--workers", "99999999999"], "--workers must be from 1 to"),
+    (["--scheduler", "nonsense"], "no Dask scheduler answers at nonsense"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "no Dask scheduler answers at tcp://127.0.0.1:1")])
+def test_cli_sweep_options_out_of_range_are_one_line(tmp_path, capsys, option, message):
+    from paraflux.engine.cli import main
+
+    out = tmp_path / "a" / "b"
+    assert main(["sweep", str(write_sweep_files(tmp_path)), "--out", str(out), "--quiet", *option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "a").exists()
+
+
+def test_cli_sweep_ctrl_c_on_a_local_cluster_is_one_line(tmp_path):
+    """Ctrl-C while the local workers run: the cancellation's line, no warnings from the workers, no folder."""
+    import subprocess
+    import sys
+    import time
+
+    sweep = write_sweep_files(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "paraflux.engine.cli", "sweep", str(sweep), "--out", "a/b",
+                             "--workers", "1"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()  # the dashboard's address: the cluster is up
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read().strip().splitlines()
+    assert proc.wait(timeout=120) == 130 and first.startswith("dashboard:"), (first, rest)
+    assert rest[-1].startswith("paraflux: sweep cancelled:") or rest[-1] == "paraflux: interrupted", rest
+    assert not [line for line in rest[:-1] if " of 2" not in line], rest  # progress lines only
+    assert not (tmp_path / "a").exists()
 
 
 def test_example_sweep_file_reads(tmp_path):
