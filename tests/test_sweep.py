@@ -177,7 +177,7 @@ def test_cli_sweep_stopped_before_a_point_finished_leaves_no_folder(client, tmp_
 
 
 @pytest.mark.parametrize("option, message", [
-    (["--workers", "0"], "--workers must be from 1 to"), (["--workers", "99999999999"], "--workers must be from 1 to"),
+    (["--workers", "0"], "(--workers) must be from 1 to"), (["--workers", "99999999999"], "(--workers) must be from 1"),
     (["--scheduler", "nonsense"], "no Dask scheduler answers at nonsense"),
     (["--scheduler", "tcp://127.0.0.1:1"], "no Dask scheduler answers at tcp://127.0.0.1:1")])
 def test_cli_sweep_options_out_of_range_are_one_line(tmp_path, capsys, option, message):

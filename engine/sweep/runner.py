@@ -72,7 +72,7 @@ def make_client(scheduler: str | None, workers: int | None, retries: int):
 
     cores = os.cpu_count() or 1
     if workers is not None and not 1 <= workers <= cores:  # single-threaded processes: more only contend
-        raise ProblemError(f"--workers must be from 1 to {cores} (this machine's cores), got {workers}")
+        raise ProblemError(f"local workers (--workers) must be from 1 to {cores}, this machine's cores; got {workers}")
     if scheduler is not None:
         try:
             return Client(scheduler, timeout="10s")
