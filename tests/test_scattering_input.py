@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import meshio
 import numpy as np
 import pytest
@@ -114,3 +117,41 @@ def test_out_of_memory_in_the_operator_is_one_line_exit_3_and_no_files(tmp_path,
     assert code == 3 and len(err.splitlines()) == 1, err
     assert "the host ran out of memory for applying 'zgemm' to" in err and "it needed 9.00 GiB" in err, err
     assert not out.exists()
+
+
+SIGNAL_IN_PHASE = """
+import os, signal, sys
+import gmsh
+from paraflux.engine.cli import main
+from paraflux.engine.run_control import RunControl
+from paraflux.engine.scattering import system
+
+def signalled(call):  # the signal arrives as the call starts: it is handled when the call returns
+    def wrapped(*args, **kwargs):
+        os.kill(os.getpid(), signal.{name})
+        return call(*args, **kwargs)
+    return wrapped
+
+if "{phase}" == "meshing":
+    gmsh.model.mesh.generate = signalled(gmsh.model.mesh.generate)
+elif "{phase}" == "factorisation":
+    system.factorise = signalled(system.factorise)
+else:
+    report = RunControl.report
+    RunControl.report = lambda self, f, m: (m.startswith("iteration 1") and os.kill(os.getpid(), signal.{name}),
+                                            report(self, f, m))
+sys.exit(main(["solve", "p.toml", "--out", "a/b", "--quiet"]))
+"""
+
+
+@pytest.mark.parametrize("phase, name, code, line", [
+    ("meshing", "SIGINT", 130, "paraflux: interrupted"), ("factorisation", "SIGINT", 130, "paraflux: interrupted"),
+    ("iteration", "SIGINT", 130, "paraflux: interrupted"), ("factorisation", "SIGTERM", 143, "paraflux: terminated")])
+def test_a_signal_in_each_long_phase_is_one_line_and_leaves_nothing(tmp_path, phase, name, code, line):
+    """Ctrl-C in gmsh's meshing, the factorisation or the iteration of the scattering study (SIGTERM unwinds
+    the same way: sent in one phase)."""
+    (tmp_path / "p.toml").write_text(CASE + "[geometry]\nradius = 0.1\nelements_per_wavelength = 6\n" + FAR)
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_IN_PHASE.format(name=name, phase=phase)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == code and proc.stderr.strip() == line, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.toml"]
