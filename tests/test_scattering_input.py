@@ -97,6 +97,22 @@ def test_bad_surfaces_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name
     assert not out.exists()
 
 
+def test_a_case_too_fine_to_mesh_is_refused_before_gmsh_runs(tmp_path, capsys):
+    """1e11 Hz on the 0.25 m sphere: S alone would need 52 million triangles (gmsh ran for hours, past
+    SIGTERM, since it cannot be interrupted inside a call)."""
+    code, err, out = run(tmp_path, CASE.replace("300e6", "1e11"), capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "the outer surface S would have about 51,912,086 triangles, more than 1,000,000" in err
+    assert not out.exists()
+
+
+def test_surface_files_too_far_apart_to_mesh_are_refused_before_gmsh_runs(tmp_path, capsys):
+    code, err, out = run(tmp_path, HEAD.replace("300e6", "1e10") + files(tmp_path) + FAR, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "the volume mesh would have about" in err and "tetrahedra, more than 3,000,000" in err
+    assert not out.exists()
+
+
 def test_an_iteration_short_of_its_tolerance_writes_its_result_and_exits_3(tmp_path, capsys):
     code, err, out = run(tmp_path, CASE + "[geometry]\nradius = 0.1\nelements_per_wavelength = 6\n" + FAR
                          + "[solver]\nmax_iterations = 1\ntolerance = 1e-12\n", capsys)
