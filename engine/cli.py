@@ -83,10 +83,13 @@ def _load(args):
             problem = parse_problem(problem_as_dict(replace(problem, case_elements=args.size)), Path.cwd())
         except ProblemError as exc:
             raise ProblemError(f"--size {args.size}: {exc}") from None
+        if problem.case_elements != args.size:  # a study whose cases are not sized by an element count
+            raise ProblemError(f"--size does not apply to {problem.kind} problems")
     return problem
 
 
 def _cmd_solve(args) -> int:
+    from .problems.toml_input import check_iterations  # noqa: PLC0415
     from .run_control import RunControl  # noqa: PLC0415
     from .studies import STUDIES, study_for_kind  # noqa: PLC0415
 
@@ -105,8 +108,7 @@ def _cmd_solve(args) -> int:
     problem = study.with_variants(problem, variants)
     if args.rtol is not None:
         RTOL.check(args.rtol)
-    if args.max_iterations is not None and args.max_iterations < 1:
-        raise ProblemError(f"--max-iterations must be at least 1, got {args.max_iterations}")
+    check_iterations(args.max_iterations, "--max-iterations")
     if args.check_every is not None and problem.kind != "magnetostatic":
         raise ProblemError("--check-every applies to the magnetostatic study's GPU solver (EBE-J-PCG)")
     if args.check_every is not None and (args.check_every < 2 or args.check_every % 2):

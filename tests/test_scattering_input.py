@@ -27,11 +27,11 @@ def write_sphere(path, radius, n_theta=8, drop=0, flip_into=None):
     return path.name
 
 
-def run(tmp_path, text, capsys):
+def run(tmp_path, text, capsys, extra=()):
     problem = tmp_path / "p.toml"
     problem.write_text(text)
     out = tmp_path / "out"
-    code = main(["solve", str(problem), "--out", str(out), "--quiet"])
+    code = main(["solve", str(problem), "--out", str(out), "--quiet", *extra])
     err = capsys.readouterr().err.strip()
     return code, err, out
 
@@ -93,6 +93,19 @@ def test_bad_problem_files_are_refused_in_one_line_with_exit_2(tmp_path, capsys,
 ])
 def test_bad_surfaces_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name, kw, message):
     code, err, out = run(tmp_path, HEAD + files(tmp_path, **kw) + FAR, capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--max-iterations", "1001"], "max_iterations must be from 0 to 1000, got 1001"),
+    (["--max-iterations", "9" * 25], "--max-iterations must be from 1 to 1,000,000"),
+    (["--rtol", "1e-15"], "tolerance must be from 1e-14 to below 1, got 1e-15"),
+    (["--size", "10"], "--size does not apply to scattering problems"),
+])
+def test_command_line_options_beyond_the_studys_range_are_refused(tmp_path, capsys, extra, message):
+    """Options are checked against the ranges the problem file has (the command line bypassed them)."""
+    code, err, out = run(tmp_path, CASE, capsys, extra)
     assert code == 2 and message in err and len(err.splitlines()) == 1, err
     assert not out.exists()
 

@@ -83,7 +83,9 @@ class ScatteringProblem:
         if changes.get("rtol") is not None:
             changes["tolerance"] = changes["rtol"]
         changes = {k: v for k, v in changes.items() if v is not None and k not in ("rtol", "check_every")}
-        return replace(self, solver=replace(self.solver, **changes))
+        solver = replace(self.solver, **changes)
+        check_solver(solver, "")
+        return replace(self, solver=solver)
 
 
 def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
@@ -153,11 +155,17 @@ def _solver(top: Table) -> ScatteringSolver:
                          t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
                          t.take("linear_solver", str, "auto", LINEAR_SOLVERS), t.take("loop", str, "zgemm", LOOP.names))
     t.done()
-    if not 1e-14 <= s.tolerance < 1:
-        raise ProblemError(f"[solver] tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
-    if not 0 <= s.max_iterations <= MAX_ITERATIONS:
-        raise ProblemError(f"[solver] max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
+    check_solver(s, "[solver] ")
     return s
+
+
+def check_solver(s: ScatteringSolver, where: str) -> None:
+    """The tolerance and iteration limit in range (from the problem file, where = "[solver] ", or the
+    command line and the window, where = "")."""
+    if not 1e-14 <= s.tolerance < 1:
+        raise ProblemError(f"{where}tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
+    if not 0 <= s.max_iterations <= MAX_ITERATIONS:
+        raise ProblemError(f"{where}max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
 
 
 def _geometry(top: Table, case: str | None) -> dict[str, Any]:
