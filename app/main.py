@@ -3,6 +3,7 @@ variants, solve in a background thread with progress and cancel, and see the fie
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import sys
@@ -15,7 +16,7 @@ from paraflux.engine.problems import (case_boundaries, load_case_problem, load_p
                                       problem_as_dict)
 from paraflux.engine.bem.fem_check import HEX_TWINS, check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
-from paraflux.engine.output import write_text_atomic
+from paraflux.engine.output import replace_atomically, write_text_atomic
 from paraflux.engine.studies.compare import compare_variants
 from paraflux.engine.truncation.scaling import scaling_sweep
 
@@ -310,8 +311,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_png(self) -> None:
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG images (*.png)")
         if path:
-            try:
-                self.view.screenshot(path)
+            try:  # drawn into memory first, then written under a temporary name: no half-written PNG
+                image = io.BytesIO()
+                self.view.screenshot(image)
+                replace_atomically(Path(path), lambda tmp: tmp.write_bytes(image.getvalue()))
             except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: no render window to read
                 self.show_error(f"cannot save {path}: {exc}")
                 return

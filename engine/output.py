@@ -72,13 +72,19 @@ def write_json(path: Path, data) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write text to path through a temporary name in the same folder and a rename: a failure, Ctrl-C or
     SIGTERM (with cli_edge.raise_on_sigterm) leaves the old file, or none, and no temporary file."""
-    path = Path(path)
+    replace_atomically(Path(path), lambda tmp: tmp.write_text(text))
+
+
+def replace_atomically(path: Path, write: Callable[[Path], object]) -> Path:
+    """write(temporary path) in path's folder, then renamed to path; the temporary file is removed
+    whatever happens (write_text_atomic's way for any writer: bytes, a table, an image)."""
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        tmp.write_text(text)
+        write(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    return path
 
 
 def _vtk_arrays(fields) -> dict:

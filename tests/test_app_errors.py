@@ -114,3 +114,29 @@ def duplicate_triangles():
     import numpy as np
 
     return np.array([[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4], [1, 4, 0]])
+
+
+def test_a_view_export_that_fails_half_way_leaves_no_file(window, qtbot, tmp_path, monkeypatch):
+    """The PNG is drawn into memory and written under a temporary name: a full disk leaves no image."""
+    from pathlib import Path
+
+    from PySide6 import QtWidgets
+
+    window.case_box.textActivated.emit("open-slot")
+    window.size_box.setValue(300)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    test_app.solve(window, qtbot)
+    target = tmp_path / "view.png"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    original = Path.write_bytes
+
+    def disk_full(self, data):
+        original(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    window.export_png()
+    assert len(window.dialogs) == 1 and "No space left on device" in window.dialogs[0]
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(Path, "write_bytes", original)
+    window.export_png()
+    assert target.read_bytes().startswith(b"\x89PNG") and len(window.dialogs) == 1
