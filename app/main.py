@@ -577,6 +577,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_png_action.setEnabled(True)
         self._log(panel.log_line(result))
         self.status.setText(panel.done_message)
+        study = study_for_kind(result.problem.kind)
+        short = study.shortfall(result) if study.shortfall else None
+        if short:  # a result short of its target (exit 3 on the command line): shown, and said once
+            self._log(f"failed: {short}")
+            self.show_error(short)
 
     def on_failed(self, message: str) -> None:
         self._idle()
