@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import time
@@ -281,6 +282,9 @@ def _cmd_sweep(args) -> int:
     try:  # a sweep that fails or is stopped before a point finished leaves no folder it made
         with made_folder(args.out, keep=holds_points):
             client = make_client(args.scheduler, args.workers, spec.retries)
+            # (after distributed set its loggers up) its sync() logs a traceback through tornado when Ctrl-C
+            # stops it: the cancellation's own line says it all
+            logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
             try:
                 report = run_sweep(spec, args.out, client, progress)
             finally:

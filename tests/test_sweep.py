@@ -191,22 +191,24 @@ def test_cli_sweep_options_out_of_range_are_one_line(tmp_path, capsys, option, m
 
 
 def test_cli_sweep_ctrl_c_on_a_local_cluster_is_one_line(tmp_path):
-    """Ctrl-C while the local workers run: the cancellation's line, no warnings from the workers, no folder."""
+    """Ctrl-C while the local workers run: the cancellation's line (no warnings from the workers, no
+    traceback from distributed's event loop), and no folder unless a point finished."""
     import subprocess
     import sys
-    import time
 
     sweep = write_sweep_files(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "paraflux.engine.cli", "sweep", str(sweep), "--out", "a/b",
                              "--workers", "1"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    first = proc.stderr.readline()  # the dashboard's address: the cluster is up
-    time.sleep(0.5)
+    first = proc.stderr.readline()  # the dashboard's address: the tasks are submitted
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read().strip().splitlines()
     assert proc.wait(timeout=120) == 130 and first.startswith("dashboard:"), (first, rest)
-    assert rest[-1].startswith("paraflux: sweep cancelled:") or rest[-1] == "paraflux: interrupted", rest
+    assert rest[-1].startswith("paraflux: sweep cancelled:"), rest
     assert not [line for line in rest[:-1] if " of 2" not in line], rest  # progress lines only
-    assert not (tmp_path / "a").exists()
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("a/**/*")]
+    # the point running at Ctrl-C may finish while the workers stop: its folder then stays for the re-run
+    assert not left or any(name.endswith("/point.json") for name in left), left
+    assert not [name for name in left if ".partial" in name], left
 
 
 def test_example_sweep_file_reads(tmp_path):
