@@ -3,6 +3,7 @@ variants, solve in a background thread with progress and cancel, and see the fie
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import sys
@@ -14,7 +15,7 @@ from paraflux.engine.errors import ParaFluxError
 from paraflux.engine.problems import case_boundaries, load_case_problem, load_problem, problem_as_dict
 from paraflux.engine.bem.fem_check import check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
-from paraflux.engine.output import write_text_atomic
+from paraflux.engine.output import replace_atomically, write_text_atomic
 from paraflux.engine.studies.compare import compare_variants
 from paraflux.engine.truncation.scaling import scaling_sweep
 
@@ -308,8 +309,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_png(self) -> None:
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG images (*.png)")
         if path:
-            try:
-                self.view.screenshot(path)
+            try:  # drawn into memory first, then written under a temporary name: no half-written PNG
+                image = io.BytesIO()
+                self.view.screenshot(image)
+                replace_atomically(Path(path), lambda tmp: tmp.write_bytes(image.getvalue()))
             except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: no render window to read
                 self.show_error(f"cannot save {path}: {exc}")
                 return
@@ -557,6 +560,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_png_action.setEnabled(True)
         self._log(panel.log_line(result))
         self.status.setText(panel.done_message)
+        study = study_for_kind(result.problem.kind)
+        short = study.shortfall(result) if study.shortfall else None
+        if short:  # a result short of its target (exit 3 on the command line): shown, and said once
+            self._log(f"failed: {short}")
+            self.show_error(short)
 
     def on_failed(self, message: str) -> None:
         self._idle()

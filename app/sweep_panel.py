@@ -5,6 +5,7 @@ and plots. The sweep itself is engine.sweep; this module only gathers the form a
 from __future__ import annotations
 
 import csv
+import os
 import threading
 from pathlib import Path
 
@@ -104,7 +105,7 @@ class SweepPanel(QtWidgets.QDialog):
         self.zip_box = QtWidgets.QCheckBox("pair the axes' values (zip) instead of every combination")
         form.addRow("", self.zip_box)
         self.workers_box, self.scheduler_edit = QtWidgets.QSpinBox(), QtWidgets.QLineEdit()
-        self.workers_box.setRange(0, 256)
+        self.workers_box.setRange(0, os.cpu_count() or 1)  # the engine takes at most one per core
         self.workers_box.setSpecialValueText("one per core")
         self.scheduler_edit.setPlaceholderText("empty: a local cluster; or tcp://HOST:8786")
         form.addRow("Local workers", self.workers_box)

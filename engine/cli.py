@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import time
@@ -83,10 +84,13 @@ def _load(args):
             problem = parse_problem(problem_as_dict(replace(problem, case_elements=args.size)), Path.cwd())
         except ProblemError as exc:
             raise ProblemError(f"--size {args.size}: {exc}") from None
+        if problem.case_elements != args.size:  # a study whose cases are not sized by an element count
+            raise ProblemError(f"--size does not apply to {problem.kind} problems")
     return problem
 
 
 def _cmd_solve(args) -> int:
+    from .problems.toml_input import check_iterations  # noqa: PLC0415
     from .run_control import RunControl  # noqa: PLC0415
     from .studies import STUDIES, study_for_kind  # noqa: PLC0415
 
@@ -105,8 +109,7 @@ def _cmd_solve(args) -> int:
     problem = study.with_variants(problem, variants)
     if args.rtol is not None:
         RTOL.check(args.rtol)
-    if args.max_iterations is not None and args.max_iterations < 1:
-        raise ProblemError(f"--max-iterations must be at least 1, got {args.max_iterations}")
+    check_iterations(args.max_iterations, "--max-iterations")
     if args.check_every is not None and problem.kind != "magnetostatic":
         raise ProblemError("--check-every applies to the magnetostatic study's GPU solver (EBE-J-PCG)")
     if args.check_every is not None and (args.check_every < 2 or args.check_every % 2):
@@ -175,18 +178,36 @@ def _cmd_color(args) -> int:
 
 
 def _read_json(path: Path, what: str) -> dict:
-    """A benchmark results file (NaN and Infinity refused: no benchmark result holds them)."""
+    """A benchmark results file (NaN, Infinity, numbers that overflow a double and integers beyond int64
+    refused: no benchmark result holds them)."""
     import json  # noqa: PLC0415
 
     try:
-        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite)
-    except (OSError, ValueError) as exc:
-        raise ProblemError(f"cannot read {what} {path}: {exc}") from None
+        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite, parse_float=_finite_float,
+                          parse_int=_int64)
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = "arrays or objects nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ProblemError(f"cannot read {what} {path}: {reason}") from None
 
 
 def _refuse_non_finite(name: str):
     """json.loads' hook for NaN and Infinity."""
     raise ValueError(f"it holds {name}, not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    """json.loads' hook for numbers with a fraction or exponent: 1e999 is refused, not read as infinity."""
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(f"it holds {text[:20]}, beyond double precision")
+    return value
+
+
+def _int64(text: str) -> int:
+    """json.loads' hook for integers: at most int64's range (also spares Python's 4,300-digit limit)."""
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > 2**63 - 1:
+        raise ValueError(f"it holds the integer {text[:20]}{'...' if len(text) > 20 else ''}, beyond int64")
+    return int(text)
 
 
 def _run_bench(bench, args) -> list[Path]:
@@ -229,7 +250,7 @@ def _cmd_bench(args) -> int:
             raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
         try:
             written = bench.write(data, args.out)
-        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError, ArithmeticError, StopIteration) as exc:
             raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
     else:
         written = _run_bench(bench, args)
@@ -240,7 +261,8 @@ def _cmd_bench(args) -> int:
 
 def _cmd_sweep(args) -> int:
     """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
-    from .sweep import close_client, load_sweep, make_client, run_sweep  # noqa: PLC0415
+    from .output import made_folder  # noqa: PLC0415
+    from .sweep import close_client, holds_points, load_sweep, make_client, run_sweep  # noqa: PLC0415
 
     spec = load_sweep(args.sweep)
     if args.out.exists() and not args.out.is_dir():
@@ -257,14 +279,19 @@ def _cmd_sweep(args) -> int:
             print(("\r" + line.ljust(70)) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
             shown["last"] = line
 
-    client = make_client(args.scheduler, args.workers, spec.retries)
-    try:
-        report = run_sweep(spec, args.out, client, progress)
+    try:  # a sweep that fails or is stopped before a point finished leaves no folder it made
+        with made_folder(args.out, keep=holds_points):
+            client = make_client(args.scheduler, args.workers, spec.retries)
+            # (after distributed set its loggers up) its sync() logs a traceback through tornado when Ctrl-C
+            # stops it: the cancellation's own line says it all
+            logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
+            try:
+                report = run_sweep(spec, args.out, client, progress)
+            finally:
+                close_client(client)  # the local workers stop before the folder is judged
     except Cancelled as exc:
-        print(f"\nparaflux: {exc}", file=sys.stderr)
+        print(("\n" if tty and not args.quiet else "") + f"paraflux: {exc}", file=sys.stderr)
         return 130
-    finally:
-        close_client(client)
     print(("\n" if tty and not args.quiet else "") + f"{len(report.outcomes)} points: "
           f"{len(report.outcomes) - len(report.failed)} done ({report.skipped} already done before), "
           f"{len(report.failed)} failed", file=sys.stderr)

@@ -19,9 +19,10 @@ from .mesh.io import write_trimesh
 
 
 @contextmanager
-def made_folder(folder: Path):
+def made_folder(folder: Path, keep: Callable[[Path], bool] = lambda folder: False):
     """Make folder and its missing parents for the block; if the block fails (an exception, Ctrl-C,
-    SIGTERM), remove the folders it made, so a failed run leaves the file system as it was."""
+    SIGTERM), remove the folders it made, so a failed run leaves the file system as it was (unless
+    keep(folder) says the failed block left something worth keeping, e.g. a sweep's finished points)."""
     folder = Path(folder)
     first_missing = None
     for ancestor in (folder, *folder.parents):
@@ -32,7 +33,7 @@ def made_folder(folder: Path):
     try:
         yield folder
     except BaseException:
-        if first_missing is not None:
+        if first_missing is not None and not keep(folder):
             shutil.rmtree(first_missing, ignore_errors=True)
         raise
 
@@ -71,13 +72,19 @@ def write_json(path: Path, data) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write text to path through a temporary name in the same folder and a rename: a failure, Ctrl-C or
     SIGTERM (with cli_edge.raise_on_sigterm) leaves the old file, or none, and no temporary file."""
-    path = Path(path)
+    replace_atomically(Path(path), lambda tmp: tmp.write_text(text))
+
+
+def replace_atomically(path: Path, write: Callable[[Path], object]) -> Path:
+    """write(temporary path) in path's folder, then renamed to path; the temporary file is removed
+    whatever happens (write_text_atomic's way for any writer: bytes, a table, an image)."""
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        tmp.write_text(text)
+        write(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    return path
 
 
 def _vtk_arrays(fields) -> dict:

@@ -114,3 +114,48 @@ def duplicate_triangles():
     import numpy as np
 
     return np.array([[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4], [1, 4, 0]])
+
+
+def test_a_view_export_that_fails_half_way_leaves_no_file(window, qtbot, tmp_path, monkeypatch):
+    """The PNG is drawn into memory and written under a temporary name: a full disk leaves no image."""
+    from pathlib import Path
+
+    from PySide6 import QtWidgets
+
+    window.case_box.textActivated.emit("open-slot")
+    window.size_box.setValue(300)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    test_app.solve(window, qtbot)
+    target = tmp_path / "view.png"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    original = Path.write_bytes
+
+    def disk_full(self, data):
+        original(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    window.export_png()
+    assert len(window.dialogs) == 1 and "No space left on device" in window.dialogs[0]
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(Path, "write_bytes", original)
+    window.export_png()
+    assert target.read_bytes().startswith(b"\x89PNG") and len(window.dialogs) == 1
+
+
+@pytest.mark.parametrize("problem", [
+    ('[problem]\nkind = "scattering"\ncase = "pec-sphere"\nfrequency = 1e11\n', "triangles, more than 1,000,000"),
+    ('[problem]\nkind = "scattering"\ncase = "pec-sphere"\nfrequency = 3e8\n[geometry]\nradius = 0.1\n'
+     'elements_per_wavelength = 6\n[far_field]\ntheta_deg = [0.0]\nphi_deg = [0.0]\n[solver]\nmax_iterations = 1\n'
+     'tolerance = 1e-12\n', "did not reach tolerance"),
+], ids=["too fine to mesh", "short iteration"])
+def test_scattering_errors_in_a_job_show_the_command_lines_sentence(window, qtbot, tmp_path, capsys, problem):
+    """The scattering study's refusal before meshing (exit 2) and its iteration short of the tolerance
+    (exit 3, result kept) in the window: one dialog with `paraflux solve`'s sentence, the window usable."""
+    text, needle = problem
+    (tmp_path / "p.toml").write_text(text)
+    expected = cli_sentence(tmp_path / "p.toml", capsys)
+    assert needle in expected
+    window.set_problem_path(tmp_path / "p.toml")
+    test_app.solve(window, qtbot)
+    assert [numbers_out(d) for d in window.dialogs] == [numbers_out(expected)]
+    assert window.solve_button.isEnabled() and window.study_box.isEnabled()

@@ -178,3 +178,26 @@ def test_the_numba_pair_integrals_in_chunks_equal_one_call(monkeypatch):
     monkeypatch.setattr(pair_kernel, "CHUNK", 4)
     chunked = pair_kernel.chunked_pair_integrals(*args)
     assert all(np.array_equal(a, b) for a, b in zip(whole, chunked))
+
+
+SIGNAL_IN_PAIR_INTEGRALS = """
+import os, signal, sys
+from paraflux.engine.bem import pair_kernel
+from paraflux.engine.cli import main
+compiled = pair_kernel.pair_integrals
+def pair_integrals(*args):  # the signal arrives as a compiled chunk starts: seen when the chunk returns
+    os.kill(os.getpid(), signal.{name})
+    return compiled(*args)
+pair_kernel.pair_integrals = pair_integrals
+sys.exit(main(["solve", "--case", "bar", "--out", "a/b", "--quiet", "--backend", "numpy", "--method", "direct"]))
+"""
+
+
+@pytest.mark.parametrize("name, code, line", [("SIGINT", 130, "paraflux: interrupted"),
+                                              ("SIGTERM", 143, "paraflux: terminated")])
+def test_signals_inside_the_numba_pair_integrals(tmp_path, name, code, line):
+    """Ctrl-C inside the BEM's compiled pair integrals ended in "SystemError" and exit 1 (6 of 11 tries)."""
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_IN_PAIR_INTEGRALS.format(name=name)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == code and one_line(proc) == line
+    assert list(tmp_path.iterdir()) == []

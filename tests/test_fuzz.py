@@ -1,6 +1,6 @@
 """Generated bad input (Hypothesis): problem dictionaries of every study's parser, damaged mesh files for
-every mesh reader and random command-line options. The only outcomes are a result or one ProblemError /
-MeshError line (exit 2; 3 where a solve may fail), never another exception, and nothing left in the output
+every mesh reader, sweep files and random command-line options. The only outcomes are a result or one
+ProblemError / MeshError line (exit 2; 3 where a solve may fail), never another exception, and nothing left in the output
 folder. The "ci" profile (default) runs 150 examples per property; `make fuzz` runs 10,000 (the "fuzz"
 profile)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 import tempfile
 import tomllib
@@ -18,6 +19,7 @@ import meshio
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from paraflux.engine.bench.registry import BENCHMARKS
 from paraflux.engine.cli import build_parser, main
 from paraflux.engine.errors import MeshError, ProblemError
 from paraflux.engine.mesh.hex_io import read_hexmesh
@@ -25,6 +27,7 @@ from paraflux.engine.mesh.io import read_trimesh
 from paraflux.engine.problems.toml_input import read_toml
 from paraflux.engine.bem.run import read_grouped_surface
 from paraflux.engine.studies import STUDIES
+from paraflux.engine.sweep import grid_points, parse_sweep
 from paraflux.engine.truncation.surfaces import read_surface, uv_sphere
 
 from .test_bad_input import GOOD_MESH_PROBLEM, square_mesh
@@ -119,6 +122,63 @@ def test_damaged_toml_text_is_read_or_refused(noise, at):
             read_toml(path)
         except ProblemError as exc:
             assert "\n" not in str(exc)
+
+
+SWEEPS = resources.files("paraflux.resources") / "sweeps"
+SWEEP_FILES = [tomllib.loads(p.read_text()) for p in sorted(SWEEPS.iterdir(), key=lambda p: p.name)
+               if p.name.endswith(".toml")]
+
+
+def inline(sweep: dict) -> dict:
+    """The sweep with its base problem inline ([base]) instead of by path, so mutations reach it too."""
+    head = dict(sweep["sweep"])
+    problem = tomllib.loads((Path(str(SWEEPS)) / head.pop("problem")).read_text())
+    return {**sweep, "sweep": head, "base": problem}
+
+
+@given(st.data())
+def test_sweep_files_are_read_or_refused(data):
+    sweep = data.draw(st.sampled_from(SWEEP_FILES))
+    document = mutated(inline(sweep) if data.draw(st.booleans()) else sweep, data.draw)
+    try:
+        spec = parse_sweep(document, Path(str(SWEEPS)))
+    except ProblemError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    if math.prod(len(a.values) for a in spec.axes) <= 1000:  # listing a million points is slow, not wrong
+        with contextlib.suppress(ProblemError):
+            grid_points(spec)
+
+
+BENCHMARK_RESULTS = [p for p in sorted(Path(__file__).parents[1].glob("docs/benchmarks/*.json"))
+                     if p.stem in BENCHMARKS]  # sweep-overhead.json is its own driver's
+ODD_VALUES = st.sampled_from([None, "x", [], {}, 0, -1, 0.0, 1e308, 10**400, True, 2**63])
+
+
+@given(st.data())
+def test_damaged_benchmark_results_render_or_are_refused(data):
+    """bench --render of a committed results file with values replaced or deleted (raw JSON also with
+    1e999 or NaN): the report, or one line with exit 2 and no folder made."""
+    import json  # noqa: PLC0415
+
+    path = data.draw(st.sampled_from(BENCHMARK_RESULTS))
+    results = json.loads(path.read_text())
+    name = results["benchmark"]
+    document = mutated(results, lambda strategy: data.draw(ODD_VALUES if strategy is value else strategy))
+    try:
+        text = json.dumps(document).replace("0.0", data.draw(st.sampled_from(["0.0", "1e999", "NaN"])), 1)
+    except RecursionError:  # the "deep" mutation: nested past what json writes, and what it reads
+        text = "[" * 3000 + "]" * 3000
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        (folder / "r.json").write_text(text)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["bench", name, "--render", str(folder / "r.json"), "--out", str(folder / "a" / "b")])
+        assert code in (0, 2), err.getvalue()
+        if code:
+            assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
+            assert not (folder / "a").exists()
 
 
 def write_valid(kind: str, path: Path) -> None:

@@ -13,10 +13,12 @@ from paraflux.engine.cli import main
 from paraflux.engine.errors import MeshError
 from paraflux.engine.finite import require_measurable
 from paraflux.engine.mesh.checks import check_apart, check_indices, check_no_duplicates, crossing_pairs
+from paraflux.engine.mesh.hex_io import read_hexmesh
 from paraflux.engine.truncation.surfaces import uv_sphere
 
 from .test_bad_input import GOOD_MESH_PROBLEM, square_mesh
 from .test_bem_study import problem_text as bem_problem_text, write_box_file
+from .test_hex_mesh_problem import box_grid, write_msh22
 from .test_truncation_study import problem_file, write_sphere
 
 
@@ -126,3 +128,13 @@ def test_truncation_surfaces_that_cross_each_other_are_refused(tmp_path, capsys)
     write_sphere(tmp_path / "outer.vtu", 0.6, 6)
     err = run(tmp_path, capsys, problem_file(tmp_path, position="[0.35, 0.0, 0.0]"))
     assert "the inner and outer surfaces intersect each other near" in err
+
+
+@pytest.mark.parametrize("twin", [lambda h: h, lambda h: np.roll(h, 3)], ids=["same order", "other order"])
+def test_a_hexahedral_mesh_with_a_duplicate_hexahedron_is_refused(tmp_path, twin):
+    points, hexes, clamp, tip = box_grid(2)
+    hexes = np.vstack([hexes, twin(hexes[0])])
+    write_msh22(tmp_path / "m.msh", points, [("hexahedron", hexes), ("quad", np.vstack([clamp, tip]))],
+                [np.ones(len(hexes), int), np.array([2, 3])], {"steel": (1, 3), "clamp": (2, 2), "tip": (3, 2)})
+    with pytest.raises(MeshError, match=r"hexahedrons 0 and 2 are the same hexahedron .*1 duplicate\(s\) in all"):
+        read_hexmesh(tmp_path / "m.msh")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from paraflux.engine.cli_edge import Terminated
 from paraflux.engine.errors import Cancelled, ProblemError
 from paraflux.engine.problems import parse_problem
 from paraflux.engine.studies import study_for_kind
@@ -131,22 +132,83 @@ def test_variant_axis_and_zip(client, tmp_path):
     assert energies[0] == pytest.approx(energies[1], rel=1e-8)  # an iterative and a direct solve agree
 
 
-def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
-    from paraflux.engine.cli import main
-    import tomllib  # noqa: F401  (the sweep file below is TOML)
-
-    sweep = tmp_path / "sweep.toml"
+def write_sweep_files(folder: Path) -> Path:
+    """folder/sweep.toml (two loads of the open slot) and the problem file it names; returns the sweep."""
+    sweep = folder / "sweep.toml"
     sweep.write_text("[sweep]\nproblem = \"p.toml\"\n\n[[axes]]\nkey = \"boundaries.AB.value\"\nvalues = [1.0, 2.0]\n")
     problem = "".join(f"[{t}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in BASE[t].items())
                       for t in ("problem", "case", "solver"))
     problem += "[regions.air]\nmu_r = 1.0\n[boundaries.AB]\ntype = \"dirichlet\"\nvalue = 1.0\n" \
                "[boundaries.CDE]\ntype = \"dirichlet\"\nvalue = 0.0\n"
-    (tmp_path / "p.toml").write_text(problem)
+    (folder / "p.toml").write_text(problem)
+    return sweep
+
+
+def test_cli_runs_on_a_scheduler_by_address(client, tmp_path, capsys):
+    from paraflux.engine.cli import main
+
+    sweep = write_sweep_files(tmp_path)
     assert main(["sweep", str(sweep), "--out", str(tmp_path / "out"), "--scheduler", client.scheduler.address]) == 0
     captured = capsys.readouterr()
     assert "2 done, 0 running, 0 failed" in captured.err and "sweep.csv" in captured.out
     energies = [float(r["energy"]) for r in read_csv(tmp_path / "out" / "sweep.csv")]
     assert energies[1] == pytest.approx(4 * energies[0], rel=1e-9)  # energy goes with the square of the load
+
+
+@pytest.mark.parametrize("stop, code, line", [
+    (KeyboardInterrupt, 130, "paraflux: sweep cancelled: 0 of 2 points finished"),
+    (Cancelled("cancelled by the user"), 130, "paraflux: sweep cancelled: 0 of 2 points finished"),
+    (Terminated, 143, "paraflux: terminated"), (ProblemError("a bad point"), 2, "paraflux: error: a bad point")])
+def test_cli_sweep_stopped_before_a_point_finished_leaves_no_folder(client, tmp_path, capsys, monkeypatch, stop,
+                                                                   code, line):
+    """Ctrl-C, Cancel, SIGTERM or an error before any point finished: one line, its exit code, and none of the
+    folders the sweep made (a sweep stopped later keeps its finished points for the re-run)."""
+    from paraflux.engine.cli import main
+    from paraflux.engine.sweep import runner
+
+    def stopped(*args):
+        raise stop
+    monkeypatch.setattr(runner, "_collect", stopped)
+    out = tmp_path / "a" / "b"
+    assert main(["sweep", str(write_sweep_files(tmp_path)), "--out", str(out), "--scheduler",
+                 client.scheduler.address, "--quiet"]) == code
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(line)
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--workers", "0"], "(--workers) must be from 1 to"), (["--workers", "99999999999"], "(--workers) must be from 1"),
+    (["--scheduler", "nonsense"], "no Dask scheduler answers at nonsense"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "no Dask scheduler answers at tcp://127.0.0.1:1")])
+def test_cli_sweep_options_out_of_range_are_one_line(tmp_path, capsys, option, message):
+    from paraflux.engine.cli import main
+
+    out = tmp_path / "a" / "b"
+    assert main(["sweep", str(write_sweep_files(tmp_path)), "--out", str(out), "--quiet", *option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "a").exists()
+
+
+def test_cli_sweep_ctrl_c_on_a_local_cluster_is_one_line(tmp_path):
+    """Ctrl-C while the local workers run: the cancellation's line (no warnings from the workers, no
+    traceback from distributed's event loop), and no folder unless a point finished."""
+    import subprocess
+    import sys
+
+    sweep = write_sweep_files(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "paraflux.engine.cli", "sweep", str(sweep), "--out", "a/b",
+                             "--workers", "1"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline()  # the dashboard's address: the tasks are submitted
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read().strip().splitlines()
+    assert proc.wait(timeout=120) == 130 and first.startswith("dashboard:"), (first, rest)
+    assert rest[-1].startswith("paraflux: sweep cancelled:"), rest
+    assert not [line for line in rest[:-1] if " of 2" not in line], rest  # progress lines only
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("a/**/*")]
+    # the point running at Ctrl-C may finish while the workers stop: its folder then stays for the re-run
+    assert not left or any(name.endswith("/point.json") for name in left), left
+    assert not [name for name in left if ".partial" in name], left
 
 
 def test_example_sweep_file_reads(tmp_path):
@@ -182,10 +244,34 @@ def test_overhead_benchmark_measures_empty_tasks(client):
     ([{"variant": "method", "values": ["direct"]}], {}, "unknown method 'direct'"),
     ([{"variant": "order", "values": ["2"]}], {}, "has the variant axes method, backend"),
     ([], {}, "at least one"),
+    ([{"key": "case.elements", "start": 0.0, "stop": float("inf"), "step": 1.0}], {},
+     r"axes\[0\].stop = inf is not a finite number"),
+    ([{"key": "case.elements", "start": 0.0, "stop": float("nan"), "step": 1.0}], {}, "stop = nan"),
+    ([{"key": "case.elements", "start": 0.0, "stop": 1e150, "step": 1e-200}], {}, "inf values; a sweep axis takes"),
+    ([{"key": "case.elements", "start": 0, "stop": 10**400, "step": 1}], {}, r"axes\[0\].stop = an integer of"),
+    ([{"key": "case.elements", "values": [1e300]}], {}, r"axes\[0\].values\[0\] = 1e\+300 is too large"),
+    ([{"key": "case.elements", "values": list(range(100_001))}], {}, "100,001 values"),
+    ([{"key": "regions", "blocks": 10**12}], {}, "blocks must be a whole number from 1 to 100,000"),
+    ([{"key": "case.elements", "start": 1, "stop": 100_000, "step": 1},
+      {"key": "boundaries.AB.value", "start": 1, "stop": 100_000, "step": 1}], {}, "10,000,000,000 points"),
+    ([{"key": "case.elements", "values": [200]}], {"zip": "no"}, "zip must be true or false"),
+    ([{"key": "case.elements", "values": [200]}], {"retries": 10**30}, "sweep.retries = an integer"),
 ])
 def test_bad_sweep_files_are_rejected_with_a_message(tmp_path, axes, head, message):
+    """Each a class: numbers out of range or not finite named by key, grids too large to list, wrong types."""
     with pytest.raises(ProblemError, match=message):
         grid_points(sweep_spec(tmp_path, axes, **head))
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"sweep": {}, "base": 3, "axes": GRID}, r"\[base\] must be a table"),
+    ({"sweep": {"problem": 5}, "axes": GRID}, "problem must be the name of a problem file"),
+    ({"sweep": {"problem": "a\0b"}, "axes": GRID}, "problem must be the name of a problem file"),
+    ({"sweep": {}, "base": BASE, "axes": GRID, "x": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}, "nested more than 16"),
+])
+def test_bad_sweep_file_heads_are_rejected_with_a_message(tmp_path, data, message):
+    with pytest.raises(ProblemError, match=message):
+        parse_sweep(data, tmp_path)
 
 
 def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):

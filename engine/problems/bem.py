@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..variants import BACKEND, BEM_METHOD, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
-from .toml_input import Table, problem_head, read_mesh_source, section, write_mesh_source
+from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
@@ -61,8 +61,7 @@ class BemProblem:
                 changes[key] = _PARAMETERS[key].check(value)
         if "rtol" in changes:
             RTOL.check(changes["rtol"])
-        if changes.get("max_iterations", 1) < 1:
-            raise ProblemError(f"max_iterations must be at least 1, got {changes['max_iterations']}")
+        check_iterations(changes.get("max_iterations"), "max_iterations")
         return replace(self, solver=replace(self.solver, **changes))
 
 
@@ -102,9 +101,7 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     if not RTOL.minimum < rtol < RTOL.maximum:
         raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
                            f"got {rtol}")
-    max_it = s.take("max_iterations", int, BemSolverSettings.max_iterations)
-    if max_it < 1:
-        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    max_it = check_iterations(s.take("max_iterations", int, BemSolverSettings.max_iterations), "[solver] max_iterations")
     s.done()
     probes = parse_probes3(top)
     top.done()

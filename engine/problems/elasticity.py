@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..mesh.hexmesh import HexMesh
 from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
-from .toml_input import Table, problem_head, read_mesh_source, section, write_mesh_source
+from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
@@ -89,8 +89,7 @@ class ElasticityProblem:
                 _SOLVER_AXES[key].choice(value)
         if "rtol" in changes:
             RTOL.check(changes["rtol"])
-        if "max_iterations" in changes and changes["max_iterations"] < 1:
-            raise ProblemError(f"max_iterations must be at least 1, got {changes['max_iterations']}")
+        check_iterations(changes.get("max_iterations"), "max_iterations")
         return replace(self, solver=replace(self.solver, **changes))
 
     def with_order(self, order: int) -> "ElasticityProblem":
@@ -150,9 +149,7 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     if not RTOL.minimum < rtol < RTOL.maximum:
         raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
                            f"got {rtol}")
-    max_it = s.take("max_iterations", int, None)
-    if max_it is not None and max_it < 1:
-        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    max_it = check_iterations(s.take("max_iterations", int, None), "[solver] max_iterations")
     s.done()
     solver = ElasticSolverSettings(**axes, rtol=rtol, max_iterations=max_it)
 

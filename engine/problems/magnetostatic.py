@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ProblemError
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from ..mesh.trimesh import TriMesh
-from .toml_input import Table, problem_head, read_mesh_source, write_mesh_source
+from .toml_input import Table, check_iterations, problem_head, read_mesh_source, write_mesh_source
 
 FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
@@ -120,9 +120,7 @@ def _boundaries(top) -> list[Boundary]:
 def _solver(top) -> SolverSettings:
     """The [solver] table, every setting checked against its range and the registry's choices."""
     s = Table(top.subtable("solver"), "solver")
-    max_it = s.take("max_iterations", int, None)
-    if max_it is not None and max_it < 1:
-        raise ProblemError(f"[solver] max_iterations must be at least 1, got {max_it}")
+    max_it = check_iterations(s.take("max_iterations", int, None), "[solver] max_iterations")
     solver = SolverSettings(method=s.take("method", str, METHOD.default, METHOD.names),
                             rtol=s.take("rtol", float, RTOL.default), max_iterations=max_it,
                             backend=s.take("backend", str, BACKEND.default, BACKEND.names),

@@ -82,7 +82,9 @@ class ScatteringProblem:
         if changes.get("rtol") is not None:
             changes["tolerance"] = changes["rtol"]
         changes = {k: v for k, v in changes.items() if v is not None and k not in ("rtol", "check_every")}
-        return replace(self, solver=replace(self.solver, **changes))
+        solver = replace(self.solver, **changes)
+        check_solver(solver, "")
+        return replace(self, solver=solver)
 
 
 def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
@@ -95,9 +97,10 @@ def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
         r.done()
         if not step > 0 or stop < start:
             raise ProblemError(f"{where} needs step > 0 and stop >= start, got {start:g}, {stop:g}, {step:g}")
+        count = (stop - start) / step + 1  # a float: inf where a tiny step overflows, refused here
+        if not count <= MAX_DIRECTIONS:
+            raise ProblemError(f"{where} gives {count:,.0f} angles, more than {MAX_DIRECTIONS:,}")
         count = math.floor((stop - start) / step + 1e-9) + 1
-        if count > MAX_DIRECTIONS:
-            raise ProblemError(f"{where} gives {count:,} angles, more than {MAX_DIRECTIONS:,}")
         return tuple(start + i * step for i in range(count))
     values = raw if isinstance(raw, list) else [raw]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
@@ -151,11 +154,17 @@ def _solver(top: Table) -> ScatteringSolver:
                          t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
                          t.take("linear_solver", str, "auto", LINEAR_SOLVER.names), t.take("loop", str, "zgemm", LOOP.names))
     t.done()
-    if not 1e-14 <= s.tolerance < 1:
-        raise ProblemError(f"[solver] tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
-    if not 0 <= s.max_iterations <= MAX_ITERATIONS:
-        raise ProblemError(f"[solver] max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
+    check_solver(s, "[solver] ")
     return s
+
+
+def check_solver(s: ScatteringSolver, where: str) -> None:
+    """The tolerance and iteration limit in range (from the problem file, where = "[solver] ", or the
+    command line and the window, where = "")."""
+    if not 1e-14 <= s.tolerance < 1:
+        raise ProblemError(f"{where}tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
+    if not 0 <= s.max_iterations <= MAX_ITERATIONS:
+        raise ProblemError(f"{where}max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
 
 
 def _geometry(top: Table, case: str | None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from ..errors import ProblemError, shown
 MAX_INTEGER = 2**63 - 1  # larger integers overflow every integer type below Python's (NumPy's int64 first)
 MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
 MAX_MAGNITUDE = 1e150  # beyond it, squares (energies, norms) overflow double precision
+MAX_ITERATIONS = 1_000_000  # an iterative solver's limit: more would run for days on any mesh this takes
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -61,6 +62,14 @@ def check_values(data: Any, where: str = "") -> None:
         elif isinstance(value, float) and abs(value) > MAX_MAGNITUDE:
             raise ProblemError(f"{key} = {value:g} is too large: magnitudes beyond {MAX_MAGNITUDE:g} overflow "
                                "double precision in the solve")
+
+
+def check_iterations(value: int | None, where: str, most: int = MAX_ITERATIONS) -> int | None:
+    """value as an iteration limit (None: the solver's default): ProblemError naming where unless it is
+    from 1 to most."""
+    if value is not None and not 1 <= value <= most:
+        raise ProblemError(f"{where} must be from 1 to {most:,}, got {shown(value)}")
+    return value
 
 
 class Table:

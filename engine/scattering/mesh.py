@@ -3,6 +3,7 @@ S' embedded (faces of tetrahedra lie on it), meshed by gmsh from three closed tr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,8 @@ from .nedelec import sorted_tets
 
 SURFACES = ("scatterer", "inner", "outer")  # Gamma, S', S
 MAX_TETRAHEDRA = 3_000_000
+MAX_SURFACE_TRIANGLES = 1_000_000  # S's triangles at MAX_TETRAHEDRA: about one layer of three per triangle
+TOO_FINE = "lower the frequency or elements_per_wavelength, or narrow the gaps"
 NESTING_PROBES = 16  # nodes of a surface tested for being inside the next one
 
 
@@ -54,11 +57,37 @@ def check_nested(scatterer: TriSurface, inner: TriSurface, outer: TriSurface) ->
                                "nodes tested)")
 
 
+def check_surface_size(radius: float, size: float) -> None:
+    """ProblemError before gmsh meshes a surface of about a sphere of radius (m) at triangle edge size (m)
+    when it would have more than MAX_SURFACE_TRIANGLES (gmsh would run for hours and out of memory)."""
+    triangles = 4 * math.pi * radius ** 2 / (math.sqrt(3) / 4 * size ** 2)
+    if triangles > MAX_SURFACE_TRIANGLES:
+        raise ProblemError(f"the outer surface S would have about {triangles:,.0f} triangles, more than "
+                           f"{MAX_SURFACE_TRIANGLES:,}; {TOO_FINE}")
+
+
+def enclosed_volume(surface: TriSurface) -> float:
+    """The volume (m^3) a closed triangle surface encloses (divergence theorem, either orientation)."""
+    p = np.asarray(surface.points, dtype=float)[surface.triangles]
+    return abs(float(np.einsum("ij,ij->", p[:, 0], np.cross(p[:, 1], p[:, 2])))) / 6
+
+
+def check_tetrahedra(scatterer: TriSurface, outer: TriSurface, size: float) -> None:
+    """ProblemError before gmsh meshes the volume when regular tetrahedra of edge size (m) filling the
+    space between the scatterer and S would number more than MAX_TETRAHEDRA."""
+    shell = enclosed_volume(outer) - enclosed_volume(scatterer)
+    tetrahedra = shell / (size ** 3 / (6 * math.sqrt(2)))
+    if tetrahedra > MAX_TETRAHEDRA:
+        raise ProblemError(f"the volume mesh would have about {tetrahedra:,.0f} tetrahedra, more than "
+                           f"{MAX_TETRAHEDRA:,}; {TOO_FINE}")
+
+
 def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, size: float,
                 check=lambda: None) -> ScatteringMesh:
     """Tetrahedra of edge about size (m) between the three nested closed surfaces, their triangles kept as
     given (the surfaces' own mesh is the volume mesh's boundary and interface)."""
     check_nested(scatterer, inner, outer)
+    check_tetrahedra(scatterer, outer, size)
     with gmsh_session("scattering") as gmsh:
         _add_surfaces(gmsh, (scatterer, inner, outer))
         loops = [gmsh.model.geo.addSurfaceLoop([i + 1]) for i in range(3)]
@@ -79,8 +108,7 @@ def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, siz
     if len(tets) == 0:
         raise MeshError("gmsh made no tetrahedra between the surfaces (are they nested and closed?)")
     if len(tets) > MAX_TETRAHEDRA:
-        raise ProblemError(f"the volume mesh has {len(tets):,} tetrahedra, more than {MAX_TETRAHEDRA:,}; lower the "
-                           "frequency or elements_per_wavelength, or narrow the gaps")
+        raise ProblemError(f"the volume mesh has {len(tets):,} tetrahedra, more than {MAX_TETRAHEDRA:,}; {TOO_FINE}")
     surfaces = {name: check_closed_outward(TriSurface(name, points, triangles[owner == i])).triangles
                 for i, name in enumerate(SURFACES)}
     return ScatteringMesh(points, sorted_tets(tets, len(points)), region.astype(np.int8), surfaces)

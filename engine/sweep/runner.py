@@ -4,6 +4,8 @@ existing scheduler by address; then the combined table and plots."""
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +46,14 @@ class SweepReport:
         return [o for o in self.outcomes if o.status == "failed"]
 
 
+QUIET = logging.ERROR  # a local cluster's workers log no warnings (a cancelled task's, say) on the terminal
+
+
+def holds_points(out_dir: Path) -> bool:
+    """Whether out_dir holds a finished point (done or failed), which a re-run of the sweep skips."""
+    return any(Path(out_dir).glob("points/*/point.json"))
+
+
 def _never() -> bool:
     return False
 
@@ -60,17 +70,18 @@ def make_client(scheduler: str | None, workers: int | None, retries: int):
     import dask  # noqa: PLC0415
     from distributed import Client, LocalCluster  # noqa: PLC0415
 
-    if workers is not None and workers < 1:
-        raise ProblemError(f"--workers must be at least 1, got {workers}")
+    cores = os.cpu_count() or 1
+    if workers is not None and not 1 <= workers <= cores:  # single-threaded processes: more only contend
+        raise ProblemError(f"local workers (--workers) must be from 1 to {cores}, this machine's cores; got {workers}")
     if scheduler is not None:
         try:
             return Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address (no port, say)
             raise ProblemError(f"no Dask scheduler answers at {scheduler}: {exc}") from None
     with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
         cuda = _cuda_cluster(workers)
         cluster = cuda or LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
+                                       dashboard_address=":0", silence_logs=QUIET)
         return Client(cluster)
 
 
@@ -92,7 +103,7 @@ def _cuda_cluster(workers: int | None):
         return None
     if not gpu_available():
         return None
-    return LocalCUDACluster(n_workers=workers, dashboard_address=":0")
+    return LocalCUDACluster(n_workers=workers, dashboard_address=":0", silence_logs=QUIET)
 
 
 def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[SweepProgress], None] = _quiet,
@@ -112,9 +123,11 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[
     outcomes = dict(finished)
     try:
         _collect(futures, outcomes, len(points), client, progress, cancel)
-    except (KeyboardInterrupt, Cancelled):
+    except BaseException as exc:  # Ctrl-C, Cancel, SIGTERM: no task of this run goes on (on a cluster too)
         client.cancel(list(futures))
-        raise Cancelled(_cancelled_message(points, outcomes, points_dir)) from None
+        if isinstance(exc, (KeyboardInterrupt, Cancelled)):
+            raise Cancelled(_cancelled_message(points, outcomes, points_dir)) from None
+        raise
     ordered = tuple(outcomes[p.key] for p in points)
     columns, rows = table_rows(spec.axes, ordered)
     written = write_table(out_dir, columns, rows)

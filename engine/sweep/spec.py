@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..problems.toml_input import read_toml
+from ..problems.toml_input import check_values, read_toml
+
+MAX_VALUES = 100_000  # values (or blocks) of one axis
+MAX_POINTS = 1_000_000  # points of the whole grid
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
     """Validate a sweep-file dictionary: [sweep] (problem = "FILE" or an inline [base] problem, zip,
     retries, plots) and [[axes]] (key = "dotted.path" or variant = "name"; values = [...] or start,
     stop, step)."""
+    check_values(data)  # every number in range, named by its key; nesting and keys printable
     head = data.get("sweep")
     if not isinstance(head, dict):
         raise ProblemError("the sweep file needs a [sweep] table")
@@ -73,12 +77,17 @@ def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
     if ("problem" in head) == ("base" in data):
         raise ProblemError("give the base problem either as [sweep] problem = \"FILE\" or inline as [base]")
     if "problem" in head:
-        problem_path = (Path(base_dir) / str(head["problem"])).resolve()
-        if not problem_path.is_file():
+        if not isinstance(head["problem"], str) or "\0" in head["problem"]:
+            raise ProblemError(f"[sweep] problem must be the name of a problem file, got {head['problem']!r}")
+        problem_path = Path(base_dir) / head["problem"]
+        if not _is_file(problem_path):
             raise ProblemError(f"[sweep] problem: no file {problem_path}")
+        problem_path = problem_path.resolve()
         base, problem_dir = read_toml(problem_path), problem_path.parent
     else:
         base, problem_dir = data["base"], Path(base_dir).resolve()
+        if not isinstance(base, dict):
+            raise ProblemError("[base] must be a table: the base problem, as in a problem file")
     retries = head.get("retries", 2)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise ProblemError(f"[sweep] retries must be a whole number of at least 0, got {retries!r}")
@@ -92,13 +101,26 @@ def parse_sweep(data: dict, base_dir: Path) -> SweepSpec:
     if len({a.name for a in axes}) != len(axes):
         raise ProblemError("two [[axes]] sweep the same key or variant")
     _check_variants(base, axes)
-    zipped = bool(head.get("zip", False))
+    zipped = head.get("zip", False)
+    if not isinstance(zipped, bool):
+        raise ProblemError(f"[sweep] zip must be true or false, got {zipped!r}")
     if zipped and len({len(a.values) for a in axes}) > 1:
         raise ProblemError("zip = true pairs the axes' values, so every axis needs the same number of values; "
                            f"got {', '.join(f'{a.name}: {len(a.values)}' for a in axes)}")
+    points = len(axes[0].values) if zipped else math.prod(len(a.values) for a in axes)
+    if points > MAX_POINTS:
+        raise ProblemError(f"the sweep has {points:,} points; a sweep takes at most {MAX_POINTS:,}")
     spec = SweepSpec(base, problem_dir, axes, zipped, retries, tuple(plots))
     _check_first_point(spec)
     return spec
+
+
+def _is_file(path: Path) -> bool:
+    """Whether path is a file; False for a name the system refuses (too long, say)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _parse_axis(raw: Any, index: int) -> Axis:
@@ -116,6 +138,8 @@ def _parse_axis(raw: Any, index: int) -> Axis:
         values = raw["values"]
         if not isinstance(values, list) or not values:
             raise ProblemError(f"{where} ({name}): values must be a non-empty list")
+        if len(values) > MAX_VALUES:
+            raise ProblemError(f"{where} ({name}): {len(values):,} values; a sweep axis takes at most {MAX_VALUES:,}")
     else:
         values = _range_values(raw, f"{where} ({name})")
     wanted = str if kind == "variant" else (int, float)
@@ -130,8 +154,9 @@ def _blocks_axis(raw: dict, where: str) -> Axis:
     blocks = raw["blocks"]
     if "key" not in raw or unknown:
         raise ProblemError(f"{where}: a blocks axis takes key = \"dotted.path\" of a list and blocks = N only")
-    if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
-        raise ProblemError(f"{where} ({raw['key']}): blocks must be a whole number of at least 1, got {blocks!r}")
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 1 <= blocks <= MAX_VALUES:
+        raise ProblemError(f"{where} ({raw['key']}): blocks must be a whole number from 1 to {MAX_VALUES:,}, "
+                           f"got {blocks!r}")
     return Axis("blocks", str(raw["key"]), tuple(range(blocks)))
 
 
@@ -203,9 +228,10 @@ def _range_values(raw: dict, where: str) -> list:
     numbers = (start, stop, step)
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in numbers) or not step > 0 or stop < start:
         raise ProblemError(f"{where}: start, stop, step must be numbers with step > 0 and stop >= start")
+    count = (stop - start) / step + 1  # a float: inf where a tiny step overflows, refused below
+    if not count <= MAX_VALUES:
+        raise ProblemError(f"{where}: {count:,.0f} values; a sweep axis takes at most {MAX_VALUES:,}")
     count = int(math.floor((stop - start) / step + 1e-6)) + 1
-    if count > 100_000:
-        raise ProblemError(f"{where}: {count} values; a sweep axis takes at most 100,000")
     integer = all(isinstance(v, int) for v in numbers)
     return [start + i * step if integer else float(start + i * step) for i in range(count)]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 from typing import Sequence
 
+from ..output import replace_atomically
 from .spec import Axis
 from .task import PointOutcome
 
@@ -25,30 +25,20 @@ def table_rows(axes: Sequence[Axis], outcomes: Sequence[PointOutcome]) -> tuple[
     return columns, rows
 
 
-def _replace_atomically(path: Path, write) -> Path:
-    tmp = path.with_name(f".{path.name}.partial")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
 def write_table(out_dir: Path, columns: list[str], rows: list[dict]) -> list[Path]:
     """out_dir/sweep.csv (numbers with repr's 17 significant digits), plus sweep.parquet with pyarrow."""
     text = io.StringIO()
     writer = csv.DictWriter(text, columns, restval="", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    written = [_replace_atomically(Path(out_dir) / "sweep.csv", lambda p: p.write_text(text.getvalue()))]
+    written = [replace_atomically(Path(out_dir) / "sweep.csv", lambda p: p.write_text(text.getvalue()))]
     try:
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
     except ImportError:
         return written
     table = pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows])
-    written.append(_replace_atomically(Path(out_dir) / "sweep.parquet",
+    written.append(replace_atomically(Path(out_dir) / "sweep.parquet",
                                        lambda p: pq.write_table(table, p)))
     return written
 
@@ -95,5 +85,5 @@ def write_plots(out_dir: Path, axes: Sequence[Axis], rows: list[dict], pairs) ->
         if others and series:
             ax.legend(fontsize="small")
         path = Path(out_dir) / f"plot-{y}-vs-{x}.png".replace("/", "_")
-        written.append(_replace_atomically(path, lambda p: figure.savefig(p, format="png")))
+        written.append(replace_atomically(path, lambda p: figure.savefig(p, format="png")))
     return written
