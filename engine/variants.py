@@ -102,7 +102,8 @@ class Parameter:
         return value
 
 
-RTOL = Parameter("rtol", "Tolerance", 1e-8, 0.0, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
+RESIDUAL_FLOOR = 1e-15  # a relative residual float64 arithmetic can reach; below it CG's p.Ap underflows
+RTOL = Parameter("rtol", "Tolerance", 1e-8, RESIDUAL_FLOOR, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
 
 METHOD = VariantAxis("method", "Solver", (
     Choice("ebe-jpcg", "element-by-element Jacobi-preconditioned CG, no global matrix"),
@@ -136,7 +137,7 @@ COLORING = VariantAxis("coloring", "Colouring", (
     Choice("parallel", "Jones-Plassmann rounds on the GPU (CuPy) or vectorised NumPy"),
 ), "ofcm")
 
-ELASTIC_RTOL = Parameter("rtol", "Tolerance", 1e-10, 0.0, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
+ELASTIC_RTOL = Parameter("rtol", "Tolerance", 1e-10, RESIDUAL_FLOOR, 1.0, "relative residual ||b - Ax|| / ||b|| to reach")
 
 ORDER = Parameter("order", "Order", 3, 1, 10, "polynomial order p of the hierarchical hexahedra", integer=True)
 

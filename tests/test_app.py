@@ -333,7 +333,7 @@ def test_tolerance_comes_from_the_registry_and_is_checked(window):
     assert window.current_problem().solver.rtol == 1e-6
     edit.setText("2")
     window.solve_button.click()
-    assert window.dialogs and "tolerance must lie between 0 and 1" in window.dialogs[0]
+    assert window.dialogs and "tolerance must lie between 1e-15 and 1" in window.dialogs[0]
 
 
 def test_self_test_solves_renders_and_writes_a_png(qapp, tmp_path, capsys):

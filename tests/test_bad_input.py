@@ -225,7 +225,8 @@ def test_console_script_exit_code(tmp_path):
 @pytest.mark.parametrize("extra, needle", [
     (["--max-iterations", "-1"], "--max-iterations must be from 1 to 1,000,000, got -1"),
     (["--max-iterations", "9" * 30], "--max-iterations must be from 1 to 1,000,000, got an integer of about"),
-    (["--rtol", "0"], "tolerance must lie between 0 and 1"),
+    (["--rtol", "0"], "tolerance must lie between 1e-15 and 1"),
+    (["--rtol", "1e-300"], "tolerance must lie between 1e-15 and 1"),  # unreachable: CG's p.Ap would underflow
     (["--check-every", "3"], "--check-every must be an even number"),
     (["--leaf-size", "16"], "--leaf-size does not apply"),
 ])

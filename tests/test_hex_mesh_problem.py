@@ -323,8 +323,8 @@ BAD = [
     ("solver.integration", "fast", r"\[solver\] integration = 'fast' is not one of: numpy"),
     ("solver.preconditioner", "ilu", r"\[solver\] preconditioner = 'ilu' is not one of: jacobi, block-jacobi"),
     ("solver.backend", "tpu", r"\[solver\] backend = 'tpu' is not one of"),
-    ("solver.rtol", 0.0, r"\[solver\] rtol must lie strictly between 0 and 1"),
-    ("solver.rtol", 1.5, r"\[solver\] rtol must lie strictly between 0 and 1"),
+    ("solver.rtol", 0.0, r"\[solver\] rtol must lie strictly between 1e-15 and 1"),
+    ("solver.rtol", 1.5, r"\[solver\] rtol must lie strictly between 1e-15 and 1"),
     ("solver.rtol", "small", r"\[solver\] rtol must be a float"),
     ("solver.max_iterations", 0, r"\[solver\] max_iterations must be from 1 to 1,000,000"),
     ("solver.max_iterations", 10**7, r"\[solver\] max_iterations must be from 1 to 1,000,000, got 10000000"),
@@ -416,7 +416,7 @@ def test_with_solver_and_with_order():
         problem.with_solver(method="ebe-jpcg")
     with pytest.raises(ProblemError, match="unknown integration 'fast'"):
         problem.with_solver(integration="fast")
-    with pytest.raises(ProblemError, match="tolerance must lie between 0 and 1"):
+    with pytest.raises(ProblemError, match="tolerance must lie between 1e-15 and 1"):
         problem.with_solver(rtol=2.0)
     assert problem.with_order(6).order == 6
     for bad in (0, 11, 2.5):
