@@ -24,6 +24,19 @@ def versions() -> dict[str, str]:
     return out
 
 
+def distribution_versions(*names: str) -> dict[str, str]:
+    """Installed versions of these distributions (PyPI names), "not installed" for the missing ones."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
 def _git_commit() -> str | None:
     """The checkout's commit; PARAFLUX_COMMIT overrides it where the tree was copied without its history."""
     import os  # noqa: PLC0415

@@ -22,7 +22,7 @@ from ..scattering.run import surfaces_of
 from ..scattering.system import fem_matrix
 from ..truncation.fields import C0
 from ..variants import LINEAR_SOLVER
-from .environment import run_facts
+from .environment import distribution_versions, run_facts
 from .scattering import sphere_problem
 
 
@@ -113,22 +113,10 @@ def solver_row(matrix: sp.csr_matrix, solver: str, cfg: LinearBenchConfig) -> di
             "factor_memory_bytes": factor.memory_bytes}
 
 
-def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    out = {}
-    for package in ("cvxopt", "py-mkl-pardiso", "threadpoolctl"):
-        try:
-            out[package] = version(package)
-        except PackageNotFoundError:
-            out[package] = "not installed"
-    return out
-
-
 def run_linear_benchmark(cfg: LinearBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
     """Every installed linear solver at every order; the skipped ones with the reason."""
     facts = run_facts(command)
-    facts["versions"].update(_versions())
+    facts["versions"].update(distribution_versions("cvxopt", "py-mkl-pardiso", "threadpoolctl"))
     solvers = [n for n in LINEAR_SOLVER.concrete if LINEAR_SOLVER.choice(n).unavailable(None) is None]
     data = {"benchmark": "scattering-linear", **facts, "config": asdict(cfg), "host_threads": os.cpu_count(),
             "load_before": os.getloadavg()[0], "pardiso_settings": {str(k): v for k, v in PARDISO_SETTINGS.items()},

@@ -15,7 +15,7 @@ import numpy as np
 from ..scattering.run import run_problem
 from ..truncation.fields import C0
 from ..variants import ACCELERATION, SCATTERING_LOOP
-from .environment import run_facts
+from .environment import distribution_versions, run_facts
 from .ngsolve_peer import NgsolveLayout, solve_sphere
 from .scattering import FREQUENCY, mie_error_db, sphere_error_db, sphere_problem
 
@@ -81,23 +81,12 @@ def ngsolve_row(diameter: float, order: int, maxh: float, cfg: NgsolveBenchConfi
             "mie_error_db": error}
 
 
-def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    out = {}
-    for package in ("ngsolve", "netgen-mesher", "cvxopt", "miepython", "threadpoolctl"):
-        try:
-            out[package] = version(package)
-        except PackageNotFoundError:
-            out[package] = "not installed"
-    return out
-
-
 def run_ngsolve_benchmark(cfg: NgsolveBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
     import ngsolve  # noqa: PLC0415  (refused here, before the study's runs, where it is not installed)
 
     facts = run_facts(command)
-    facts["versions"].update(_versions())
+    facts["versions"].update(distribution_versions("ngsolve", "netgen-mesher", "cvxopt", "miepython",
+                                                   "threadpoolctl"))
     data = {"benchmark": "scattering-ngsolve", **facts, "config": asdict(cfg), "host_threads": os.cpu_count(),
             "load_before": os.getloadavg()[0], "ngsolve_build": {"mkl": bool(ngsolve.config.USE_MKL),
                                                                   "pardiso": bool(ngsolve.config.USE_PARDISO),

@@ -21,7 +21,7 @@ from ..scattering.run import run_problem
 from ..scattering.waves import dbsm, unit_vectors
 from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
-from .environment import run_facts
+from .environment import distribution_versions, run_facts
 
 GAPS = (0.1, 0.2)  # S' and S from the almond, wavelengths (the study's defaults)
 DENSITY = 16.0  # S' and S elements per wavelength (the order-1 default)
@@ -105,16 +105,7 @@ def bempp_efie(cfg: PeersBenchConfig, body) -> dict:
         rcs.append(float(dbsm(4 * math.pi * abs(pattern @ pol) ** 2)))
     return {"rcs_dbsm": rcs, "dofs": rwg.global_dof_count, "residual": residual, "assembly_s": assembly,
             "total_s": time.perf_counter() - start, "numba_threads": numba.get_num_threads(),
-            "version": _version("bempp-cl")}
-
-
-def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "not installed"
+            "version": distribution_versions("bempp-cl")["bempp-cl"]}
 
 
 def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
