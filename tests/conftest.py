@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -14,6 +15,14 @@ from paraflux.engine.mesh.trimesh import make_trimesh
 
 def pytest_addoption(parser):
     parser.addoption("--run-package", action="store_true", help="build the desktop bundle and test it")
+
+
+def pytest_configure(config):
+    """A suite started as a shell's background job inherits SIGINT ignored, and so would every command-line
+    process the signal tests start (Python keeps an ignored SIGINT ignored, so Ctrl-C would not reach it):
+    the suite takes Python's default handler back, which its children see as the default disposition."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_runtest_logstart(nodeid, location):
