@@ -79,7 +79,16 @@ def _sweep_target(sweep: dict) -> str:
                    f"{'the same' if sweep['alone_iterations_equal'] else 'different'} iteration counts. "
                    f"The {sweep['incidences']} incidences iterated as {many['columns']} columns (the numerical rank "
                    f"of their data on the scatterer), {counts}, against {one['iterations']} alone. "
-                   + _largest_growth(many, one))
+                   + _largest_growth(many, one) + _what_could_reach(sweep, verdict))
+
+
+def _what_could_reach(sweep: dict, verdict: str) -> str:
+    """For a missed target on the host: what could reach it (a proposal, not a measurement)."""
+    if verdict == "met" or "no GPU" not in sweep["device"]:
+        return ""
+    return (" What could reach it, not measured here: the operator's products over the columns on a GPU (the "
+            "cuda-tiled loop), where the host does them on its cores; this sweep on the GPU with the compression "
+            "is owed to a session with device time.")
 
 
 def _largest_growth(many: dict, one: dict) -> str:
