@@ -136,5 +136,5 @@ def test_a_hexahedral_mesh_with_a_duplicate_hexahedron_is_refused(tmp_path, twin
     hexes = np.vstack([hexes, twin(hexes[0])])
     write_msh22(tmp_path / "m.msh", points, [("hexahedron", hexes), ("quad", np.vstack([clamp, tip]))],
                 [np.ones(len(hexes), int), np.array([2, 3])], {"steel": (1, 3), "clamp": (2, 2), "tip": (3, 2)})
-    with pytest.raises(MeshError, match=r"hexahedrons 0 and 2 are the same hexahedron .*1 duplicate\(s\) in all"):
+    with pytest.raises(MeshError, match=r"hexahedra 0 and 2 are the same hexahedron .*1 duplicate\(s\) in all"):
         read_hexmesh(tmp_path / "m.msh")

@@ -40,7 +40,8 @@ def check_no_duplicates(cells: np.ndarray, what: str, kind: str = "cell") -> Non
     if (counts > 1).any():
         twin = ordered[first[np.argmax(counts > 1)]]
         copies = np.flatnonzero((ordered == twin).all(axis=1))
-        raise MeshError(f"{what}: {kind}s {copies[0]} and {copies[1]} are the same {kind} (nodes "
+        kinds = "hexahedra" if kind == "hexahedron" else f"{kind}s"
+        raise MeshError(f"{what}: {kinds} {copies[0]} and {copies[1]} are the same {kind} (nodes "
                         f"{sorted(int(v) for v in twin)}; {int((counts - 1).sum())} duplicate(s) in all); "
                         "remove the duplicate")
 
