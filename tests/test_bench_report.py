@@ -269,3 +269,23 @@ def test_auto_linear_solver_follows_the_committed_measurement():
     from paraflux.engine.variants import LINEAR_SOLVER_SPEED
 
     assert tuple(ranking(json.loads((DOCS / "scattering-linear.json").read_text()))) == LINEAR_SOLVER_SPEED
+
+
+def test_fmm_report_labels_each_peer_by_how_it_ran():
+    """The committed runs' FMM3D was the PyPI wheel (no OpenMP, 1 thread, though 16 were recorded) and their
+    direct sum a sample scaled to N: the report says so and withholds the targets against them; a run with
+    the source build and the all-N direct sum shows the threads the library reported."""
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    data = json.loads((DOCS / "fmm.json").read_text())
+    old = render_fmm(data)
+    assert "1 (PyPI wheel, no OpenMP; recorded as 16)" in old and "(scaled from 1,000 targets)" in old
+    assert "met" not in [w.strip(":;.") for line in old.split("## Targets")[1].splitlines()
+                         if "FMM3D" in line for w in line.split()]
+    case = next(c for c in data["cases"] if c["n"] == 1_000_000 and c.get("at_precision"))
+    case["direct_all_n"] = True
+    case["at_precision"]["fmm3d"] = {**case["at_precision"]["fmm3d"], "threads": 16, "build": "source, OpenMP"}
+    fair = render_fmm(data)
+    assert "16 (source, OpenMP)" in fair and fair.count("(scaled from 1,000 targets)") == old.count(
+        "(scaled from 1,000 targets)") - 1
+    assert "host threads (20x asked)" in fair.split("## Targets")[1]

@@ -135,6 +135,7 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
             del fmm
             pool.free_all_blocks()
     row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q) if n <= config.direct_up_to else None
+    row["direct_all_n"] = True  # every target, not a scaled sample (the report labels older runs' estimates)
     ref, ref_grad = _direct_chunked(cp, pts, q, pts[sample])
     if n <= config.all_schemes_up_to:
         p6 = order_for_precision(config.precision)

@@ -73,15 +73,38 @@ def _peers(data: dict) -> list[str]:
         if not at:
             continue
         f3 = at["fmm3d"]
-        f3_cell = "not installed" if f3 is None else f"{f3['seconds']:.3f}, {f3['threads']} ({f3['error']:.1e})"
+        f3_cell = "not installed" if f3 is None else f"{f3['seconds']:.3f}, {_threads(f3)} ({f3['error']:.1e})"
         one = at.get("fmm3d_one_thread")  # runs since the source build also time a single thread
         if one is not None and f3 is not None and one["threads"] != f3["threads"]:
             f3_cell += f"; {one['seconds']:.3f}, {one['threads']} ({one['error']:.1e})"
         ratio = "" if f3 is None else f"{f3['seconds'] / at['apply_seconds']:.1f}x"
         lines.append(f"| {case['distribution']} | {case['n']:,} | {at['precision']:g} | {at['order']} | "
                      f"{at['apply_seconds']:.4f} ({at['error']:.1e}) | {f3_cell} | {ratio} | "
-                     f"{_direct_cells(case['direct_gpu_seconds'], at['apply_seconds'])} |")
+                     f"{_direct_cells(case, at['apply_seconds'])} |")
+    if any(not _fair_peers(c) for c in data["cases"] if c.get("at_precision")):
+        lines += ["", f"- {_UNFAIR}"]
     return lines
+
+
+_UNFAIR = ("Peers of runs before the source build (their FMM3D entries name no build): FMM3D was the PyPI wheel, "
+           "built without OpenMP, so it ran on 1 thread though the run recorded the host's thread count; and "
+           "the direct sum was a launch-bound kernel timed on 1,000 targets and scaled to N (a scaled estimate). "
+           "Their ratios against FMM3D and the direct sum are not comparisons with a fair peer.")
+
+
+def _fair_peers(case: dict) -> bool:
+    """Whether a case's peers were run the fair way: FMM3D built from source with OpenMP (its entry names
+    the build and the threads the library reported) and the direct sum over all N points."""
+    f3 = (case.get("at_precision") or {}).get("fmm3d")
+    return f3 is not None and "build" in f3 and case.get("direct_all_n", False)
+
+
+def _threads(f3: dict) -> str:
+    """An FMM3D entry's threads as the library ran them: the source build reports its own; the PyPI wheel
+    of earlier runs had no OpenMP (1 thread), whatever count those runs recorded."""
+    if "build" in f3:
+        return f"{f3['threads']} ({f3['build']})"
+    return f"1 (PyPI wheel, no OpenMP; recorded as {f3['threads']})"
 
 
 def render_markdown(data: dict) -> str:
@@ -92,11 +115,14 @@ def render_markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _direct_cells(direct_seconds: float | None, apply_seconds: float) -> str:
-    """The direct sum's seconds and its ratio to the FMM's apply, or why they are missing."""
+def _direct_cells(case: dict, apply_seconds: float) -> str:
+    """The direct sum's seconds and its ratio to the FMM's apply, or why they are missing; a time scaled
+    from a sample of targets (runs before the tiled kernel) is labelled as the estimate it is."""
+    direct_seconds = case["direct_gpu_seconds"]
     if direct_seconds is None:
         return "not run (above direct_up_to) | "
-    return f"{direct_seconds:.3g} | {direct_seconds / apply_seconds:.0f}x"
+    scaled = "" if case.get("direct_all_n", False) else " (scaled from 1,000 targets)"
+    return f"{direct_seconds:.3g}{scaled} | {direct_seconds / apply_seconds:.0f}x"
 
 
 def _coverage(data: dict) -> list[str]:
@@ -145,10 +171,16 @@ def _targets(data: dict) -> list[str]:
         if at["fmm3d"] is None:
             out.append(f"- N = 1e6 ({c['distribution']}), 6 digits: FMM3D not installed in this run: NOT MEASURED.")
             continue
+        if not _fair_peers(c):
+            out.append(f"- N = 1e6 ({c['distribution']}), {at['precision']:g}: the GPU engine against FMM3D on all "
+                       "host threads: NOT MEASURED: this case's FMM3D was the single-threaded PyPI wheel (see the "
+                       "peers' note); the fair run (scripts/build-fmm3d.sh, `paraflux bench fmm`) is owed to a "
+                       "session with device time.")
+            continue
         f3 = at["fmm3d"]["seconds"]
         ratio, scratch = f3 / at["apply_seconds"], f3 / (at["apply_seconds"] + c["tree_seconds"])
         out.append(f"- N = 1e6 ({c['distribution']}), {at['precision']:g}: the GPU engine against FMM3D on "
-                   f"{at['fmm3d']['threads']} host threads (20x asked): {ratio:.1f}x per apply, tree and operators "
+                   f"{_threads(at['fmm3d'])} host threads (20x asked): {ratio:.1f}x per apply, tree and operators "
                    f"reused as GMRES applies it: {'met' if ratio >= 20 else 'MISSED'}; at most {scratch:.1f}x for "
                    f"one evaluation from scratch, which FMM3D's time is (its tree and set-up included): "
                    + ("MISSED." if scratch < 20 else "NOT ESTABLISHED (the operators' set-up was not recorded)."))
