@@ -9,6 +9,7 @@ import os
 import threading
 from pathlib import Path
 
+import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..engine.cli_edge import sentence
@@ -46,6 +47,24 @@ class SweepSignals(QtCore.QObject):
     progress = QtCore.Signal(object)
     finished = QtCore.Signal(object)
     failed = QtCore.Signal(str)
+
+
+def _sweep_job(signals: SweepSignals, cancel_event: threading.Event, spec, out: Path, scheduler, workers) -> None:
+    """The sweep, in its own thread; reports through `signals`. It holds no reference to the panel, so the
+    panel (a Qt widget) is never released in this thread, and it stays quiet if the panel is gone."""
+    try:
+        client = make_client(scheduler, workers, spec.retries)
+        try:
+            report = run_sweep(spec, out, client, signals.progress.emit, cancel_event.is_set)
+        finally:
+            close_client(client)
+        signal, value = signals.finished, (report, out)
+    except Cancelled as exc:  # names the points that finished
+        signal, value = signals.failed, str(exc)
+    except Exception as exc:  # the command line's sentence; a bug or a lost scheduler keeps the window alive
+        signal, value = signals.failed, sentence(exc)
+    if shiboken6.isValid(signals):
+        signal.emit(value)
 
 
 class SweepPanel(QtWidgets.QDialog):
@@ -151,22 +170,9 @@ class SweepPanel(QtWidgets.QDialog):
         self.status.setText(f"starting {len(points)} points...")
         out, scheduler = Path(self.out_edit.text()), self.scheduler_edit.text().strip() or None
         workers = self.workers_box.value() or None
-        self.thread = threading.Thread(target=self._job, args=(spec, out, scheduler, workers), daemon=True)
+        self.thread = threading.Thread(target=_sweep_job, daemon=True,
+                                       args=(self.signals, self.cancel_event, spec, out, scheduler, workers))
         self.thread.start()
-
-    def _job(self, spec, out: Path, scheduler, workers) -> None:
-        """The sweep, in its own thread; reports through signals."""
-        try:
-            client = make_client(scheduler, workers, spec.retries)
-            try:
-                report = run_sweep(spec, out, client, self.signals.progress.emit, self.cancel_event.is_set)
-            finally:
-                close_client(client)
-            self.signals.finished.emit((report, out))
-        except Cancelled as exc:  # names the points that finished
-            self.signals.failed.emit(str(exc))
-        except Exception as exc:  # the command line's sentence; a bug or a lost scheduler keeps the window alive
-            self.signals.failed.emit(sentence(exc))
 
     def _fill_tasks(self, spec, points) -> None:
         names = [a.name for a in spec.axes]

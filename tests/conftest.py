@@ -68,20 +68,33 @@ def gui_garbage_collected_in_the_gui_thread(request):
     yield
 
 
+_WINDOWS_MADE = []  # set once a window test ran: from then on only the main thread collects
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """After a window test and its fixtures are gone: delete its closed widgets, collect, give collection
-    back to Python (in the GUI thread, before any other thread can collect them)."""
+    """After a window test and its fixtures are gone: delete its closed widgets and collect, in the GUI
+    thread. Once a window test has run, automatic collection stays off for the rest of the session and
+    the main thread collects between tests with gc's own thresholds: a Qt or VTK object that outlived its
+    test (held by a cycle) is then never collected in another test's thread (a job's, a Dask scheduler's,
+    a Numba pool's), which destroyed it outside the GUI thread (CI died with SIGABRT so, at random)."""
     yield
     app, collector = getattr(item, "gui_collector", (None, None))
-    if collector is None:
-        return
-    from PySide6 import QtCore  # noqa: PLC0415 (window tests only)
+    if collector is not None:
+        from PySide6 import QtCore  # noqa: PLC0415 (window tests only)
 
-    del item.gui_collector
-    app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
-    collector.uninstall()
-    collector.deleteLater()
+        del item.gui_collector
+        app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+        collector.uninstall()
+        collector.deleteLater()
+        app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+        _WINDOWS_MADE.append(item.nodeid)
+    if _WINDOWS_MADE:
+        gc.disable()
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        due = [g for g in range(3) if counts[g] > thresholds[g]]
+        if due:
+            gc.collect(due[-1])
 
 
 def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
