@@ -16,7 +16,7 @@ from ..errors import SolverError
 from ..fmm.fmm import resolve_m2l
 from ..fmm.m2l import SCHEMES
 from .direct import BemSolution, BoundaryData, solution_of, system_matrix
-from .fmm_operator import CORRECTION_RATIO, FAR_POINTS, FmmBemOperator, block_matrix
+from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, block_matrix, far_points_for
 from .gmres import gmres
 from .gpu_ilu import DeviceIlu0
 from .unknowns import UnknownLayout, unknown_layout
@@ -33,7 +33,8 @@ class FmmSettings:
     rtol: float = 1e-8  # GMRES relative residual
     restart: int = 200  # Krylov vectors kept (3N doubles each); restarting every 50 stalled on the bracket
     max_iterations: int = 1000  # GMRES iterations in all (inner, over the restarts)
-    far_points: int = FAR_POINTS  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points)
+    far_points: int | None = None  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points); None:
+    # fmm_operator.far_points_for(order), 3 below p = 10 and 6 from there
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
@@ -130,7 +131,8 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
 def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory):
     n, n3 = len(points), 3 * layout.n_targets
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
-                        settings.order, settings.leaf_size, settings.m2l, settings.backend, settings.far_points,
+                        settings.order, settings.leaf_size, settings.m2l, settings.backend,
+                        settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings))
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)

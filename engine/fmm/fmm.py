@@ -164,7 +164,8 @@ class _Clock:
 
 def translations_per_box(tree: Octree, scheme: str) -> int:
     """The most M2L translations one box needs under a scheme: its interaction list (standard,
-    batched-gemm, exponential: at most 189, 875 with separation 2); for parent-to-child the kept pairs plus the parents translated
-    in their place (at most 119); for child-to-parent, per family, the children's kept pairs plus the
-    parent's translations, shared by its 8 child positions (at most 119)."""
+    batched-gemm, exponential: at most 189, 875 with separation 2); for parent-to-child the kept pairs plus
+    the parents translated in their place (at most 119, 315 with separation 2); for child-to-parent, per
+    family, the children's kept pairs plus the parent's translations, shared by its 8 child positions (at
+    most 119, 315 with separation 2)."""
     return SCHEMES[scheme].translations_per_box(tree)

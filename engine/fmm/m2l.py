@@ -43,7 +43,7 @@ def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None
     if options.separation not in scheme.separations:
         raise ProblemError(f"the {name} M2L scheme takes separation {' or '.join(map(str, scheme.separations))}, "
                            f"not {options.separation}: its lists and operators are made for adjacent near boxes; "
-                           "standard and batched-gemm take separation 2")
+                           "standard, batched-gemm and the cross-level schemes take separation 2")
 
 
 def _most_per_box(tree: Octree) -> int:
@@ -86,19 +86,20 @@ class CrossLevel(Standard):
     child-to-parent (M2L_N) or parent-to-child (M2L_NF), at most 119 translations per box."""
 
     direction: str
-    separations = (1,)  # the distance criterion of operators._far_from_family assumes adjacent near boxes
+    separations = (1, 2)  # operators._far_from_family keeps the same-level worst case of either
 
     def check(self, options: FmmOptions) -> None:
         _check_separation(self, self.direction, options)
 
     def prepare(self, plan: FmmPlan) -> _ListState:
         passes, tree, work = plan.passes, plan.tree, []
-        table = passes.table(standard_m2l_table(plan.order))
+        table = passes.table(standard_m2l_table(plan.order, tree.separation))
         for lv, tgt_box, src_box, off in _level_pairs(tree):
             (tl, tb, sl, sb, code), keep = cross_level_split(tree, lv, tgt_box, src_box, self.direction)
             if len(tb):
                 codes, slot = np.unique(code, return_inverse=True)
-                cross = np.stack([cross_m2l_table(plan.order, int(c), self.direction) for c in codes])
+                cross = np.stack([cross_m2l_table(plan.order, int(c), self.direction, tree.separation)
+                                  for c in codes])
                 work.append(passes.lists(plan.gid(tl, tb), plan.gid(sl, sb), slot.reshape(-1), passes.table(cross)))
             work.append(passes.lists(plan.gid(lv, tgt_box[keep]), plan.gid(lv, src_box[keep]), off[keep], table))
         return _ListState(passes, work)

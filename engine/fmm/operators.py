@@ -204,19 +204,26 @@ def direct(sources, targets, charges=None, dipoles=None, gradient=False, xp=np):
     return phi, grad
 
 
-def _half_offsets(code: int) -> np.ndarray:
-    """Offset (3,) in units of the smaller box from a code of doubled odd offsets in -5..5."""
-    d = np.array([code // 121, (code // 11) % 11, code % 11]) - 5
+def _code_base(separation: int) -> int:
+    """Doubled offsets between a side-h box and the centre of a side-2h family lie in -(4 s + 1)..4 s + 1
+    (s the separation): their codes count in this base."""
+    return 8 * separation + 3
+
+
+def _half_offsets(code: int, separation: int = 1) -> np.ndarray:
+    """Offset (3,) in units of the smaller box from a code of doubled odd offsets (see _code)."""
+    base, reach = _code_base(separation), 4 * separation + 1
+    d = np.array([code // base ** 2, (code // base) % base, code % base]) - reach
     return d / 2.0
 
 
-def cross_m2l_table(p: int, code: int, scheme: str) -> np.ndarray:
+def cross_m2l_table(p: int, code: int, scheme: str, separation: int = 1) -> np.ndarray:
     """Scaled M2L between a box of side h and one of side 2h whose centres differ by the coded offset
     (source centre - target centre, in units of h).
 
     child-to-parent: source side h, target side 2h: diag(2^(n+1)) T; parent-to-child: source side
     2h, target side h: T diag(2^j)."""
-    u = _half_offsets(code)
+    u = _half_offsets(code, separation)
     t = m2l_matrices(p, -u[None])[0]
     deg = np.tile(degree_order(p)[0], 2)
     if scheme == "child-to-parent":
@@ -224,16 +231,19 @@ def cross_m2l_table(p: int, code: int, scheme: str) -> np.ndarray:
     return t * (2.0 ** deg)[None, :]
 
 
-def _code(doubled: np.ndarray) -> np.ndarray:
-    return (doubled[:, 0] + 5) * 121 + (doubled[:, 1] + 5) * 11 + doubled[:, 2] + 5
+def _code(doubled: np.ndarray, separation: int = 1) -> np.ndarray:
+    base, reach = _code_base(separation), 4 * separation + 1
+    return ((doubled[:, 0] + reach) * base + doubled[:, 1] + reach) * base + doubled[:, 2] + reach
 
 
-def _far_from_family(doubled: np.ndarray) -> np.ndarray:
-    """Doubled offsets (odd, |.| <= 5) of a side-h box from the centre of a side-2h box (or the reverse)
-    that allow one translation between the two: clear of every side-h child position (some |offset|
-    = 2.5 h) and centres at least 3h apart, so that the convergence ratio (sqrt(3)/2 h + sqrt(3) h) / D
-    stays within the same-level worst case sqrt(3)/2 (two side-h boxes 2h apart)."""
-    return (np.abs(doubled).max(axis=1) == 5) & ((doubled.astype(float) ** 2).sum(axis=1) >= 36)
+def _far_from_family(doubled: np.ndarray, separation: int = 1) -> np.ndarray:
+    """Doubled offsets (odd) of a side-h box from the centre of a side-2h box (or the reverse) that allow
+    one translation between the two: at least separation + 1 boxes clear of every side-h child position
+    along some axis (some |offset| >= 2 s + 3), and centres far enough apart that the convergence ratio
+    (sqrt(3)/2 h + sqrt(3) h) / D stays within the same-level worst case sqrt(3) / (s + 1), two side-h
+    boxes whose centres are s + 1 boxes apart: D >= 3 (s + 1) h / 2 (3 h for s = 1, 4.5 h for s = 2)."""
+    return ((np.abs(doubled).max(axis=1) >= 2 * separation + 3)
+            & ((doubled.astype(float) ** 2).sum(axis=1) >= (3 * (separation + 1)) ** 2))
 
 
 def cross_level_split(tree, level: int, tgt_box, src_box, scheme: str):
@@ -243,20 +253,20 @@ def cross_level_split(tree, level: int, tgt_box, src_box, scheme: str):
     local expansion (deduplicated over the parent's children, so no two writes collide);
     parent-to-child (M2L_NF): a source box's parent far enough from the target goes once to the target
     in place of all its children. Returns ((target level, target boxes, source level, source boxes,
-    offset codes), kept mask)."""
-    lv, up = tree.levels[level], tree.levels[level - 1]
+    offset codes), kept mask); the codes are those of the tree's separation."""
+    lv, up, sep = tree.levels[level], tree.levels[level - 1], tree.separation
     if scheme == "child-to-parent":
         parent = lv.parent[tgt_box]
         doubled = 2 * lv.coords[src_box] + 1 - (4 * up.coords[parent] + 2)
-        far = _far_from_family(doubled)
+        far = _far_from_family(doubled, sep)
         pairs = np.unique(np.stack([parent[far], src_box[far]], axis=1), axis=0)
         d = 2 * lv.coords[pairs[:, 1]] + 1 - (4 * up.coords[pairs[:, 0]] + 2)
-        cross = (level - 1, pairs[:, 0], level, pairs[:, 1], _code(d))
+        cross = (level - 1, pairs[:, 0], level, pairs[:, 1], _code(d, sep))
     else:
         parent = lv.parent[src_box]
         doubled = 4 * up.coords[parent] + 2 - (2 * lv.coords[tgt_box] + 1)
-        far = _far_from_family(doubled)
+        far = _far_from_family(doubled, sep)
         pairs = np.unique(np.stack([tgt_box[far], parent[far]], axis=1), axis=0)
         d = 4 * up.coords[pairs[:, 1]] + 2 - (2 * lv.coords[pairs[:, 0]] + 1)
-        cross = (level, pairs[:, 0], level - 1, pairs[:, 1], _code(d))
+        cross = (level, pairs[:, 0], level - 1, pairs[:, 1], _code(d, sep))
     return cross, ~far
