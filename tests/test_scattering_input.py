@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import meshio
-import numpy as np
 import pytest
 
 from paraflux.engine.cli import main
