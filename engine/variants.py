@@ -168,6 +168,13 @@ BEM_METHOD = VariantAxis("method", "Solver", (
     Choice("direct", "dense collocation matrix, LU (the reference; small meshes)"),
 ), "fmm")
 
+BEM_PRECISION = VariantAxis("precision", "Precision", (
+    Choice("order", "the multipole order as given"),
+    Choice("1e-3", "the order whose FMM solve is within 1e-3 of the direct solve's displacements (bem/precision.py)"),
+    Choice("1e-4", "the order whose FMM solve is within 1e-4 of the direct solve's displacements"),
+    Choice("1e-5", "the order whose FMM solve is within 1e-5 of the direct solve's displacements"),
+), "order")
+
 MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion order p of the fast "
                             "multipole engine", integer=True, compare_values=(4, 6, 8, 10, 12))
 

@@ -260,3 +260,32 @@ def test_the_bar_checked_against_hexahedral_p_fem_agrees_and_other_parts_are_ref
     sphere = BEM.run(BEM.with_variants(load_case_problem("hollow-sphere", 300), {"method": "direct"}))
     with pytest.raises(ProblemError, match="no hexahedral mesh of this part \\(case 'hollow-sphere'\\)"):
         check_against_hex_fem(sphere)
+
+
+def test_a_requested_precision_picks_the_multipole_order_for_the_scheme(tmp_path, capsys):
+    """precision = "1e-4" runs the order measured to reach it for the scheme that runs (bem/precision.py):
+    p = 8 for standard and batched-gemm, 10 for parent-to-child; the summary names both. The hollow-sphere's
+    solve is then within 1e-4 of the direct solve. A scheme that reaches it at no measured order is refused
+    in one line before meshing (exit 2)."""
+    from paraflux.engine.bem.precision import ORDERS, order_for
+    from paraflux.engine.variants import M2L
+
+    assert order_for("order", "parent-to-child", 7) == 7
+    assert [order_for("1e-4", s, 4) for s in ("standard", "batched-gemm", "parent-to-child")] == [8, 8, 10]
+    assert set(ORDERS) == {s for s in M2L.names if s != "auto"}
+    problem = load_case_problem("hollow-sphere", 800)
+    direct = BEM.run(BEM.with_variants(problem, {"method": "direct"})).fields.displacement
+    result = BEM.run(BEM.with_variants(problem, {"precision": "1e-4", "order": 4, "rtol": 1e-10}))
+    assert result.problem.solver.order == 8
+    fmm = result.fields.displacement
+    assert np.linalg.norm(fmm - direct) <= 1e-4 * np.linalg.norm(direct)
+    out = tmp_path / "out"
+    assert main(["solve", "--case", "hollow-sphere", "--size", "800", "--precision", "1e-4", "--m2l", "parent-to-child",
+                 "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["precision"], summary["order"], summary["m2l"]) == ("1e-4", 10, "parent-to-child")
+    code = main(["solve", "--case", "hollow-sphere", "--size", "800", "--precision", "1e-5", "--m2l", "exponential",
+                 "--out", str(tmp_path / "no"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "does not reach a precision of 1e-5" in err, err
+    assert not (tmp_path / "no").exists()

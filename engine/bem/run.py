@@ -19,6 +19,7 @@ from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_
 from .assembly import elements_of
 from .direct import BemSolution, BoundaryData, solve_direct
 from .fmm_solve import FmmSettings, solve_fmm
+from .precision import order_for
 from .post import element_stress, interior_fields, nodal_average, von_mises
 
 SURFACE_TOLERANCE = 1e-6  # a probe this close to the surface (times the mesh size) reads the surface values
@@ -155,8 +156,9 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     timings["surface"] = time.perf_counter() - t0
     control.check()
     backend = get_backend(problem.solver.backend if problem.solver.method == "fmm" else "numpy")
-    if problem.solver.method == "fmm":  # the scheme that runs, for the summary too
-        problem = problem.with_solver(m2l=resolve_m2l(problem.solver.m2l, backend.is_gpu))
+    if problem.solver.method == "fmm":  # the scheme and order that run, for the summary too
+        m2l = resolve_m2l(problem.solver.m2l, backend.is_gpu)
+        problem = problem.with_solver(m2l=m2l, order=order_for(problem.solver.precision, m2l, problem.solver.order))
     solver = problem.solver
     control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
     t0 = time.perf_counter()
@@ -215,7 +217,8 @@ def bem_summary(result: BemResult) -> dict:
             "n_elements": len(s.triangles), "n_dofs": 3 * len(s.points),
             "double_nodes": result.fields.double_nodes, "iterations": result.iterations,
             "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
-            "m2l": p.solver.m2l, "order": p.solver.order, "leaf_size": p.solver.leaf_size,
+            "m2l": p.solver.m2l, "order": p.solver.order, "precision": p.solver.precision,
+            "leaf_size": p.solver.leaf_size,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,
             "max_displacement": result.max_displacement,
             "max_von_mises": float(result.nodal_von_mises.max()),

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import BACKEND, BEM_METHOD, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from ..variants import BACKEND, BEM_METHOD, BEM_PRECISION, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
-_AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES}
+_AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
+         "precision": BEM_PRECISION}
 _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
 
 
@@ -27,8 +28,17 @@ class BemSolverSettings:
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
     leaf_size: int = 32
     backend: str = "auto"
+    precision: str = BEM_PRECISION.default  # "order": run `order`; else the order for it (bem/precision.py)
     rtol: float = 1e-8
     max_iterations: int = 1000
+
+    def __post_init__(self):
+        """A precision the named M2L scheme reaches at no measured order is refused here, before meshing (auto
+        resolves to a scheme that reaches them all)."""
+        from ..bem.precision import order_for  # noqa: PLC0415
+
+        if self.method == "fmm" and self.m2l != "auto":
+            order_for(self.precision, self.m2l, self.order)
 
 
 @dataclass(frozen=True)
