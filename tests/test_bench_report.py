@@ -289,3 +289,15 @@ def test_fmm_report_labels_each_peer_by_how_it_ran():
     assert "16 (source, OpenMP)" in fair and fair.count("(scaled from 1,000 targets)") == old.count(
         "(scaled from 1,000 targets)") - 1
     assert "host threads (20x asked)" in fair.split("## Targets")[1]
+
+
+def test_fmbem_report_says_which_far_field_rule_and_separation_its_runs_used():
+    from paraflux.engine.bench.fmbem_report import render_markdown as render_fmbem
+
+    data = json.loads((DOCS / "fmbem.json").read_text())
+    assert "3 far-field points per triangle and separation 1 (runs before" in render_fmbem(data)
+    for case in data["cases"]:
+        for run in case["runs"]:
+            run.update(far_points=6 if run["order"] >= 10 else 3, separation=2)
+    text = render_fmbem(data)
+    assert "p = 8: 3, p = 10: 6 far-field points per triangle, separation 2" in text and "runs before" not in text

@@ -18,6 +18,7 @@ import numpy as np
 from ..bem.assembly import traction_load
 from ..bem.cases import BRACKET_GROUPS, bracket
 from ..bem.direct import BoundaryData
+from ..bem.fmm_operator import far_points_for
 from ..bem.fmm_solve import FmmSettings, separation_of, solve_fmm
 from ..fmm.fmm import M2L_SCHEMES
 from . import environment
@@ -68,6 +69,7 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
     total = time.perf_counter() - t0
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
+           "far_points": far_points_for(order),
            "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,

@@ -40,6 +40,19 @@ def _phases(run: dict) -> str:
     return ", ".join(f"{p.replace('_', ' ')} {run['timings'].get(p, 0):.2f} s" for p in PHASES)
 
 
+def _far_and_separation(data: dict) -> str:
+    """The far-field points and the FMM's separation the runs used: recorded by runs since the wider
+    separation (2, with 6 far-field points from p = 10); earlier runs used separation 1 and 3 points."""
+    runs = [r for c in data["cases"] for r in c["runs"]]
+    if all("far_points" in r for r in runs):
+        far = sorted({(r["order"], r["far_points"]) for r in runs})
+        seps = sorted({r["separation"] for r in runs})
+        return (", ".join(f"p = {p}: {f}" for p, f in far) + " far-field points per triangle, separation "
+                + " and ".join(map(str, seps)))
+    return ("3 far-field points per triangle and separation 1 (runs before the solve's defaults became "
+            "separation 2 with 6 far-field points from p = 10; a re-run is owed)")
+
+
 def render_markdown(data: dict) -> str:
     cfg = data["config"]
     lines = [
@@ -49,7 +62,7 @@ def render_markdown(data: dict) -> str:
         f"- Model: the `bracket` case (120 x 80 x 10 mm plate with two bolt holes, a 110 mm web and a gusset), "
         f"linear triangles, base fixed, traction on the web's top; E = {cfg['young'] / 1e9:g} GPa, nu = "
         f"{cfg['poisson']:g} (the paper's). GMRES to {cfg['rtol']:g} (true relative residual, right-preconditioned "
-        f"by ILU of the near field), {cfg['leaf_size']} points per leaf, 3 far-field points per triangle with the "
+        f"by ILU of the near field), {cfg['leaf_size']} points per leaf, {_far_and_separation(data)}, the "
         "near field corrected out to 3 element sizes.",
         "- Times: one solve each after an untimed solve of a small bracket with the same backend, order and "
         "scheme (kernel compilation excluded), wall clock from the mesh to the solution. GPU rows: near-field "
