@@ -23,6 +23,17 @@ def pytest_configure(config):
     the suite takes Python's default handler back, which its children see as the default disposition."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if "PARAFLUX_CACHE_DIR" not in os.environ:  # the FMM's tables (fmm/table_cache.py): not in the user's home
+        import tempfile  # noqa: PLC0415
+
+        os.environ["PARAFLUX_CACHE_DIR"] = config.paraflux_cache = tempfile.mkdtemp(prefix="paraflux-test-cache-")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "paraflux_cache", None):
+        import shutil  # noqa: PLC0415
+
+        shutil.rmtree(config.paraflux_cache, ignore_errors=True)
 
 
 def pytest_runtest_logstart(nodeid, location):

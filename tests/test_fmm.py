@@ -334,3 +334,29 @@ def test_a_bad_separation_or_a_tree_of_another_is_refused():
         LaplaceFMM(pts, pts, 4, 8, "standard", separation=3)
     with pytest.raises(ProblemError, match="built for separation 1, the FMM asks for 2"):
         LaplaceFMM(pts, pts, 4, 8, "standard", tree=build_octree(pts, pts, 8), separation=2)
+
+
+def test_m2l_tables_are_kept_on_disk_between_processes(tmp_path, monkeypatch):
+    """A table built once is read back bitwise without being built again (a new process: the in-process
+    cache cleared); a truncated file is built again; a folder that cannot be written only means no cache."""
+    from paraflux.engine.fmm import operators
+    from paraflux.engine.fmm.table_cache import cache_dir
+
+    monkeypatch.setenv("PARAFLUX_CACHE_DIR", str(tmp_path / "cache"))
+    operators.standard_m2l_table.cache_clear()
+    built = operators.standard_m2l_table(5, 2)
+    (path,) = cache_dir().glob("m2l-p5-s2-*.npy")
+    operators.standard_m2l_table.cache_clear()
+    real = operators.m2l_matrices
+    monkeypatch.setattr(operators, "m2l_matrices", lambda *a: pytest.fail("built again"))
+    assert np.array_equal(operators.standard_m2l_table(5, 2), built)
+    path.write_bytes(path.read_bytes()[:1000])
+    operators.standard_m2l_table.cache_clear()
+    monkeypatch.setattr(operators, "m2l_matrices", real)
+    assert np.array_equal(operators.standard_m2l_table(5, 2), built)
+    assert path.stat().st_size > 1000 and not list(cache_dir().glob(".partial-*"))
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("PARAFLUX_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    operators.standard_m2l_table.cache_clear()
+    assert np.array_equal(operators.standard_m2l_table(5, 2), built)
+    operators.standard_m2l_table.cache_clear()

@@ -92,12 +92,19 @@ WELL_SEPARATED = np.abs(OFFSETS).max(axis=1) > 1  # the 316 offsets a same-level
 def standard_m2l_table(p: int, separation: int = 1) -> np.ndarray:
     """(n_offsets, 2P, 2P) scaled M2L matrices for integer box offsets (source centre - target centre) / h
     (offsets(separation), indexed by tree.offset_index: 343 for separation 1, 1331 for 2); offsets of near
-    boxes hold zeros."""
+    boxes hold zeros. Kept on disk between processes (table_cache.py)."""
+    from .table_cache import cached_table  # noqa: PLC0415 (operators.py is part of the cache's digest)
+
     shifts = offsets(separation)
-    far = np.abs(shifts).max(axis=1) > separation
-    table = np.zeros((len(shifts), 2 * n_coefficients(p), 2 * n_coefficients(p)))
-    table[far] = m2l_matrices(p, -shifts[far].astype(float))
-    return table
+    size = 2 * n_coefficients(p)
+
+    def build() -> np.ndarray:
+        far = np.abs(shifts).max(axis=1) > separation
+        table = np.zeros((len(shifts), size, size))
+        table[far] = m2l_matrices(p, -shifts[far].astype(float))
+        return table
+
+    return cached_table(f"m2l-p{p}-s{separation}", (len(shifts), size, size), build)
 
 
 CHILD_SIGNS = np.array([(a, b, c) for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)], dtype=float)
