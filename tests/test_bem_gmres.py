@@ -34,3 +34,25 @@ def test_gmres_stops_at_the_iteration_limit_unconverged():
     result = gmres(lambda v: a @ v, lambda v: v, b, 1e-14, restart=5, max_iterations=12)
     assert not result.converged and len(result.residuals) == 12
     assert np.isclose(result.relative_residual, np.linalg.norm(b - a @ result.x) / np.linalg.norm(b))
+
+
+def test_the_krylov_basis_holds_the_vectors_used_not_the_restart_length():
+    """restart = 200 and about 40 iterations: the basis grows in chunks of 32 to 64 vectors instead of
+    allocating 201; the iterates are those of a basis allocated whole (a chunk as large as the restart)."""
+    from paraflux.engine.bem import gmres as module
+
+    rng = np.random.default_rng(2)
+    a = (0.2 * sp.random(2000, 2000, density=0.02, random_state=rng) + sp.diags(rng.uniform(1, 3, 2000))).tocsr()
+    b = rng.standard_normal(2000)
+    run = lambda: module.gmres(lambda v: a @ v, lambda v: v, b, 1e-12, restart=200, max_iterations=500)  # noqa: E731
+    result = run()
+    used = len(result.residuals)
+    assert result.converged and 32 < used < 200, used
+    assert result.basis_rows == min(201, -(-(used + 1) // module.BASIS_CHUNK) * module.BASIS_CHUNK)
+    whole = module.BASIS_CHUNK
+    try:
+        module.BASIS_CHUNK = 201
+        reference = run()
+    finally:
+        module.BASIS_CHUNK = whole
+    assert reference.basis_rows == 201 and np.array_equal(reference.x, result.x)

@@ -163,6 +163,6 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
     near = 0 if op.xp is not np else sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes  # else on the GPU
                                          for a in (op.h_corr, op.g_corr))  # (the accurate blocks went into m)
-    krylov = (restart + 1) * n3 * 8 if xp is np else 0  # else in the device pool
+    krylov = result.basis_rows * n3 * 8 if xp is np else 0  # else in the device pool
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
                                  {"host_bytes": int(near + m.nbytes + krylov)}, to_host(b), len(layout.extra_node))

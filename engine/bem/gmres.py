@@ -11,12 +11,26 @@ import numpy as np
 from ..backend import array_module, to_host
 
 
+BASIS_CHUNK = 32  # Krylov vectors allocated at a time: the basis holds what the iterations used, not `restart`
+
+
+def _room_for(basis, row: int, most: int):
+    """basis itself, or a copy with BASIS_CHUNK more rows (at most `most`) when row is past its end."""
+    if row < len(basis):
+        return basis
+    xp = array_module(basis)
+    grown = xp.empty((min(most, len(basis) + BASIS_CHUNK), basis.shape[1]))
+    grown[:len(basis)] = basis
+    return grown
+
+
 @dataclass(frozen=True, eq=False)
 class GmresResult:
     x: object  # the solution (n,), an array of the right-hand side's module
     residuals: tuple[float, ...]  # ||b - A x|| / ||b|| after each iteration, as GMRES's least squares gives it
     converged: bool  # the true residual reached rtol
     relative_residual: float  # ||b - A x|| / ||b||, recomputed
+    basis_rows: int = 0  # Krylov vectors allocated (n each): at most restart + 1
 
 
 def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: int) -> GmresResult:
@@ -26,13 +40,13 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
     n = len(b)
     norm_b = float(xp.linalg.norm(b)) or 1.0
     x = xp.zeros(n)
-    basis = xp.empty((restart + 1, n))
+    basis = xp.empty((min(restart + 1, BASIS_CHUNK), n))  # grown as the iterations need it
     residuals: list[float] = []
     r = b.copy()
     while True:
         beta = float(xp.linalg.norm(r))
         if beta / norm_b <= rtol or len(residuals) >= max_iterations or not np.isfinite(beta):
-            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b)
+            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b, len(basis))
         basis[0] = r / beta
         hessenberg = np.zeros((restart + 1, restart))
         cos, sin = np.zeros(restart), np.zeros(restart)
@@ -47,6 +61,7 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
             w = w - basis[:k + 1].T @ again
             column = np.r_[to_host(h + again), float(xp.linalg.norm(w))]
             if column[-1] > 0:
+                basis = _room_for(basis, k + 1, restart + 1)
                 basis[k + 1] = w / column[-1]
             for i in range(k):  # earlier rotations, then a new one zeroing the subdiagonal
                 column[i], column[i + 1] = (cos[i] * column[i] + sin[i] * column[i + 1],
