@@ -32,6 +32,7 @@ from .near_pairs import near_pairs
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 FINE_FAR_POINTS, FINE_FROM_ORDER = 6, 10  # from p = 10 the 3-point rule, not the FMM, limits the solve
+PAIR_CHUNK = 200_000  # near pairs integrated per block
 
 
 def far_points_for(order: int) -> int:
@@ -39,7 +40,6 @@ def far_points_for(order: int) -> int:
     multipole order p: 3 points hold the solve near 3e-5 on the bracket, which p = 8 (1.5e-5) does not
     reach past but p = 10 does (6 points: 6.9e-7 there against 3.0e-5; README, FMBEM)."""
     return FINE_FAR_POINTS if order >= FINE_FROM_ORDER else FAR_POINTS
-PAIR_CHUNK = 200_000  # near pairs integrated per block
 
 
 class FmmBemOperator:

@@ -16,8 +16,9 @@ solve's defaults (separation 2, far-field points per fmm_operator.far_points_for
 from __future__ import annotations
 
 from ..errors import ProblemError
+from ..variants import BEM_PRECISION
 
-PRECISIONS = ("1e-3", "1e-4", "1e-5")  # the axis's choices besides "order" (use the order given)
+PRECISIONS = tuple(name for name in BEM_PRECISION.names if name != "order")  # "order": use the order given
 
 ORDERS: dict[str, dict[str, int]] = {
     "standard": {"1e-3": 6, "1e-4": 8, "1e-5": 10},

@@ -99,7 +99,7 @@ class CrossLevel(Standard):
         table = passes.table(standard_m2l_table(plan.order, tree.separation))
         splits = [(lv, tgt_box, src_box, off, *cross_level_split(tree, lv, tgt_box, src_box, self.direction))
                   for lv, tgt_box, src_box, off in _level_pairs(tree)]
-        codes = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [s[4][4] for s in splits]))
+        codes = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [cross[4] for *_, cross, _ in splits]))
         cross = passes.table(np.stack([cross_m2l_table(plan.order, int(c), self.direction, tree.separation)
                                        for c in codes])) if len(codes) else None
         for lv, tgt_box, src_box, off, (tl, tb, sl, sb, code), keep in splits:

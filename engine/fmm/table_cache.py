@@ -53,7 +53,9 @@ def cached_table(name: str, shape: tuple[int, ...], build: Callable[[], np.ndarr
 
 
 def _store(path: Path, table: np.ndarray) -> None:
-    """Write under a temporary name in the same folder and rename; drop the same table of older code."""
+    """Write under a temporary name in the same folder and rename; drop the same table of older code. The
+    name is unique per writer (mkstemp), not output.replace_atomically's fixed one: a sweep's workers may
+    build the same table at once."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".npy", dir=path.parent)
