@@ -16,6 +16,13 @@ from PySide6 import QtCore
 INTERVAL_MS = 500
 
 
+def collect_due() -> int:
+    """Collect the oldest generation whose count passed its threshold, as gc would; objects freed."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    due = [g for g in range(3) if counts[g] > thresholds[g]]
+    return gc.collect(due[-1]) if due else 0
+
+
 class GuiThreadCollector(QtCore.QObject):
     """Owns the timer; create it in the GUI thread, call uninstall() to give collection back."""
 
@@ -24,14 +31,8 @@ class GuiThreadCollector(QtCore.QObject):
         self.was_enabled = gc.isenabled()
         gc.disable()
         self.timer = QtCore.QTimer(self)
-        self.timer.timeout.connect(self.collect_due)
+        self.timer.timeout.connect(collect_due)
         self.timer.start(interval_ms)
-
-    def collect_due(self) -> int:
-        """Collect the oldest generation whose count passed its threshold, as gc would; objects freed."""
-        counts, thresholds = gc.get_count(), gc.get_threshold()
-        due = [g for g in range(3) if counts[g] > thresholds[g]]
-        return gc.collect(due[-1]) if due else 0
 
     def uninstall(self) -> None:
         self.timer.stop()

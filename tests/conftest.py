@@ -101,11 +101,10 @@ def pytest_runtest_protocol(item, nextitem):
         app.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
         _WINDOWS_MADE.append(item.nodeid)
     if _WINDOWS_MADE:
+        from paraflux.app.gui_thread_gc import collect_due  # noqa: PLC0415 (PySide6 is there: a window ran)
+
         gc.disable()
-        counts, thresholds = gc.get_count(), gc.get_threshold()
-        due = [g for g in range(3) if counts[g] > thresholds[g]]
-        if due:
-            gc.collect(due[-1])
+        collect_due()
 
 
 def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
