@@ -220,7 +220,7 @@ def _run_bench(bench, args) -> list[Path]:
     if bench.needs_gpu:
         get_backend("cupy")  # a clear error when no GPU is usable
     options = BenchOptions(tuple(args.sizes or ()), tuple(args.orders or ()), tuple(args.rhs or ()), args.repeats,
-                           args.multi_gpu_only)
+                           args.multi_gpu_only, tuple(args.ghz or ()))
     args.out.mkdir(parents=True, exist_ok=True)
     partial = args.out / f"{bench.file_name(options)}.partial.json"  # finished parts survive a run cut short
     data = bench.run(options, ["paraflux", *sys.argv[1:]], lambda m: print(m, flush=True),
@@ -356,7 +356,9 @@ def _add_bench(sub, debug) -> None:
                        help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering), or host worker counts, 0 for one per core (sweeps), or the almond's triangles (scattering-peers), or sphere diameters in wavelengths (scattering-ngsolve)")
     bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders; scattering, scattering-ngsolve: Nedelec orders (default 1 2); sweeps: GPU counts (default 1 2), 0 for none")
     bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering, sweeps: add the orders / cases / parts of this earlier JSON to the results")
-    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360); sweeps: the number of frequencies (default 64)")
+    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360), 0 for none; sweeps: the number of frequencies (default 64)")
+    bench.add_argument("--ghz", type=float, nargs="+",
+                       help="scattering: the NASA almond's frequencies in GHz (default 1.19 7; on a GPU), 0 for none")
     bench.add_argument("--multi-gpu-only", action="store_true",
                        help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")
     bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")

@@ -222,7 +222,8 @@ def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_ea
     committed = json.loads((DOCS / "scattering.json").read_text())
     host_sweep = {**next(s for s in committed["sweeps"] if s["incidences"] == 360), "device": "host CPU",
                   "date": "2026-11-25 17:00 UTC"}
-    old_sweep = {k: host_sweep[k] for k in ("incidences", "many", "one", "monostatic_spread_db")}
+    old_sweep = {**{k: host_sweep[k] for k in ("incidences", "one", "monostatic_spread_db")},
+                 "many": {**host_sweep["many"], "backend": "cupy"}}
     earlier = {"benchmark": "scattering", "date": "2026-11-25 08:50 UTC", "command": "c0", "commit": "a",
                "gpu": {"device": "GPU X"}, "config": committed["config"],
                "spheres": [{k: v for k, v in committed["spheres"][0].items() if k != "device"}],
@@ -235,8 +236,8 @@ def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_ea
     assert joined["spheres"][0]["device"] == "GPU X" and "sweep" not in joined
     assert joined["sweeps"][1]["separate_s"] == 100.0 and "separate_estimate_s" not in joined["sweeps"][1]
     text = render_scattering(joined)
-    assert "360-incidence monostatic sweep (1-wavelength sphere, order 1, loop zgemm) on host CPU under 3x" in text
-    assert "36-incidence monostatic sweep (1-wavelength sphere, order 1, loop cuda-tiled) on GPU X under 3x" in text
+    assert "360-incidence monostatic sweep (1-wavelength sphere, order 1, loop zgemm, backend numpy) on host CPU under 3x" in text
+    assert "36-incidence monostatic sweep (1-wavelength sphere, order 1, loop cuda-tiled, backend cupy) on GPU X under 3x" in text
     assert "spheres on GPU X" in text
 
 

@@ -15,13 +15,15 @@ from . import environment
 @dataclass(frozen=True)
 class BenchOptions:
     """What the command line passes: sizes (point, element, triangle or DOF counts, by benchmark), orders,
-    right-hand-side counts, repeats, and the several-GPU-only flag; empty or None: the benchmark's default."""
+    right-hand-side counts, repeats, the several-GPU-only flag and frequencies in GHz; empty or None: the
+    benchmark's default."""
 
     sizes: tuple[int, ...] = ()
     orders: tuple[int, ...] = ()
     rhs: tuple[int, ...] = ()
     repeats: int | None = None
     multi_gpu_only: bool = False
+    ghz: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def _scattering(o: BenchOptions, command, log, checkpoint) -> dict:
     from . import scattering  # noqa: PLC0415
 
     config = _with(scattering.ScatteringBenchConfig(), diameters=tuple(float(s) for s in o.sizes), orders=o.orders,
-                   sweep_incidences=o.rhs[0] if o.rhs else None)  # --sizes: diameters in wavelengths (0: none)
+                   sweep_incidences=o.rhs[0] if o.rhs else None,  # --sizes: diameters in wavelengths (0: none)
+                   almond_ghz=o.ghz)  # --ghz 0: no almond
     return scattering.run_scattering_benchmark(config, command, log, checkpoint)
 
 

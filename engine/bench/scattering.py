@@ -1,7 +1,8 @@
 """`paraflux bench scattering`: the FE-IIIEE scattering study on PEC spheres of 1, 2 and 4 wavelengths'
 diameter (error against the Mie series), a monostatic sweep of many incidences in one run, and the NASA
-almond; the truncation operator on the GPU (cuda-tiled) and on the CPU cores (cpu-s). Without a GPU the
-CPU rows run: the spheres' CPU loop and the sweep by the study's default loop."""
+almond. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s); the sweep and the
+almond, many incidences each, run the study's default loop (zgemm: cuBLAS on a GPU where there is one, else
+BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class ScatteringBenchConfig:
     almond_ghz: tuple[float, ...] = (1.19, 7.0)
     gpu_loop: str = "cuda-tiled"
     cpu_loop: str = "cpu-s"
+    many_loop: str = SCATTERING_LOOP.default  # sweep and almond: zgemm, cuBLAS on a GPU where there is one
     separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
 
 
@@ -113,11 +115,13 @@ def _sweep_run(phi: list, loop: str):
 
 
 def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    """n incidences around the equator in one run against one incidence alone, by the GPU loop or, without a
-    GPU, the study's default loop on the host's cores; the n separate solves run one by one where n times the
+    """n incidences around the equator in one run against one incidence alone, by the loop for many
+    right-hand sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the
     one incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
     1-minute load average is recorded before, between and after."""
-    n, loop = cfg.sweep_incidences, cfg.gpu_loop if data["gpu"]["on_gpu"] else SCATTERING_LOOP.default
+    n, loop = cfg.sweep_incidences, cfg.many_loop
+    if n == 0:  # --rhs 0: no sweep (a run joined to an earlier one)
+        return
     phi = [i * 360.0 / n for i in range(n)]
     load = [os.getloadavg()[0]]
     many = _sweep_run(phi, loop)
@@ -142,15 +146,15 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
 
 def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     """On the GPU only (the CPU loops take hours at 7 GHz)."""
-    for ghz in cfg.almond_ghz if data["gpu"]["on_gpu"] else ():
+    for ghz in (g for g in cfg.almond_ghz if g > 0) if data["gpu"]["on_gpu"] else ():
         problem = parse_scattering({"problem": {"kind": "scattering", "case": "nasa-almond", "frequency": ghz * 1e9},
                                     "incidence": {"theta_deg": 90.0, "phi_deg": {"start": 0.0, "stop": 180.0,
                                                                                  "step": 10.0},
                                                   "polarization": "theta"},
                                     "far_field": {"monostatic": True},
-                                    "solver": {"order": 2, "loop": cfg.gpu_loop}}, ".")
+                                    "solver": {"order": 2, "loop": cfg.many_loop}}, ".")
         result = run_problem(problem)
-        row = _record(result, frequency_ghz=ghz, order=2, loop=cfg.gpu_loop, acceleration="fixed-point",
+        row = _record(result, frequency_ghz=ghz, order=2, loop=cfg.many_loop, acceleration="fixed-point",
                       incidences=len(problem.incidences), device=data["gpu"]["device"], date=data["date"])
         row["rcs_theta_dbsm"] = [float(v) for v in dbsm(result.sigma_theta[:, 0])]
         data["almond"].append(row)
