@@ -46,8 +46,15 @@ class Backend:
             np.add.at(target, index, values)
 
 
+def memory_pool(cp):
+    """The CuPy memory pool that allocates now: the one set with cupy.cuda.set_allocator where that is a
+    MemoryPool's malloc, else CuPy's default pool."""
+    pool = getattr(cp.cuda.get_allocator(), "__self__", None)
+    return pool if isinstance(pool, cp.cuda.MemoryPool) else cp.get_default_memory_pool()
+
+
 class DeviceMemory:
-    """What a computation holds in CuPy's default memory pool, this thread's allocations (zeros for NumPy).
+    """What a computation holds in CuPy's memory pool (memory_pool), this thread's allocations (zeros for NumPy).
     Inside `with`: in_use_peak, the most bytes its arrays held at once (a memory hook). mark() where a phase
     ends: the pool only grows within a phase, so its size then is the phase's largest; mark() notes it in
     pool_peak and frees the pool's cached blocks that nothing uses, so that a phase's freed scratch is not
@@ -73,7 +80,7 @@ class DeviceMemory:
     def mark(self) -> int:
         """Note the pool's size, free its unused blocks; pool_peak so far in bytes."""
         if self.xp is not np:
-            pool = self.xp.get_default_memory_pool()
+            pool = memory_pool(self.xp)
             self.pool_peak = max(self.pool_peak, int(pool.total_bytes()))
             pool.free_all_blocks()
         return self.pool_peak
@@ -160,8 +167,7 @@ def _device_free() -> str:
         import cupy as cp  # noqa: PLC0415
 
         free, total = cp.cuda.runtime.memGetInfo()
-        pool = cp.get_default_memory_pool()
-        limit = pool.get_limit()
+        limit = memory_pool(cp).get_limit()
         held = f", the pool limited to {_gib(limit)}" if limit else ""
         return f"{_gib(free)} free of {_gib(total)} on the device{held}"
     except Exception:  # noqa: BLE001 (a device that cannot even report its memory)

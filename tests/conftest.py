@@ -122,3 +122,16 @@ def structured_square(n: int, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
         owner.append(np.full(n, k))
     return make_trimesh(points, triangles, np.zeros(len(triangles), dtype=int), ("domain",),
                         np.concatenate(edges), np.concatenate(owner), ("left", "right", "bottom", "top"))
+
+
+@pytest.fixture
+def own_gpu_pool():
+    """A fresh CuPy memory pool as the allocator for one test, the earlier one back afterwards. Earlier tests'
+    live arrays split the default pool's chunks, and the free parts of those serve allocations without the
+    pool's limit or a release by free_all_blocks, so limits and releases are tested on a pool of one's own."""
+    cp = pytest.importorskip("cupy")
+    pool, before = cp.cuda.MemoryPool(), cp.cuda.get_allocator()
+    cp.cuda.set_allocator(pool.malloc)
+    yield pool
+    cp.cuda.set_allocator(before)
+    pool.free_all_blocks()

@@ -135,11 +135,11 @@ def test_permuted_csr_matches_scipy():
         assert np.array_equal(getattr(out, name), getattr(expected, name)), name
 
 
-def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache():
+def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu_pool):
     cp = pytest.importorskip("cupy")
     from paraflux.engine.backend import DeviceMemory
 
-    pool = cp.get_default_memory_pool()
+    pool = own_gpu_pool
     before = cp.ones(1 << 10)  # allocated before the window: its free does not count
     with DeviceMemory(cp) as memory:
         del before

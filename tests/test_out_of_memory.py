@@ -35,15 +35,8 @@ def test_other_exceptions_are_not_out_of_memory():
 
 
 @pytest.fixture
-def small_gpu_pool():
-    import cupy as cp  # noqa: PLC0415
-
-    pool = cp.get_default_memory_pool()
-    pool.free_all_blocks()
-    pool.set_limit(size=1 << 20)
-    yield
-    pool.set_limit(size=0)
-    pool.free_all_blocks()
+def small_gpu_pool(own_gpu_pool):
+    own_gpu_pool.set_limit(size=1 << 20)
 
 
 @pytest.mark.gpu

@@ -78,7 +78,7 @@ def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad) -> list[dict] | None:
     if library is None:
         return None
     runs = []
-    for threads in sorted({1, library.max_threads()}, reverse=True):
+    for threads in sorted({1, library.all_threads()}, reverse=True):
         library.charges(pts[:1000], q[:1000], eps, threads)  # warm-up
         run = library.charges(pts, q, eps, threads)
         runs.append({"seconds": run.seconds, "threads": run.threads, "build": "source, OpenMP",

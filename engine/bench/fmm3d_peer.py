@@ -4,6 +4,7 @@ CPU peer of `paraflux bench fmm`, run at a thread count it reports itself (omp_g
 from __future__ import annotations
 
 import ctypes
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,13 @@ class Fmm3dLibrary:
         self.lib = ctypes.CDLL(str(folder / "libfmm3d.so"))
 
     def max_threads(self) -> int:
+        """omp_get_max_threads: the count the last omp_set_num_threads asked for (OMP_NUM_THREADS's at first)."""
         return int(self.gomp.omp_get_max_threads())
+
+    def all_threads(self) -> int:
+        """The threads a default run uses: OMP_NUM_THREADS where set, else the processors OpenMP sees (not
+        max_threads, which an earlier one-thread run leaves at 1 for the whole process)."""
+        return int((os.environ.get("OMP_NUM_THREADS") or "").split(",")[0] or self.gomp.omp_get_num_procs())
 
     def charges(self, points: np.ndarray, charges: np.ndarray, eps: float, threads: int) -> Fmm3dRun:
         """Potential and gradient of charges (n,) at the points (n, 3) themselves, to FMM3D's eps, on `threads`

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from importlib.util import find_spec
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -127,7 +128,7 @@ def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
     for n_rhs in config.rhs:
         cur = _currents(inner, qi, k, n_rhs)
         for loop in (*CPU_STRATEGIES, "zgemm-blas", "fmm"):
-            if loop == "fmm" and n_rhs > FMM_MAX_RHS:
+            if loop == "fmm" and (n_rhs > FMM_MAX_RHS or find_spec("fmm3dpy") is None):
                 continue
             budget = config.cpu_pair_budget * (1 if loop == "serial" else numba.get_num_threads())
             elements = int(min(n_outer_actual, max(1, budget // (q * len(qi.points) * n_rhs))))
@@ -274,7 +275,8 @@ def run_truncation_benchmark(config: TruncationBenchConfig, command: list[str] |
             checkpoint(data)
     if not config.multi_gpu_only:
         inner, outer, qi, qo, k = _case_inputs(config, config.outer_elements[-1])
-        data["cpu"] = {"n_outer": outer.n_elements, "rows": _cpu_rows(config, inner, qi, qo, k, outer.n_elements, log)}
+        data["cpu"] = {"n_outer": outer.n_elements, "rows": _cpu_rows(config, inner, qi, qo, k, outer.n_elements, log),
+                       "fmm_missing": find_spec("fmm3dpy") is None}  # loop fmm not run: no FMM3D package
     return data
 
 

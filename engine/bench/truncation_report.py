@@ -97,6 +97,8 @@ def _cpu_strategies(data: dict) -> list[str]:
             lines += [f"fmm: FMM3D's vector Helmholtz FMM (fmm3dpy) at requested precision "
                       f"{data['config']['fmm_precision']:g}, measured on the whole of S; its check is that "
                       "precision's, not round-off.", ""]
+        elif cpu.get("fmm_missing"):
+            lines += ["fmm: not run, FMM3D's Python package (fmm3dpy) was not installed where this ran.", ""]
         lines += [
                   "| rhs | loop | measured on (S elements) | s measured | s for the whole S | acceleration over "
                   "serial | GFLOP/s (ours) | check |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
