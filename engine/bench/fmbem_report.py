@@ -43,14 +43,19 @@ def _phases(run: dict) -> str:
 def _far_and_separation(data: dict) -> str:
     """The far-field points and the FMM's separation the runs used: recorded by runs since the wider
     separation (2, with 6 far-field points from p = 10); earlier runs used separation 1 and 3 points."""
-    runs = [r for c in data["cases"] for r in c["runs"]]
-    if all("far_points" in r for r in runs):
-        far = sorted({(r["order"], r["far_points"]) for r in runs})
-        seps = sorted({r["separation"] for r in runs})
-        return (", ".join(f"p = {p}: {f}" for p, f in far) + " far-field points per triangle, separation "
-                + " and ".join(map(str, seps)))
-    return ("3 far-field points per triangle and separation 1 (runs before the solve's defaults became "
-            "separation 2 with 6 far-field points from p = 10; a re-run is owed)")
+    recorded = [r for c in data["cases"] for r in c["runs"] if "far_points" in r]
+    older = sorted({c["table"] for c in data["cases"] for r in c["runs"] if "far_points" not in r})
+    parts = []
+    if recorded:
+        far = sorted({(r["order"], r["far_points"]) for r in recorded})
+        seps = sorted({r["separation"] for r in recorded})
+        parts.append(", ".join(f"p = {p}: {f}" for p, f in far) + " far-field points per triangle, separation "
+                     + " and ".join(map(str, seps)) + (" (the exponential scheme takes 1)" if 1 in seps else ""))
+    if older:
+        parts.append(("the runs of " + " and ".join(f"table {t}" for t in older) + ": " if recorded else "")
+                     + "3 far-field points per triangle and separation 1 (runs before the solve's defaults became "
+                     "separation 2 with 6 far-field points from p = 10; a re-run is owed)")
+    return "; ".join(parts)
 
 
 def render_markdown(data: dict) -> str:
