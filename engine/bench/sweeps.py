@@ -57,7 +57,8 @@ def sphere_sweep(cfg: SweepsBenchConfig) -> SweepSpec:
 
 
 def _cluster(kind: str, n: int):
-    """A local cluster of n single-threaded worker processes ("host") or one worker per GPU ("gpu")."""
+    """A local cluster of n single-threaded worker processes that see no GPU ("host") or one worker per GPU
+    ("gpu")."""
     if kind == "gpu":
         from dask_cuda import LocalCUDACluster  # noqa: PLC0415
 
@@ -65,7 +66,8 @@ def _cluster(kind: str, n: int):
                                 dashboard_address=":0")
     from distributed import LocalCluster  # noqa: PLC0415
 
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                        env={"CUDA_VISIBLE_DEVICES": ""})  # host rows are CPU-only on a GPU machine too
 
 
 def _import_engine() -> None:

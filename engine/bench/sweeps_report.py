@@ -45,7 +45,7 @@ def render_markdown(data: dict) -> str:
     cfg, runs = data["config"], data["runs"]
     f0, f1 = cfg["f_start_mhz"], cfg["f_start_mhz"] + cfg["f_step_mhz"] * (cfg["frequencies"] - 1)
     lines = [
-        "# Sweeps: a 64-frequency RCS sweep of the PEC sphere on Dask", "",
+        f"# Sweeps: a {cfg['frequencies']}-frequency RCS sweep of the PEC sphere on Dask", "",
         f"- Host: {data['host_threads']} threads ({data['host_cpu']}), {data['gpus_present']} GPU(s); "
         f"distributed {data['distributed']}",
         f"- Date: {data['date']}; command: `{data['command']}`; code: commit {data.get('commit') or 'not recorded'}",
@@ -73,6 +73,12 @@ def render_markdown(data: dict) -> str:
               "| where | batch, ms per task | round trip, ms |", "|---|---:|---:|"]
     lines += [f"| {_where(r['kind'], r['workers'])} | {1e3 * r['overhead_batch_s']:.2f} | {1e3 * r['overhead_round_trip_s']:.2f} |"
               for r in runs]
+    on_gpu = [_where(r["kind"], r["workers"]) for r in runs if r["kind"] == "host" and "cupy" in r["backends"]]
+    if on_gpu:
+        lines += ["", f"On this machine the host workers of this run ({', '.join(on_gpu)}) saw its GPUs, and the "
+                  "study's backend `auto` put their truncation operator on GPU 0 (backend column): those rows are "
+                  "not CPU-only, and the many host workers shared one GPU. Runs since hide the GPUs from host "
+                  "workers (CUDA_VISIBLE_DEVICES empty), so their host rows run on the CPU alone."]
     failed = [m for r in runs for m in r["messages"]]
     if failed:
         lines += ["", "Failed points (first messages): " + "; ".join(failed)]
