@@ -354,7 +354,7 @@ def _add_bench(sub, debug) -> None:
     bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
     bench.add_argument("--sizes", type=int, nargs="+",
                        help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering), or host worker counts, 0 for one per core (sweeps), or the almond's triangles (scattering-peers), or sphere diameters in wavelengths (scattering-ngsolve)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10); fmbem: Tables 1-3 alone at these orders; scattering, scattering-ngsolve: Nedelec orders (default 1 2); sweeps: GPU counts (default 1 2), 0 for none")
+    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10), 0 for the peers alone; fmbem: Tables 1-3 alone at these orders; scattering, scattering-ngsolve: Nedelec orders (default 1 2); sweeps: GPU counts (default 1 2), 0 for none")
     bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering, sweeps: add the orders / cases / parts of this earlier JSON to the results")
     bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360), 0 for none; sweeps: the number of frequencies (default 64)")
     bench.add_argument("--ghz", type=float, nargs="+",

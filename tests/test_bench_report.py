@@ -101,6 +101,28 @@ def test_committed_fmbem_report_is_the_rendering_of_the_committed_json():
             assert "- Reason:" in text.split(line, 1)[1].split("\n- ", 1)[0]
 
 
+def test_fmm_peers_only_run_keeps_the_earlier_scheme_runs_of_its_cases_with_their_provenance():
+    from paraflux.engine.bench.fmm import merge
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    committed = json.loads((DOCS / "fmm.json").read_text())
+    case = next(c for c in committed["cases"] if c["n"] == 100_000 and c["distribution"] == "uniform")
+    earlier = {**committed, "date": "2026-11-20 10:00 UTC", "command": "old", "commit": "a",
+               "cases": [{**case, "run": {"date": "2026-11-20 10:00 UTC", "command": "old", "commit": "a"}}]}
+    earlier.pop("merged_runs", None)
+    new = {**committed, "date": "2026-11-27 10:00 UTC", "command": "paraflux bench fmm --orders 0", "commit": "b",
+           "cases": [{**{k: v for k, v in case.items() if k != "run"}, "runs": []}]}
+    new.pop("merged_runs", None)
+    joined = merge(new, earlier)
+    (only,) = joined["cases"]
+    assert only["run"]["date"] == "2026-11-27 10:00 UTC" and len(only["runs"]) == len(case["runs"]) > 0
+    assert {r["run"]["date"] for r in only["runs"]} == {"2026-11-20 10:00 UTC"}
+    assert [r["date"] for r in joined["merged_runs"]] == ["2026-11-20 10:00 UTC"]
+    text = render_fmm(joined)
+    assert "re-measured only the peers (`--orders 0`): uniform N = 100,000 (2026-11-20 10:00 UTC)" in text
+    assert "2026-11-20 10:00 UTC, `old`" in text  # the earlier run named in the provenance
+
+
 def test_fmbem_merge_keeps_the_earlier_cases_this_run_did_not_measure():
     from paraflux.engine.bench.fmbem import merge
 

@@ -139,6 +139,8 @@ def merge_cases(data: dict, earlier: dict, key, order) -> dict:
     for c in kept:
         if "run" in c:
             runs[tuple(c["run"][k] for k in _RUN_KEYS)] = dict(_run_of(c["run"]), known=True)
+    for r in (r for c in kept + data["cases"] for r in c.get("runs", ()) if "run" in r):  # runs carried over
+        runs[tuple(r["run"][k] for k in _RUN_KEYS)] = dict(_run_of(r["run"]), known=True)
     merged = dict(data, cases=sorted(kept + [{**c, "run": _run_of(data)} for c in data["cases"]], key=order))
     merged["merged_runs"] = sorted(runs.values(), key=lambda r: r["date"])
     return merged

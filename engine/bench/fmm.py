@@ -23,7 +23,7 @@ from .environment import gpu_facts, run_facts
 class FmmBenchConfig:
     sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000, 10_000_000)
     distributions: tuple[str, ...] = ("uniform", "sphere")
-    orders: tuple[int, ...] = (6, 8, 10)
+    orders: tuple[int, ...] = (6, 8, 10)  # empty: the comparison with the peers alone
     all_schemes_up_to: int = 1_000_000  # above: standard and batched-gemm at the first order only
     leaf_size: int = 32
     repeats: int = 3
@@ -139,7 +139,9 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
     ref, ref_grad = _direct_chunked(cp, pts, q, pts[sample])
     if n <= config.all_schemes_up_to:
         p6 = order_for_precision(config.precision)
+        t0 = time.perf_counter()
         fmm = LaplaceFMM(pts, pts, p6, config.leaf_size, "batched-gemm", "cupy", tree=tree)
+        setup = time.perf_counter() - t0
         fmm.apply(q, gradient=True)
         t0 = time.perf_counter()
         phi, grad = fmm.apply(q, gradient=True)
@@ -147,7 +149,7 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
         ours = time.perf_counter() - t0
         e = _sample_error(cp, pts, q, phi, grad, sample)
         row["at_precision"] = {"precision": config.precision, "order": p6, "scheme": "batched-gemm",
-                               "apply_seconds": ours, "error": e[0], "error_gradient": e[1],
+                               "setup_seconds": setup, "apply_seconds": ours, "error": e[0], "error_gradient": e[1],
                                **_fmm3d_rows(pts, q, config.precision, sample, ref[0].get(), ref_grad[0].get())}
         log(f"  at {config.precision:g}: ours p={p6} {ours:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
     return row
@@ -164,6 +166,14 @@ def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,
 
 
 def merge(data: dict, earlier: dict) -> dict:
-    """Add the cases of an earlier run on the same device that this run did not measure."""
+    """Add the cases of an earlier run on the same device that this run did not measure. A case this run
+    measured for the peers alone (no orders: --orders 0) keeps the earlier run's scheme runs of that case,
+    each marked with the run that measured it."""
+    before = {(c["distribution"], c["n"]): c for c in earlier["cases"]}
+    for case in data["cases"]:
+        old = before.get((case["distribution"], case["n"]))
+        if not case["runs"] and old:
+            made_by = old.get("run") or {k: earlier[k] for k in ("date", "command", "commit")}
+            case["runs"] = [{**r, "run": r.get("run", made_by)} for r in old["runs"]]
     return environment.merge_cases(data, earlier, lambda c: (c["distribution"], c["n"]),
                                    lambda c: (c["n"], c["distribution"]))

@@ -18,9 +18,10 @@ def _every_run(data: dict) -> list[str]:
         f"excluded), {cfg['leaf_size']} points per leaf (sources and targets counted together). Times: "
         f"`apply` (tree and operators reused, as GMRES does), median of {cfg['repeats']} after a warm-up, "
         "device work waited for; the tree is built on the host and timed apart. Errors: relative L2 of "
-        f"potential / gradient against the direct sum on {cfg['sample']} random targets; the direct sum's "
-        f"time on the GPU is measured on those targets and scaled to all N. Memory: CuPy's pool after the "
-        "run (expansions, operators, near-field lists).",
+        f"potential / gradient against the direct sum on {cfg['sample']} random targets. The direct sum's "
+        "time on the GPU: over all N targets (runs since the tiled kernel), or on those targets and scaled to "
+        "all N (older runs, labelled in the peers' table). Memory: CuPy's pool after the run (expansions, "
+        "operators, near-field lists).",
         "",
         "## Every run",
         "",
@@ -36,6 +37,11 @@ def _every_run(data: dict) -> list[str]:
                 + " | ".join(f"{run['phases'].get(p, 0):.4f}" for p in PHASES)
                 + f" | {run['error']:.1e} | {run['error_gradient']:.1e} | {run['translations_per_box']} | "
                 f"{_mib(run['device_memory_bytes'])} | {case['n'] / run['apply_seconds']:.3g} |")
+    carried = [f"{c['distribution']} N = {c['n']:,} ({c['runs'][0]['run']['date']})" for c in data["cases"]
+               if c["runs"] and "run" in c["runs"][0]]
+    if carried:
+        lines += ["", "Scheme runs kept from an earlier run where a later one re-measured only the peers "
+                  "(`--orders 0`): " + "; ".join(carried) + "."]
     return lines
 
 

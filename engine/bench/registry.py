@@ -89,6 +89,8 @@ def _fmm(o: BenchOptions, command, log, checkpoint) -> dict:
     from . import fmm  # noqa: PLC0415
 
     config = _with(fmm.FmmBenchConfig(), sizes=o.sizes, orders=o.orders, repeats=o.repeats)
+    if o.orders == (0,):  # --orders 0: the peers at 1e-6 alone (the scheme runs kept from --merge)
+        config = replace(config, orders=())
     return fmm.run_fmm_benchmark(config, command, log)
 
 
