@@ -1,19 +1,15 @@
-# Source this on an offline GPU machine to use ParaFlux from the checkout without installing it.
-# Expects wheels of the pure-Python/gmsh dependencies in .whl/ and gmsh's X/GL runtime .debs in
-# .whl/debs/ (downloaded beforehand on a machine with network: pip download, apt-get download).
-set -e
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-mkdir -p /tmp/site/lib /tmp/gl /tmp/pf/paraflux
-for f in .whl/debs/*.deb; do dpkg -x "$f" /tmp/gl; done
-python3 - <<'PY'
-import glob, zipfile
-wheel = zipfile.ZipFile(glob.glob(".whl/gmsh-*.whl")[0])
-for name in wheel.namelist():
-    if "/lib/libgmsh" in name:  # pip --target drops the wheel's data folder, where libgmsh lives
-        open("/tmp/site/lib/" + name.rsplit("/", 1)[-1], "wb").write(wheel.read(name))
-PY
+# Source this on an offline GPU machine, in the checkout's root, to use ParaFlux from the checkout without
+# installing it. Expects .carry/ from scripts/build-gpu-carry.sh (run where there is network): the Python
+# packages the machine lacks as site312.tar.xz, gmsh's X and GL runtime .debs in debs/, and COMMIT (refresh
+# it with `git rev-parse --short HEAD > .carry/COMMIT` after committing; the benchmarks record it).
+# Then: python3 -m paraflux.engine.cli ..., python3 -m pytest -m gpu tests/...
+if [ ! -d /tmp/site/dask ]; then
+    mkdir -p /tmp/site /tmp/gl && tar -xJf .carry/site312.tar.xz -C /tmp/site
+    for f in .carry/debs/*.deb; do dpkg -x "$f" /tmp/gl; done
+fi
+mkdir -p /tmp/pf/paraflux
 for d in engine app resources; do ln -sfn "$PWD/$d" "/tmp/pf/paraflux/$d"; done
 export PYTHONPATH=/tmp/pf:/tmp/site
 export LD_LIBRARY_PATH=/tmp/gl/usr/lib/x86_64-linux-gnu:/tmp/gl/lib/x86_64-linux-gnu:/tmp/site/lib
-export PYTHONUNBUFFERED=1
-set +e
+export PYTHONUNBUFFERED=1 PARAFLUX_CACHE_DIR=/tmp/paraflux-cache
+if [ -f .carry/COMMIT ]; then export PARAFLUX_COMMIT="$(cat .carry/COMMIT)"; fi
