@@ -327,3 +327,16 @@ def test_fmbem_report_says_which_far_field_rule_and_separation_its_runs_used():
             run.update(far_points=6 if run["order"] >= 10 else 3, separation=2)
     text = render_fmbem(data)
     assert "p = 8: 3, p = 10: 6 far-field points per triangle, separation 2" in text and "runs before" not in text
+
+
+def test_scattering_sweep_targets_say_what_would_reach_them_from_the_other_runs_measurements():
+    from paraflux.engine.bench.scattering_report import render_markdown as render_scattering
+
+    data = json.loads((DOCS / "scattering.json").read_text())
+    text = render_scattering(data)
+    gpu = next(s for s in data["sweeps"] if s["incidences"] == 360 and s["many"]["backend"] == "cupy")
+    assert gpu["many"]["linear_solver"] != "pardiso"
+    assert "What could reach it: the back-substitution by PARDISO" in text and "(a scaled estimate" in text
+    assert f"the operator took {gpu['many']['iteration_phases_s']['operator']:.2f} s for the same sweep" in text
+    no_pardiso = {**data, "sweeps": [s for s in data["sweeps"] if s["many"]["linear_solver"] != "pardiso"]}
+    assert "back-substitution by PARDISO" not in render_scattering(no_pardiso)  # no measurement, no estimate

@@ -90,15 +90,16 @@ def _what_could_reach(sweep: dict, verdict: str, sweeps: list[dict]) -> str:
     many = sweep["many"]
     if "no GPU" in sweep["device"]:
         gpu = [s for s in sweeps if s["incidences"] == sweep["incidences"] and s["many"]["backend"] == "cupy"
-               and s["many"].get("iteration_phases_s")]
+               and s["many"].get("iteration_phases_s") and many.get("iteration_phases_s")]
         measured = (f": on {gpu[0]['device']} the operator took {gpu[0]['many']['iteration_phases_s']['operator']:.2f} s "
                     f"for the same sweep against {many['iteration_phases_s']['operator']:.1f} s here" if gpu else
                     ", not measured here")
         return (" What could reach it: the operator's products over the columns on a GPU (the zgemm loop by "
                 f"cuBLAS), where the host does them on its cores{measured}.")
-    back = many["iteration_phases_s"].get("back-substitution", 0.0)
-    faster = [s for s in sweeps if s["incidences"] == sweep["incidences"] and s["many"]["columns"] == many["columns"]
-              and s["many"]["linear_solver"] == "pardiso"] if many["linear_solver"] != "pardiso" else []
+    back = many.get("iteration_phases_s", {}).get("back-substitution", 0.0)
+    faster = [s for s in sweeps if s["incidences"] == sweep["incidences"] and s["many"].get("iteration_phases_s")
+              and s["many"].get("columns") == many.get("columns") and s["many"]["linear_solver"] == "pardiso"
+              ] if many["linear_solver"] != "pardiso" else []
     if not faster or back < 0.5 * (many["total_s"] - sweep["one"]["total_s"]):
         return ""
     other = faster[0]["many"]["iteration_phases_s"]["back-substitution"]
