@@ -118,17 +118,17 @@ def _check(e, f, targets, sources, cur, k) -> float:
                      np.abs(f[:, :rows] - f_ref).max() / np.abs(f_ref).max()))
 
 
-def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log) -> list[dict]:
+def _cpu_rows(config, inner, qi, qo, k, n_outer_actual, log, with_fmm: bool) -> list[dict]:
     """Every CPU strategy per right-hand-side count, on a subset of S elements sized to the pair budget,
     scaled to the whole of S (time is linear in the number of S points); fmm (not linear) on the whole
-    of S, up to FMM_MAX_RHS right-hand sides."""
+    of S, up to FMM_MAX_RHS right-hand sides, where with_fmm (FMM3D's Python package is installed)."""
     import numba  # noqa: PLC0415
 
     rows, q, compiled = [], config.quadrature, set()
     for n_rhs in config.rhs:
         cur = _currents(inner, qi, k, n_rhs)
         for loop in (*CPU_STRATEGIES, "zgemm-blas", "fmm"):
-            if loop == "fmm" and (n_rhs > FMM_MAX_RHS or find_spec("fmm3dpy") is None):
+            if loop == "fmm" and (n_rhs > FMM_MAX_RHS or not with_fmm):
                 continue
             budget = config.cpu_pair_budget * (1 if loop == "serial" else numba.get_num_threads())
             elements = int(min(n_outer_actual, max(1, budget // (q * len(qi.points) * n_rhs))))
@@ -275,8 +275,9 @@ def run_truncation_benchmark(config: TruncationBenchConfig, command: list[str] |
             checkpoint(data)
     if not config.multi_gpu_only:
         inner, outer, qi, qo, k = _case_inputs(config, config.outer_elements[-1])
-        data["cpu"] = {"n_outer": outer.n_elements, "rows": _cpu_rows(config, inner, qi, qo, k, outer.n_elements, log),
-                       "fmm_missing": find_spec("fmm3dpy") is None}  # loop fmm not run: no FMM3D package
+        with_fmm = find_spec("fmm3dpy") is not None  # else loop fmm is not run, and the report says why
+        data["cpu"] = {"n_outer": outer.n_elements, "fmm_missing": not with_fmm,
+                       "rows": _cpu_rows(config, inner, qi, qo, k, outer.n_elements, log, with_fmm)}
     return data
 
 
