@@ -340,3 +340,30 @@ def test_scattering_sweep_targets_say_what_would_reach_them_from_the_other_runs_
     assert f"the operator took {gpu['many']['iteration_phases_s']['operator']:.2f} s for the same sweep" in text
     no_pardiso = {**data, "sweeps": [s for s in data["sweeps"] if s["many"]["linear_solver"] != "pardiso"]}
     assert "back-substitution by PARDISO" not in render_scattering(no_pardiso)  # no measurement, no estimate
+
+
+def test_fmm_report_compares_from_scratch_runs_with_fmm3d_at_equal_achieved_error():
+    """A run since the GPU tree: the from-scratch runs meet or miss the targets by their own measured time, and
+    each is set beside FMM3D's fastest run that is at least as accurate."""
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    committed = json.loads((DOCS / "fmm.json").read_text())
+    case = next(c for c in committed["cases"] if c["n"] == 1_000_000 and c["distribution"] == "sphere")
+    f3 = lambda eps, s, e: {"eps": eps, "seconds": s, "threads": 16, "build": "source, OpenMP",  # noqa: E731
+                            "error": e, "error_gradient": e / 2}
+    scratch = [{"precision": 1e-6, "separation": 2, "order": 8, "setup_seconds": 0.05, "scratch_seconds": 0.2,
+                "apply_seconds": 0.12, "error": 4e-7, "error_gradient": 6e-7},
+               {"precision": 1e-3, "separation": 2, "order": 3, "setup_seconds": 0.06, "scratch_seconds": 0.15,
+                "apply_seconds": 0.05, "error": 3e-4, "error_gradient": 5e-4}]
+    at = {**scratch[0], "scheme": "standard", "tree_on": "device", "scratch": scratch,
+          "fmm3d_sweep": [f3(1e-3, 1.0, 4e-5), f3(1e-6, 2.5, 2e-8), f3(1e-5, 1.8, 5e-7)],
+          "fmm3d": f3(1e-6, 2.5, 2e-8), "fmm3d_one_thread": {**f3(1e-6, 30.0, 2e-8), "threads": 1}}
+    data = {**committed, "cases": [{**case, "direct_all_n": True, "direct_gpu_seconds": 1.6, "at_precision": at}]}
+    data.pop("merged_runs", None)
+    text = render_fmm(data)
+    assert "| sphere | 1,000,000 | 1e-06, 8 (2) | 6.0e-07 | 0.2000 | 0.1200 | 1e-05, 16 | 5.0e-07 | 1.800 | 9x |" in text
+    assert "| sphere | 1,000,000 | 0.001, 3 (2) | 5.0e-04 | 0.1500 | 0.0500 | 0.001, 16 | 4.0e-05 | 1.000 | 6.7x |" in text
+    assert "from scratch at 1e-06 in at most 0.25 s: 0.200 s (p = 8, separation 2" in text and "met." in text
+    assert "from scratch at 0.001 in at most 0.1 s: 0.150 s" in text
+    assert "  - Reason: 1.5x over; the larger part is the apply (60%)" in text
+    assert "12x for one evaluation from scratch" in text

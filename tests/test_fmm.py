@@ -360,3 +360,52 @@ def test_m2l_tables_are_kept_on_disk_between_processes(tmp_path, monkeypatch):
     operators.standard_m2l_table.cache_clear()
     assert np.array_equal(operators.standard_m2l_table(5, 2), built)
     operators.standard_m2l_table.cache_clear()
+
+
+@pytest.mark.parametrize("separation", [1, 2])
+def test_the_array_split_of_child_pairs_matches_the_compiled_loop(separation, monkeypatch):
+    """The split the GPU tree runs (array operations, here on NumPy, in small chunks) against the Numba loop
+    of the host tree: the same pairs in the same order, every level."""
+    from paraflux.engine.fmm import tree as tree_mod  # noqa: PLC0415
+
+    rng = np.random.default_rng(separation)
+    pts = np.concatenate([rng.uniform(0, 1, (3000, 3)), rng.normal(0.3, 0.02, (1000, 3))])
+    tree = build_octree(pts, pts, 16, separation=separation)
+    monkeypatch.setattr(tree_mod, "CHUNK_PAIRS", 7)
+    checked = 0
+    for lv, below in zip(tree.levels, tree.levels[1:]):
+        split = np.flatnonzero(~lv.leaf)
+        a, c = np.meshgrid(split, split, indexing="ij")
+        a, c = a.ravel()[:5000], c.ravel()[:5000]
+        compiled = tree_mod._children_pairs(lv.children[a], lv.children[c], below.coords, separation)
+        arrays = tree_mod._children_pairs_arrays(lv.children[a], lv.children[c], below.coords, separation)
+        for x, y in zip(compiled, arrays):
+            assert np.array_equal(x, y)
+        checked += len(compiled[0]) + len(compiled[3])
+    assert checked > 10_000
+
+
+def test_segment_ids_repeat_each_index_by_its_count():
+    from paraflux.engine.fmm.plan import segment_ids  # noqa: PLC0415
+
+    counts = np.array([2, 0, 3, 0, 0, 1])
+    assert np.array_equal(segment_ids(counts), np.repeat(np.arange(6), counts))
+    assert len(segment_ids(np.zeros(0, dtype=np.int64))) == 0
+
+
+@pytest.mark.parametrize("separation", [1, 2])
+@pytest.mark.parametrize("eps", [1e-3, 1e-6])
+def test_the_order_for_a_precision_reaches_it_with_either_separation(separation, eps):
+    """order_for_precision(eps, separation) meets eps (potential and gradient, relative L2 against the direct
+    sum) on uniform points, where the gradient's error is the largest."""
+    from paraflux.engine.fmm.fmm import order_for_precision  # noqa: PLC0415
+
+    rng = np.random.default_rng(8)
+    pts, q = rng.uniform(0, 1, (20000, 3)), rng.standard_normal(20000)
+    check = rng.choice(20000, 400, replace=False)
+    ref, ref_grad = direct(pts, pts[check], q[None], None, gradient=True)
+    p = order_for_precision(eps, separation)
+    phi, grad = LaplaceFMM(pts, pts, p, 32, "standard", separation=separation).apply(q, gradient=True)
+    errors = (np.linalg.norm(phi[check] - ref[0]) / np.linalg.norm(ref[0]),
+              np.linalg.norm(grad[check] - ref_grad[0]) / np.linalg.norm(ref_grad[0]))
+    assert max(errors) < eps, (p, errors)

@@ -72,3 +72,38 @@ def test_fmm_benchmark_runs_and_renders_on_a_small_size(cp, tmp_path):
     assert all(r["error"] < 1e-2 for c in data["cases"] for r in c["runs"])
     paths = BENCHMARKS['fmm'].write(data, tmp_path)
     assert "## Targets" in paths[1].read_text()
+
+
+@pytest.mark.parametrize("separation", [1, 2])
+def test_the_tree_built_on_the_gpu_is_the_host_tree(cp, separation):
+    from paraflux.engine.fmm.tree import build_octree  # noqa: PLC0415
+
+    rng = np.random.default_rng(separation)
+    src, tgt = rng.uniform(0, 1, (6000, 3)) ** 3, rng.uniform(0, 1, (5000, 3))
+    host = build_octree(src, tgt, 24, separation=separation)
+    device = build_octree(cp.asarray(src), tgt, 24, separation=separation, xp=cp)
+    assert device.xp is cp and host.stats() == device.stats()
+    back = device.on_host()
+    assert np.array_equal(back.corner, host.corner) and back.side == host.side
+    assert np.array_equal(back.src_order, host.src_order) and np.array_equal(back.tgt_order, host.tgt_order)
+    for a, b in zip(back.levels, host.levels):
+        for field in ("coords", "src_range", "tgt_range", "leaf", "parent", "children"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    for rows_a, rows_b in ((back.m2l, host.m2l), (back.near, host.near)):
+        assert all(np.array_equal(x, y) for ra, rb in zip(rows_a, rows_b) for x, y in zip(ra, rb))
+
+
+def test_standard_plans_on_the_gpu_and_a_gpu_tree_serves_the_host_planned_schemes(cp):
+    from paraflux.engine.fmm.tree import build_octree  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    pts, q = rng.uniform(0, 1, (5000, 3)), rng.standard_normal(5000)
+    cpu, cpu_grad = LaplaceFMM(pts, pts, 7, 32, "standard", "numpy").apply(q, gradient=True)
+    standard = LaplaceFMM(pts, pts, 7, 32, "standard", "cupy")
+    assert standard.plan.tree.xp is cp and isinstance(standard.plan.near_csr[0], cp.ndarray)
+    gemm = LaplaceFMM(pts, pts, 7, 32, "batched-gemm", "cupy", tree=build_octree(pts, pts, 32, xp=cp))
+    assert gemm.plan.tree.xp is np
+    for fmm in (standard, gemm):
+        phi, grad = fmm.apply(q, gradient=True)
+        assert np.abs(phi.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
+        assert np.abs(grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()

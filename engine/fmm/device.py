@@ -25,12 +25,14 @@ class DevicePasses:
         return self.xp.ascontiguousarray(table.transpose(0, 2, 1))
 
     def lists(self, tgt, src, off, table) -> ListWork:
-        """The translations dest[tgt] += table[off] @ source[src] (equal-length host int arrays) as list work
-        on the device; table already in the kernel's form (table())."""
+        """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, on the host or the
+        device) as list work on the device; table already in the kernel's form (table())."""
         xp = self.xp
-        order = np.argsort(tgt, kind="stable")
+        tgt, src, off = (xp.asarray(a) for a in (tgt, src, off))
+        order = tgt.argsort()  # stable (a radix sort)
         tgt, src, off = tgt[order], src[order], off[order]
-        starts = np.r_[0, np.flatnonzero(np.diff(tgt)) + 1, len(tgt)]
+        starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.flatnonzero(xp.diff(tgt)) + 1,
+                                 xp.full(1, len(tgt), dtype=xp.int64)])
         return ListWork(xp.asarray(tgt[starts[:-1]], dtype=xp.int64), xp.asarray(starts, dtype=xp.int64),
                         xp.asarray(src, dtype=xp.int64), xp.asarray(off, dtype=xp.int32), table)
 

@@ -17,6 +17,7 @@ from .tree import Octree
 
 class M2LScheme(Protocol):
     separations: tuple  # the tree separations (tree.py) the scheme can translate
+    on_device: bool  # prepares from a tree and lists built on the GPU (plan.build_plan); else on the host
 
     def check(self, options: FmmOptions) -> None:
         """Raise ProblemError for options the scheme cannot run, before any work is done."""
@@ -48,8 +49,8 @@ def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None
 
 def _most_per_box(tree: Octree) -> int:
     """The largest same-level interaction list (at most 189, 875 with separation 2)."""
-    return max((int(np.bincount(t, minlength=tree.levels[lv].n_boxes).max()) for lv, t, _, _ in _level_pairs(tree)),
-               default=0)
+    return max((int(tree.xp.bincount(t, minlength=tree.levels[lv].n_boxes).max())
+                for lv, t, _, _ in _level_pairs(tree)), default=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +64,7 @@ class Standard:
     thread (block on the GPU)."""
 
     separations = (1, 2)
+    on_device = True
 
     def check(self, options: FmmOptions) -> None:
         _check_separation(self, "standard", options)
@@ -87,6 +89,7 @@ class CrossLevel(Standard):
 
     direction: str
     separations = (1, 2)  # operators._far_from_family keeps the same-level worst case of either
+    on_device = False
 
     def check(self, options: FmmOptions) -> None:
         _check_separation(self, self.direction, options)
@@ -131,6 +134,7 @@ class BatchedGemm:
     """All translations of a level with one offset as one stacked dense product (BLAS / cuBLAS)."""
 
     separations = (1, 2)
+    on_device = False
 
     def check(self, options: FmmOptions) -> None:
         _check_separation(self, "batched-gemm", options)
@@ -173,6 +177,7 @@ class Exponential:
     targets, X2L, over six directional lists."""
 
     separations = (1,)  # the plane-wave rules hold for separations Z in [1, 4] box sides (exponential.py)
+    on_device = False
 
     def check(self, options: FmmOptions) -> None:
         from .exponential import quadrature  # noqa: PLC0415

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import Backend
+from ..backend import Backend, array_module
 from ..errors import ProblemError
 from .harmonics import degree_order, n_coefficients
 from .operators import child_tables
@@ -131,10 +131,11 @@ class FmmPlan:
         """Global box ids (the rows of the expansion arrays) of boxes of a level (or of levels, elementwise)."""
         return self.box_offset[level] + box
 
-    def centres(self, leaves: Leaves) -> np.ndarray:
-        """(n, 3) centres of leaves at mixed levels."""
-        coords = np.concatenate([lv.coords for lv in self.tree.levels])[self.gid(leaves.level, leaves.box)]
-        return self.tree.corner + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
+    def centres(self, leaves: Leaves):
+        """(n, 3) centres of leaves at mixed levels, in the tree's memory."""
+        xp = self.tree.xp
+        coords = xp.concatenate([lv.coords for lv in self.tree.levels])[self.gid(leaves.level, leaves.box)]
+        return xp.asarray(self.tree.corner) + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
 
     def resident(self):
         """The arrays every application reads, moved to the backend's device once (the device current at the
@@ -147,17 +148,25 @@ class FmmPlan:
 def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, backend: Backend, passes, m2l,
                tree: Octree | None = None) -> FmmPlan:
     """The plan for sources (n_s, 3) and targets (n_t, 3) float64; passes: the backend's passes (host or GPU);
-    m2l: the M2L scheme (m2l.SCHEMES); tree: an octree already built for these points, or None."""
+    m2l: the M2L scheme (m2l.SCHEMES); tree: an octree already built for these points, or None. The tree and
+    the lists are built in the backend's memory where the scheme prepares from a tree there (on_device),
+    on the host otherwise; a tree given in the other memory is moved to the host."""
+    on_device = backend.is_gpu and getattr(m2l, "on_device", False)
     if tree is None:
-        tree = build_octree(sources, targets, options.leaf_size, separation=options.separation)
+        tree = build_octree(sources, targets, options.leaf_size, separation=options.separation,
+                            xp=backend.xp if on_device else np)
     elif tree.separation != options.separation:
         raise ProblemError(f"the tree given was built for separation {tree.separation}, the FMM asks for "
                            f"{options.separation}")
+    if tree.xp is not np and not on_device:
+        tree = tree.on_host()
+    xp = tree.xp
     src_leaves, tgt_leaves = leaves_of(tree, "src"), leaves_of(tree, "tgt")
     m2m, l2l = _scaled_child_tables(options.order)
     near = leaf_pairs(tree, src_leaves, tgt_leaves)
-    plan = FmmPlan(options, backend, passes, tree, sources[tree.src_order], targets[tree.tgt_order],
-                   np.cumsum([0] + [lv.n_boxes for lv in tree.levels]), src_leaves, tgt_leaves, near,
+    plan = FmmPlan(options, backend, passes, tree, xp.asarray(sources)[tree.src_order],
+                   xp.asarray(targets)[tree.tgt_order],
+                   xp.asarray(np.cumsum([0] + [lv.n_boxes for lv in tree.levels])), src_leaves, tgt_leaves, near,
                    near_csr(near, src_leaves, tgt_leaves, len(targets)), backend.xp.asarray(m2m),
                    backend.xp.asarray(l2l), m2l)
     plan.m2l_work = m2l.prepare(plan)
@@ -177,52 +186,63 @@ def octants(plan: FmmPlan, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """(octant, parent gid, child gid) of every box of a level >= 1 under its parent."""
     lv = plan.tree.levels[level]
     octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
-    return octant, plan.gid(level - 1, lv.parent), plan.gid(level, np.arange(lv.n_boxes))
+    return octant, plan.gid(level - 1, lv.parent), plan.gid(level, plan.tree.xp.arange(lv.n_boxes))
 
 
 def leaves_of(tree: Octree, kind: str) -> Leaves:
     """The leaves holding targets (kind "tgt") or sources ("src"), ordered by their first sorted point."""
-    rows = []
+    xp, parts = tree.xp, []
     for lv_i, lv in enumerate(tree.levels):
         rng = lv.tgt_range if kind == "tgt" else lv.src_range
-        ids = np.flatnonzero(lv.leaf & (rng[:, 1] > rng[:, 0]))
-        rows += [(lv_i, b, rng[b, 0], rng[b, 1]) for b in ids]
-    rows.sort(key=lambda r: r[2])
-    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        ids = xp.flatnonzero(lv.leaf & (rng[:, 1] > rng[:, 0]))
+        parts.append(xp.stack([xp.full(len(ids), lv_i, dtype=xp.int64), ids, rng[ids, 0], rng[ids, 1]], axis=1))
+    a = xp.concatenate(parts)
+    a = a[xp.argsort(a[:, 2])]  # distinct starts: leaves holding points do not overlap
     width = int((a[:, 3] - a[:, 2]).max()) if len(a) else 1
-    offs = np.arange(width)
-    index = np.where(offs[None, :] < (a[:, 3] - a[:, 2])[:, None], a[:, 2:3] + offs[None, :], -1)
+    offs = xp.arange(width)
+    index = xp.where(offs[None, :] < (a[:, 3] - a[:, 2])[:, None], a[:, 2:3] + offs[None, :], -1)
     return Leaves(a[:, 0], a[:, 1], a[:, 2], index)
 
 
-def leaf_pairs(tree: Octree, src_leaves: Leaves, tgt_leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+def segment_ids(counts):
+    """repeat(arange(len(counts)), counts) for counts (n,) >= 0, by a search (CuPy's repeat takes no array
+    of counts)."""
+    xp = array_module(counts)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    return xp.searchsorted(ends, xp.arange(total), side="right")
+
+
+def leaf_pairs(tree: Octree, src_leaves: Leaves, tgt_leaves: Leaves) -> tuple:
     """(target leaf, source leaf) pairs of every near box pair: the direct-sum work."""
-    t_start, s_start = tgt_leaves.start, src_leaves.start
+    xp, t_start, s_start = tree.xp, tgt_leaves.start, src_leaves.start
     out_t, out_s = [], []
     for lv_i, (a, c) in enumerate(tree.near):
         lv = tree.levels[lv_i]
-        ta = np.searchsorted(t_start, lv.tgt_range[a, 0]), np.searchsorted(t_start, lv.tgt_range[a, 1])
-        sc = np.searchsorted(s_start, lv.src_range[c, 0]), np.searchsorted(s_start, lv.src_range[c, 1])
+        ta = xp.searchsorted(t_start, lv.tgt_range[a, 0]), xp.searchsorted(t_start, lv.tgt_range[a, 1])
+        sc = xp.searchsorted(s_start, lv.src_range[c, 0]), xp.searchsorted(s_start, lv.src_range[c, 1])
         nt, ns = ta[1] - ta[0], sc[1] - sc[0]
         keep = (nt > 0) & (ns > 0)
         nt, ns, t0, s0 = nt[keep], ns[keep], ta[0][keep], sc[0][keep]
         total = nt * ns
-        pair = np.repeat(np.arange(len(total)), total)
-        local = np.arange(total.sum()) - np.repeat(np.cumsum(total) - total, total)
+        pair = segment_ids(total)
+        local = xp.arange(len(pair)) - (xp.cumsum(total) - total)[pair]
         out_t.append(t0[pair] + local // ns[pair])
         out_s.append(s0[pair] + local % ns[pair])
-    return np.concatenate(out_t), np.concatenate(out_s)
+    return xp.concatenate(out_t), xp.concatenate(out_s)
 
 
 def near_csr(pairs: tuple, src_leaves: Leaves, tgt_leaves: Leaves, n_targets: int) -> tuple:
     """CSR of the near field for the P2P kernels (CUDA, Numba): leaf of each sorted target (n_t,) int32, pair
     starts per target leaf, source leaf of each pair, and the sorted-source range [first, stop) of each source
-    leaf."""
+    leaf; in the pairs' memory."""
     tl, sl = pairs
-    order = np.argsort(tl, kind="stable")
-    starts = np.r_[0, np.cumsum(np.bincount(tl, minlength=len(tgt_leaves.start)))]
-    leaf_of = np.full(n_targets, -1, dtype=np.int32)
-    rows, cols = np.nonzero(tgt_leaves.index >= 0)
-    leaf_of[tgt_leaves.index[rows, cols]] = rows
+    xp = array_module(tl)
+    order = xp.argsort(tl, kind="stable") if xp is np else tl.argsort()
+    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
+                             xp.cumsum(xp.bincount(tl, minlength=len(tgt_leaves.start)))])
+    leaf_of = xp.full(n_targets, -1, dtype=xp.int32)
+    rows, cols = xp.nonzero(tgt_leaves.index >= 0)
+    leaf_of[tgt_leaves.index[rows, cols]] = rows.astype(xp.int32)
     counts = (src_leaves.index >= 0).sum(axis=1)
     return leaf_of, starts, sl[order], src_leaves.start, src_leaves.start + counts
