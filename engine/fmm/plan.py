@@ -201,7 +201,7 @@ def leaves_of(tree: Octree, kind: str) -> Leaves:
     width = int((a[:, 3] - a[:, 2]).max()) if len(a) else 1
     offs = xp.arange(width)
     index = xp.where(offs[None, :] < (a[:, 3] - a[:, 2])[:, None], a[:, 2:3] + offs[None, :], -1)
-    return Leaves(a[:, 0], a[:, 1], a[:, 2], index)
+    return Leaves(*(xp.ascontiguousarray(a[:, k]) for k in range(3)), index)  # the kernels read flat arrays
 
 
 def segment_ids(counts):
