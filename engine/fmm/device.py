@@ -52,8 +52,8 @@ class DevicePasses:
     def resident(self, plan: FmmPlan) -> Resident:
         xp = self.xp
         leaf_of, starts, pair_leaf, first, stop = plan.near_csr
-        near = (xp.ascontiguousarray(leaf_of, dtype=xp.int32), *(xp.ascontiguousarray(a, dtype=xp.int64)
-                                                                 for a in (starts, pair_leaf, first, stop)))
+        flat = lambda a, dtype: xp.ascontiguousarray(xp.asarray(a, dtype=dtype))  # noqa: E731 (host or device)
+        near = (flat(leaf_of, xp.int32), *(flat(a, xp.int64) for a in (starts, pair_leaf, first, stop)))
         return resident_arrays(plan, lambda leaves: (xp.asarray(leaves.index), None), near)
 
     def p2m(self, plan: FmmPlan, res: Resident, q, d, multipole) -> None:
