@@ -214,6 +214,7 @@ def _run_bench(bench, args) -> list[Path]:
     """Run the benchmark (on the GPU where it needs one; a partial JSON kept in --out while it runs), join
     --merge, write."""
     from .backend import get_backend  # noqa: PLC0415
+    from .bench.environment import cut_short  # noqa: PLC0415
     from .bench.registry import BenchOptions  # noqa: PLC0415
     from .output import write_json  # noqa: PLC0415
 
@@ -224,7 +225,7 @@ def _run_bench(bench, args) -> list[Path]:
     args.out.mkdir(parents=True, exist_ok=True)
     partial = args.out / f"{bench.file_name(options)}.partial.json"  # finished parts survive a run cut short
     data = bench.run(options, ["paraflux", *sys.argv[1:]], lambda m: print(m, flush=True),
-                     lambda d: write_json(partial, d))
+                     lambda d: write_json(partial, cut_short(d)))
     partial.unlink(missing_ok=True)
     if args.merge:
         try:

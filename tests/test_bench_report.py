@@ -373,3 +373,12 @@ def test_fmm_report_compares_from_scratch_runs_with_fmm3d_at_equal_achieved_erro
     assert "from scratch at 0.001 in at most 0.1 s: 0.150 s" in text
     assert "  - Reason: 1.5x over; the larger part is the apply (60%)" in text
     assert "12x for one evaluation from scratch" in text
+
+
+def test_a_report_made_from_a_run_cut_short_says_so():
+    from paraflux.engine.bench.environment import cut_short, provenance_lines
+
+    data = json.loads((DOCS / "fmm.json").read_text())
+    assert not any(line.startswith("- Cut short") for line in provenance_lines(data))
+    assert any(line.startswith("- Cut short: this run stopped before its end")
+               for line in provenance_lines(cut_short(data)))

@@ -44,7 +44,7 @@ def _far_and_separation(data: dict) -> str:
     """The far-field points and the FMM's separation the runs used: recorded by runs since the wider
     separation (2, with 6 far-field points from p = 10); earlier runs used separation 1 and 3 points."""
     recorded = [r for c in data["cases"] for r in c["runs"] if "far_points" in r]
-    older = sorted({c["table"] for c in data["cases"] for r in c["runs"] if "far_points" not in r})
+    older = sorted({(c["table"], c["dofs"]) for c in data["cases"] for r in c["runs"] if "far_points" not in r})
     parts = []
     if recorded:
         far = sorted({(r["order"], r["far_points"]) for r in recorded})
@@ -52,7 +52,8 @@ def _far_and_separation(data: dict) -> str:
         parts.append(", ".join(f"p = {p}: {f}" for p, f in far) + " far-field points per triangle, separation "
                      + " and ".join(map(str, seps)) + (" (the exponential scheme takes 1)" if 1 in seps else ""))
     if older:
-        parts.append(("the runs of " + " and ".join(f"table {t}" for t in older) + ": " if recorded else "")
+        parts.append(("the runs of " + " and ".join(f"table {t} at {n:,} DOFs" for t, n in older) + ": "
+                      if recorded else "")
                      + "3 far-field points per triangle and separation 1 (runs before the solve's defaults became "
                      "separation 2 with 6 far-field points from p = 10; a re-run is owed)")
     return "; ".join(parts)
@@ -140,9 +141,9 @@ def _table_4(data: dict) -> list[str]:
     out = ["## Table 4: the bracket at the paper's three sizes and at 1M DOFs, p = 6", "",
            "Paper: FBEM_C one i7-2600K core in double precision, FBEM_G a GTX580 in single precision. Ours: "
            f"CPU = all {data['host_threads']} host threads, GPU = {data['gpu']['device']}, double precision.", "",
-           "| method | DOFs (paper's) | iterations (paper) | total s (paper) | memory MB (paper) | KB per DOF | "
-           "GPU speed-up over ours on the CPU |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           "| method | DOFs (paper's) | separation | iterations (paper) | total s (paper) | memory MB (paper) | "
+           "KB per DOF | GPU speed-up over ours on the CPU |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for c in cases:
         paper = PAPER_TABLE4.get(c["target_dofs"])
         runs = {r["backend"]: r for r in c["runs"]}
@@ -153,7 +154,8 @@ def _table_4(data: dict) -> list[str]:
             pp = paper[k] if paper else None
             speed = (f"{runs['numpy']['total_seconds'] / r['total_seconds']:.1f}x"
                      if backend == "cupy" and "numpy" in runs else "")
-            out.append(f"| FMBEM {label} | {c['dofs']:,} ({c['target_dofs']:,}) | {r['iterations']}"
+            out.append(f"| FMBEM {label} | {c['dofs']:,} ({c['target_dofs']:,}) | {r.get('separation', 1)} | "
+                       f"{r['iterations']}"
                        + (f" ({pp[0]})" if pp else "") + f" | {r['total_seconds']:.1f}"
                        + (f" ({pp[1]})" if pp else "") + f" | {_mb(r):,.1f}" + (f" ({pp[2]})" if pp else "")
                        + f" | {_mb(r) * 1e3 / c['dofs']:.2f} | {speed} |")
