@@ -18,7 +18,7 @@ import numpy as np
 from ..bem.assembly import traction_load
 from ..bem.cases import BRACKET_GROUPS, bracket
 from ..bem.direct import BoundaryData
-from ..bem.fmm_operator import far_points_for
+from ..bem.fmm_operator import CORRECTION_RATIO, far_points_for
 from ..bem.fmm_solve import FmmSettings, separation_of, solve_fmm
 from ..fmm.fmm import M2L_SCHEMES
 from . import environment
@@ -41,6 +41,9 @@ class FmbemBenchConfig:
     cpu_up_to: int = 40_000  # Table 4 on the CPU (all host cores) up to this many DOFs
     epsilon_up_to: int = 150_000  # the dense BEM's b (nodes x loaded elements integrals) up to this many DOFs
     warm_up_dofs: int = 2_000  # a small bracket solved once, untimed, per (backend, order, scheme)
+    near_ratios: tuple[float, ...] = (CORRECTION_RATIO, 6.0)  # Table 4 on the GPU: the near field (and with it
+    # the preconditioner's matrix) out to each many element sizes, up to wide_near_up_to DOFs; CPU rows: the first
+    wide_near_up_to: int = 150_000
 
 
 def bracket_model(dofs: int):
@@ -59,8 +62,10 @@ def bracket_model(dofs: int):
     return surface, BoundaryData(fixed, np.zeros_like(surface.points), traction)
 
 
-def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log) -> dict:
-    settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol)
+def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
+         ratio: float = CORRECTION_RATIO) -> dict:
+    settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
+                           correction_ratio=ratio)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
 
@@ -69,14 +74,14 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
     total = time.perf_counter() - t0
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
-           "far_points": far_points_for(order),
+           "far_points": far_points_for(order), "correction_ratio": ratio,
            "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
-    log(f"  {backend} p={order} {scheme}: {report.iterations} iterations, {total:.2f} s "
+    log(f"  {backend} p={order} {scheme}, near field {ratio:g}: {report.iterations} iterations, {total:.2f} s "
         f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
         f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB")
     return run
@@ -117,10 +122,12 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
                 _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set())
                 case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log))
     else:
-        backends = ("cupy", "numpy") if case["dofs"] <= config.cpu_up_to else ("cupy",)
-        for backend in backends:
+        ratios = config.near_ratios if case["dofs"] <= config.wide_near_up_to else config.near_ratios[:1]
+        work = [("cupy", r) for r in ratios] + ([("numpy", ratios[0])] if case["dofs"] <= config.cpu_up_to else [])
+        for backend, ratio in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set())
-            case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log))
+            case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
+                                     ratio))
     return case
 
 
