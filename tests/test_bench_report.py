@@ -382,3 +382,20 @@ def test_a_report_made_from_a_run_cut_short_says_so():
     assert not any(line.startswith("- Cut short") for line in provenance_lines(data))
     assert any(line.startswith("- Cut short: this run stopped before its end")
                for line in provenance_lines(cut_short(data)))
+
+
+def test_fmbem_table_4_runs_each_near_field_reach_on_the_gpu_and_the_first_on_the_cpu(monkeypatch):
+    from types import SimpleNamespace
+
+    from paraflux.engine.bench import fmbem
+
+    asked = []
+    monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (SimpleNamespace(n_nodes=dofs // 3, n_elements=1), None))
+    monkeypatch.setattr(fmbem, "_warm_up", lambda *a: None)
+    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], a[-1])) or {})
+    config = fmbem.FmbemBenchConfig(epsilon_up_to=0)
+    fmbem.bench_model(30_000, config, "4", lambda m: None)
+    assert asked == [("cupy", 3.0), ("cupy", 6.0), ("numpy", 3.0)]
+    asked.clear()
+    fmbem.bench_model(1_000_000, config, "4", lambda m: None)
+    assert asked == [("cupy", 3.0)]
