@@ -399,3 +399,22 @@ def test_fmbem_table_4_runs_each_near_field_reach_on_the_gpu_and_the_first_on_th
     asked.clear()
     fmbem.bench_model(1_000_000, config, "4", lambda m: None)
     assert asked == [("cupy", 3.0)]
+
+
+def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run():
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    committed = json.loads((DOCS / "fmm.json").read_text())
+    case = next(c for c in committed["cases"] if c["n"] == 1_000_000 and c["distribution"] == "uniform")
+    scratch = {"precision": 1e-6, "separation": 2, "order": 8, "setup_seconds": 0.2, "scratch_seconds": 5.0,
+               "apply_seconds": 4.8, "error": 4e-7, "error_gradient": 5e-7, "m2l_pairs": 10_000_000,
+               "phases": {"upward": 0.1, "m2l": 4.0, "downward": 0.1, "p2p": 0.1}}
+    data = {**committed, "dgemm_flops": 5e13, "copy_bandwidth": 3e12,
+            "cases": [{**case, "at_precision": {**case["at_precision"], "scratch": [scratch]}}]}
+    data.pop("merged_runs", None)
+    text = render_fmm(data)
+    # 2P = 90 at p = 8: 2 * 90^2 flops and 8 * (90^2 + 90) bytes a pair, 1e7 pairs in 4 s
+    assert ("0.1% of the FP64 GEMM rate (40 GFLOP/s) and 5% of the copy bandwidth if every pair read its table "
+            "from memory (uniform, N = 1,000,000, p = 8, separation 2, 10,000,000 pairs in 4.000 s); the nearer "
+            "ceiling is the memory bandwidth: MISSED.") in text
+    assert "  - Reason: the list kernel runs one target box per block" in text

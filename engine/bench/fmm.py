@@ -178,12 +178,14 @@ def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, le
     built = time.perf_counter()
     phi, grad = (a.get() for a in fmm.apply(q, gradient=True))
     done = time.perf_counter()
-    fmm.apply(q, gradient=True)
+    phases: dict = {}
+    fmm.apply(q, gradient=True, timings=phases)
     cp.cuda.Device().synchronize()
     apply_seconds = time.perf_counter() - done
     ref, ref_grad = reference
     return {"precision": eps, "separation": separation, "order": p, "setup_seconds": built - t0,
-            "scratch_seconds": done - t0, "apply_seconds": apply_seconds,
+            "scratch_seconds": done - t0, "apply_seconds": apply_seconds, "phases": phases,
+            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
             "error": float(np.linalg.norm(phi[sample] - ref) / np.linalg.norm(ref)),
             "error_gradient": float(np.linalg.norm(grad[sample] - ref_grad) / np.linalg.norm(ref_grad))}
 
@@ -209,6 +211,10 @@ def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,
 
     data = {"benchmark": "fmm", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(config),
             "host_threads": os.cpu_count()}
+    from .hex import dgemm_rate  # noqa: PLC0415
+
+    data["dgemm_flops"], data["copy_bandwidth"] = dgemm_rate(cp), environment.copy_bandwidth(cp)
+    log(f"FP64 GEMM {data['dgemm_flops'] / 1e12:.1f} TFLOP/s, copy {data['copy_bandwidth'] / 1e9:.0f} GB/s")
     data["cases"] = [bench_case(cp, dist, n, config, log) for n in config.sizes for dist in config.distributions]
     return data
 
