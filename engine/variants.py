@@ -181,6 +181,11 @@ MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion ord
 LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree leaf of the fast multipole "
                       "engine", integer=True)
 
+NEAR_FIELD = Parameter("near_field", "Near field", 3.0, 1.0, 12.0, "element sizes (centroid distance over element "
+                       "size) out to which the FMBEM integrates element pairs accurately and its GMRES "
+                       "preconditioner (ILU) sees them: 6 took half the iterations of 3 on the bracket, with 4-5x "
+                       "the near-field pairs and memory (README, FMBEM)", compare_values=(3.0, 4.5, 6.0))
+
 M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("auto", "batched-gemm on NumPy (1.4-2.4x standard's speed there, measured), standard on the GPU "
                    "(the fastest there up to 1e6 points, docs/benchmarks/fmm.md)"),

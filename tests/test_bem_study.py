@@ -289,3 +289,27 @@ def test_a_requested_precision_picks_the_multipole_order_for_the_scheme(tmp_path
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "does not reach a precision of 1e-5" in err, err
     assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where):
+    from paraflux.engine.bem import run
+
+    asked = []
+    solve = run.solve_fmm
+    monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1].correction_ratio) or solve(*a))
+    text = (RESOURCES / "bar.toml").read_text()
+    if where == "file":
+        text = text.replace('method = "fmm"', 'method = "fmm"\nnear_field = 4.5')
+    (tmp_path / "p.toml").write_text(text)
+    option = ["--near-field", "4.5"] if where == "option" else []
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300", *option]) == 0
+    assert asked == [4.5] and json.loads((out / "summary.json").read_text())["near_field"] == 4.5
+
+
+def test_a_near_field_reach_out_of_range_is_refused(tmp_path, capsys):
+    text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "fmm"\nnear_field = 0.5')
+    (tmp_path / "p.toml").write_text(text)
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "[solver] near field must lie between 1 and 12, got 0.5" in capsys.readouterr().err

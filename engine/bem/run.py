@@ -168,7 +168,8 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         memory = {"host_bytes": int((3 * len(s.points)) ** 2 * 8 * 3), "device_bytes": 0}
     else:
         settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
-                               max_iterations=solver.max_iterations, exponential_nodes=int(solver.exponential_nodes))
+                               max_iterations=solver.max_iterations, correction_ratio=float(solver.near_field),
+                               exponential_nodes=int(solver.exponential_nodes))
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
@@ -218,7 +219,7 @@ def bem_summary(result: BemResult) -> dict:
             "double_nodes": result.fields.double_nodes, "iterations": result.iterations,
             "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
             "m2l": p.solver.m2l, "order": p.solver.order, "precision": p.solver.precision,
-            "leaf_size": p.solver.leaf_size,
+            "leaf_size": p.solver.leaf_size, "near_field": p.solver.near_field,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,
             "max_displacement": result.max_displacement,
             "max_von_mises": float(result.nodal_von_mises.max()),

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import BACKEND, BEM_METHOD, BEM_PRECISION, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, RTOL
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER,
+                        NEAR_FIELD, RTOL)
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 
@@ -17,7 +18,7 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
          "precision": BEM_PRECISION}
-_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
+_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "near_field": NEAR_FIELD}
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class BemSolverSettings:
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
     leaf_size: int = 32
+    near_field: float = NEAR_FIELD.default  # element sizes: accurate pairs and the preconditioner's reach
     backend: str = "auto"
     precision: str = BEM_PRECISION.default  # "order": run `order`; else the order for it (bem/precision.py)
     rtol: float = 1e-8
@@ -104,7 +106,8 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     params = {}
     for key, parameter in _PARAMETERS.items():
         try:
-            params[key] = parameter.check(s.take(key, int, int(parameter.default)))
+            kind = int if parameter.integer else float
+            params[key] = parameter.check(s.take(key, kind, parameter.default))
         except ProblemError as exc:
             raise ProblemError(f"[solver] {exc}") from None
     rtol = s.take("rtol", float, BemSolverSettings.rtol)

@@ -11,12 +11,12 @@ from ..output import write_bem
 from ..problems.bem import BemProblem, bem_to_dict, parse_bem
 from ..study import Case
 from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER,
-                        RTOL)
+                        NEAR_FIELD, RTOL)
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
-    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "rtol")
+    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "near_field", "rtol")
     return problem.with_solver(**{k: v for k, v in variants.items() if k in keys})
 
 
@@ -26,6 +26,7 @@ def describe(result) -> list[str]:
     m2l = p.solver.m2l + (f" ({p.solver.exponential_nodes} nodes)" if p.solver.m2l == "exponential" else "")
     solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {m2l}, "
               f"p = {p.solver.order}" + ("" if p.solver.precision == "order" else f" (for {p.solver.precision})")
+              + f", near field {p.solver.near_field:g} element sizes"
               if p.solver.method == "fmm" else "dense LU")
     lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
              f"{result.backend} ({result.device})",
@@ -44,7 +45,7 @@ BEM = register(Study(
     field_dtype="real",
     max_devices=1,
     axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, BACKEND),
-    parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
+    parameters=(MULTIPOLE_ORDER, LEAF_SIZE, NEAR_FIELD, RTOL),
     apply_variants=_apply,
     run=run_problem,
     writer=write_bem,
