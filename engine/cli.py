@@ -314,7 +314,7 @@ def _add_sweep_parser(sub, debug) -> None:
 
 
 def _add_solve(sub, debug) -> None:
-    """`paraflux solve`: a problem file or built-in case, with every study's variant axes and numeric
+    """`paraflux solve`: a problem file or built-in case, with every study's variant axes and integer
     parameters as options (one flag per axis name, its choices merged over the studies)."""
     from .studies import STUDIES  # noqa: PLC0415
 
@@ -329,10 +329,10 @@ def _add_solve(sub, debug) -> None:
                        help="GPU EBE-J-PCG: iterations between convergence checks (even)")
     solve.add_argument("--devices", type=int, help="truncation, loop multi-gpu: how many GPUs (0: all)")
     solve.add_argument("--quiet", action="store_true", help="no progress output")
-    for study in STUDIES.values():  # numeric settings of studies, e.g. the element order
+    for study in STUDIES.values():  # integer settings of studies, e.g. the element order
         for parameter in study.parameters:
-            if parameter.option not in solve._option_string_actions:
-                solve.add_argument(parameter.option, dest=parameter.name, type=int if parameter.integer else float,
+            if parameter.integer and parameter.option not in solve._option_string_actions:
+                solve.add_argument(parameter.option, dest=parameter.name, type=int,
                                    help=f"{parameter.description} ({study.title}; {parameter.minimum:g} to "
                                         f"{parameter.maximum:g})")
     seen = {}

@@ -181,10 +181,15 @@ MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion ord
 LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree leaf of the fast multipole "
                       "engine", integer=True)
 
-NEAR_FIELD = Parameter("near_field", "Near field", 3.0, 1.0, 12.0, "element sizes (centroid distance over element "
-                       "size) out to which the FMBEM integrates element pairs accurately and its GMRES "
-                       "preconditioner (ILU) sees them: 6 took half the iterations of 3 on the bracket, with 4-5x "
-                       "the near-field pairs and memory (README, FMBEM)", compare_values=(3.0, 4.5, 6.0))
+NEAR_FIELD = VariantAxis("near_field", "Near field", (
+    Choice("auto", "6 element sizes on NumPy (on the bracket: half the GMRES iterations of 3, 1.9x faster, "
+                   "measured), 3 on the GPU (6 not yet measured there)"),
+    Choice("3", "the FMBEM's ILU preconditioner sees element pairs out to 3 element sizes (centroid distance "
+                "over size), as far as the accurate near-field integrals reach"),
+    Choice("4.5", "out to 4.5 element sizes, the pairs beyond 3 by the plain rule: fewer iterations, a larger ILU"),
+    Choice("6", "out to 6: about half the iterations of 3 for twice the host memory (measured on NumPy)"),
+    Choice("8", "out to 8: a few iterations fewer than 6 for more memory and set-up"),
+), "auto", applies_when=("method", "fmm"), auto=lambda on_gpu: "3" if on_gpu else "6")
 
 M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("auto", "batched-gemm on NumPy (1.4-2.4x standard's speed there, measured), standard on the GPU "

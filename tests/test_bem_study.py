@@ -291,25 +291,30 @@ def test_a_requested_precision_picks_the_multipole_order_for_the_scheme(tmp_path
     assert not (tmp_path / "no").exists()
 
 
-@pytest.mark.parametrize("where", ["file", "option"])
-def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where):
+@pytest.mark.parametrize("where, written, ratio", [("file", "4.5", 4.5), ("file", '"8"', 8.0),
+                                                   ("option", "4.5", 4.5), ("none", None, 6.0)])
+def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where,
+                                                                                 written, ratio):
+    """near_field sets how far the preconditioner reaches (auto: 6 on NumPy); the accurate corrections stay
+    at 3 element sizes."""
     from paraflux.engine.bem import run
 
     asked = []
     solve = run.solve_fmm
-    monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1].correction_ratio) or solve(*a))
+    monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1]) or solve(*a))
     text = (RESOURCES / "bar.toml").read_text()
     if where == "file":
-        text = text.replace('method = "fmm"', 'method = "fmm"\nnear_field = 4.5')
+        text = text.replace('method = "fmm"', f'method = "fmm"\nnear_field = {written}')
     (tmp_path / "p.toml").write_text(text)
-    option = ["--near-field", "4.5"] if where == "option" else []
+    option = ["--near-field", written] if where == "option" else []
     out = tmp_path / "out"
     assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300", *option]) == 0
-    assert asked == [4.5] and json.loads((out / "summary.json").read_text())["near_field"] == 4.5
+    assert [(s.precondition_ratio, s.correction_ratio) for s in asked] == [(ratio, 3.0)]
+    assert json.loads((out / "summary.json").read_text())["near_field"] == ratio
 
 
-def test_a_near_field_reach_out_of_range_is_refused(tmp_path, capsys):
+def test_a_near_field_reach_not_offered_is_refused(tmp_path, capsys):
     text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "fmm"\nnear_field = 0.5')
     (tmp_path / "p.toml").write_text(text)
     assert main(["solve", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
-    assert "[solver] near field must lie between 1 and 12, got 0.5" in capsys.readouterr().err
+    assert "[solver] near_field = '0.5' is not one of: auto, 3, 4.5, 6, 8" in capsys.readouterr().err

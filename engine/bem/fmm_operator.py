@@ -46,17 +46,19 @@ class FmmBemOperator:
     """H u - G t at the T = N + K collocation points of layout (an UnknownLayout) for nodal displacements u
     (N, 3) and the traction slots (T, 3) of the components prescribed as displacements (displacement_type
     (M, 3) bool); far_points: the FMM sources per element (a Dunavant rule of 1, 3, 6, 7 or 12 points),
-    correction_ratio: how far out (centroid distance over element size) the near field replaces that rule.
+    correction_ratio: how far out (centroid distance over element size) the near field replaces that rule;
+    precondition_ratio: how far out the preconditioner's matrix reaches (None or less: as far as the
+    corrections), pairs beyond the corrections entering it by the plain rule.
     Sparse near corrections h_corr (3T, 3N) onto nodes and g_corr (3T, 3T) onto traction slots; known
-    tractions' corrections are folded into `known_correction`. h_near and g_near hold the accurate near-field
-    blocks themselves (without the rigid-body terms), the preconditioner's matrix, until take_near() hands
-    them over. memory: a DeviceMemory whose phases the set-up marks (its own one, not counting, if none is
+    tractions' corrections are folded into `known_correction`. h_near and g_near hold the near-field blocks
+    themselves (accurate, then plain out to precondition_ratio; without the rigid-body terms), the
+    preconditioner's matrix, until take_near() hands them over. memory: a DeviceMemory whose phases the set-up marks (its own one, not counting, if none is
     given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
-                 separation=1):
+                 separation=1, precondition_ratio=None):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -68,6 +70,7 @@ class FmmBemOperator:
         rule = dunavant(POINTS_TO_DEGREE[far_points])
         self.bary, w = rule.points, rule.weights
         self.correction_ratio = correction_ratio
+        self.reach = max(correction_ratio, precondition_ratio or correction_ratio)
         self.src = np.einsum("qa,eak->eqk", self.bary, self.el.corners).reshape(-1, 3)
         self.src_w0 = w
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
@@ -99,45 +102,58 @@ class FmmBemOperator:
         block matrices stay there."""
         el, tri, n, x, xp = self.el, self.triangles, self.n, self.targets, self.xp
         t = len(x)
-        p, e, distance = near_pairs(x, self.target_node, tri, el.centroids, el.sizes, self.correction_ratio)
+        p, e, distance = near_pairs(x, self.target_node, tri, el.centroids, el.sizes, self.reach)
         known = xp.asarray(known_traction * ~self.disp[:, None, :])
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
         node, own, own_weights = (xp.asarray(a) for a in (self.target_node, self.own, self.own_weights))
-        h_parts, g_parts = [], []
+        parts = ([], [], [], [])  # h_corr, h_near, g_corr, g_near: (rows, cols, [blocks]) per chunk
         known_correction = xp.zeros(3 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            h_part, g_part = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, node, own, own_weights,
-                                              known, known_correction)
-            h_parts.append(h_part)
-            g_parts.append(g_part)
+            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, node, own, own_weights, known,
+                                     known_correction)
+            for out, part in zip(parts, chunk):
+                out.append(part)
         self.known_correction = to_host(known_correction)
         matrices = []
-        for parts, shape in ((h_parts, (3 * t, 3 * n)), (g_parts, (3 * t, 3 * t))):
-            for i in range(2):  # each built from blocks of a size the freed scratch before it cannot serve
-                self.memory.mark()
-                matrices.append(_blocks_of(parts, i, shape))
+        for kind, shape in zip(parts, ((3 * t, 3 * n),) * 2 + ((3 * t, 3 * t),) * 2):
+            self.memory.mark()  # each built from blocks of a size the freed scratch before it cannot serve
+            matrices.append(_blocks_of(kind, 0, shape))
         self.h_corr, self.h_near, self.g_corr, self.g_near = matrices
         self.near_pairs = len(p)
 
     def _near_chunk(self, p, e, distance, el_x, node, own, own_weights, known, known_correction):
         """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary): node_blocks of
-        (correction, accurate) H and slot_blocks of G; the known tractions' correction is added into
-        known_correction (3T,). Its scratch goes when it returns."""
+        the H correction and near blocks, slot_blocks of G's (the corrections from the pairs within
+        correction_ratio only, the others entering the near blocks by the plain rule); the known tractions'
+        correction is added into known_correction (3T,). Its scratch goes when it returns."""
         xp, dev, n, t = self.xp, self.dev, self.n, len(self.targets)
-        level = xp.asarray(levels_of(distance / self.el.sizes[e]))
         pp, ee = xp.asarray(p), xp.asarray(e)
-        h_acc, g_acc = accurate_pair_integrals(dev["x"], node, el_x, dev["tri"], pp, ee, level, self.mu, self.nu,
-                                               own, own_weights)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
+        every = self.reach == self.correction_ratio  # every listed pair corrected (vertex pairs at any distance)
+        inner = np.ones(len(p), dtype=bool) if every else distance < self.correction_ratio * self.el.sizes[e]
+        sel = xp.asarray(np.flatnonzero(inner))
+        if every:
+            h_acc, g_acc = self._accurate(pp, ee, distance / self.el.sizes[e], el_x, node, own, own_weights)
+        else:  # pairs beyond correction_ratio keep the plain rule
+            h_acc, g_acc = h_base.copy(), g_base.copy()
+            h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], distance[inner] / self.el.sizes[e[inner]],
+                                                    el_x, node, own, own_weights)
         dg = g_acc - g_base
         known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
                                         xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
         dg *= unknown
         g_acc *= unknown
-        return (node_blocks(pp, dev["tri"][ee], n, h_acc - h_base, h_acc),
-                slot_blocks(pp, dev["slot"][ee], t, dg, g_acc))
+        return (*_split(node_blocks, pp, dev["tri"][ee], n, sel, h_acc - h_base, h_acc),
+                *_split(slot_blocks, pp, dev["slot"][ee], t, sel, dg, g_acc))
+
+    def _accurate(self, pp, ee, relative_distance, el_x, node, own, own_weights):
+        """Accurate h, g (pairs, 3, 3, 3) of pairs (pp, ee on the backend) at the subdivision level of their
+        centroid distance over element size (host)."""
+        level = self.xp.asarray(levels_of(relative_distance))
+        return accurate_pair_integrals(self.dev["x"], node, el_x, self.dev["tri"], pp, ee, level, self.mu, self.nu,
+                                       own, own_weights)
 
     # ---------------------------------------------------------------- far field
     def _to_device(self):
@@ -231,6 +247,15 @@ def node_blocks(p, nodes, n, *pair_blocks):
     summed = [np.add.reduceat(b.transpose(0, 3, 1, 2).reshape(-1, 3, 3)[order], first, axis=0)
               for b in pair_blocks]
     return key[first] // n, key[first] % n, summed
+
+
+def _split(blocks_of, p, nodes, n, corrected, correction, near):
+    """(correction part, near part) of node_blocks or slot_blocks: the correction from the corrected pairs
+    (indices into p) only, the near blocks from every pair; one summation where every pair is corrected."""
+    if len(corrected) == len(p):
+        rows, cols, (c, b) = blocks_of(p, nodes, n, correction, near)
+        return (rows, cols, [c]), (rows, cols, [b])
+    return blocks_of(p[corrected], nodes[corrected], n, correction[corrected]), blocks_of(p, nodes, n, near)
 
 
 def slot_blocks(p, slots, n_slots, *pair_blocks):

@@ -36,6 +36,8 @@ class FmmSettings:
     far_points: int | None = None  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points); None:
     # fmm_operator.far_points_for(order), 3 below p = 10 and 6 from there
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
+    precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
+    # corrections); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
@@ -111,7 +113,7 @@ def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: floa
         return _solve(points, triangles, data, mu, poisson, layout, settings)
     except MemoryError as exc:
         raise out_of_memory(exc, f"the FMM solve of {3 * n:,} DOFs",
-                            "use a coarser mesh, a lower order or fewer far-field points") from None
+                            "use a coarser mesh, a lower order, fewer far-field points or near_field = 3") from None
 
 
 def separation_of(settings: FmmSettings) -> int:
@@ -133,7 +135,8 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend,
                         settings.far_points or far_points_for(settings.order),
-                        settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings))
+                        settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
+                        settings.precondition_ratio)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp

@@ -14,6 +14,7 @@ from ..mesh.checks import check_not_self_intersecting
 from ..fmm.fmm import resolve_m2l
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
+from ..variants import NEAR_FIELD
 from ..truncation.surfaces import (INSIDE, TriSurface, compact_surface, nearest_on_surface, read_triangle_mesh,
                                    winding_number)
 from .assembly import elements_of
@@ -158,7 +159,8 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     backend = get_backend(problem.solver.backend if problem.solver.method == "fmm" else "numpy")
     if problem.solver.method == "fmm":  # the scheme and order that run, for the summary too
         m2l = resolve_m2l(problem.solver.m2l, backend.is_gpu)
-        problem = problem.with_solver(m2l=m2l, order=order_for(problem.solver.precision, m2l, problem.solver.order))
+        problem = problem.with_solver(m2l=m2l, order=order_for(problem.solver.precision, m2l, problem.solver.order),
+                                      near_field=NEAR_FIELD.resolve(problem.solver.near_field, backend.is_gpu))
     solver = problem.solver
     control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
     t0 = time.perf_counter()
@@ -168,7 +170,7 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         memory = {"host_bytes": int((3 * len(s.points)) ** 2 * 8 * 3), "device_bytes": 0}
     else:
         settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
-                               max_iterations=solver.max_iterations, correction_ratio=float(solver.near_field),
+                               max_iterations=solver.max_iterations, precondition_ratio=float(solver.near_field),
                                exponential_nodes=int(solver.exponential_nodes))
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
@@ -219,7 +221,8 @@ def bem_summary(result: BemResult) -> dict:
             "double_nodes": result.fields.double_nodes, "iterations": result.iterations,
             "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
             "m2l": p.solver.m2l, "order": p.solver.order, "precision": p.solver.precision,
-            "leaf_size": p.solver.leaf_size, "near_field": p.solver.near_field,
+            "leaf_size": p.solver.leaf_size,
+            "near_field": float(p.solver.near_field) if p.solver.method == "fmm" else None,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,
             "max_displacement": result.max_displacement,
             "max_von_mises": float(result.nodal_von_mises.max()),

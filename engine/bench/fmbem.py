@@ -41,8 +41,8 @@ class FmbemBenchConfig:
     cpu_up_to: int = 40_000  # Table 4 on the CPU (all host cores) up to this many DOFs
     epsilon_up_to: int = 150_000  # the dense BEM's b (nodes x loaded elements integrals) up to this many DOFs
     warm_up_dofs: int = 2_000  # a small bracket solved once, untimed, per (backend, order, scheme)
-    near_ratios: tuple[float, ...] = (CORRECTION_RATIO, 6.0)  # Table 4 on the GPU: the near field (and with it
-    # the preconditioner's matrix) out to each many element sizes, up to wide_near_up_to DOFs; CPU rows: the first
+    near_ratios: tuple[float, ...] = (CORRECTION_RATIO, 6.0)  # Table 4 on the GPU: the preconditioner's matrix
+    # out to each many element sizes (the near field's reach), up to wide_near_up_to DOFs; CPU rows: the first
     wide_near_up_to: int = 150_000
 
 
@@ -65,7 +65,7 @@ def bracket_model(dofs: int):
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
          ratio: float = CORRECTION_RATIO) -> dict:
     settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
-                           correction_ratio=ratio)
+                           precondition_ratio=ratio)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
 
@@ -74,7 +74,7 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
     total = time.perf_counter() - t0
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
-           "far_points": far_points_for(order), "correction_ratio": ratio,
+           "far_points": far_points_for(order), "near_field": ratio,
            "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,

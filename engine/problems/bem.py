@@ -17,8 +17,8 @@ from .toml_input import Table, check_iterations, problem_head, read_mesh_source,
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
-         "precision": BEM_PRECISION}
-_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "near_field": NEAR_FIELD}
+         "precision": BEM_PRECISION, "near_field": NEAR_FIELD}
+_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class BemSolverSettings:
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
     leaf_size: int = 32
-    near_field: float = NEAR_FIELD.default  # element sizes: accurate pairs and the preconditioner's reach
+    near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
     backend: str = "auto"
     precision: str = BEM_PRECISION.default  # "order": run `order`; else the order for it (bem/precision.py)
     rtol: float = 1e-8
@@ -98,16 +98,16 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
 
     s = Table(section(top, "solver"), "solver")
     axes = {}
-    for key, axis in _AXES.items():  # a node count may be written as a number
-        value = str(s.take(key, (str, int), getattr(BemSolverSettings, key)))
+    for key, axis in _AXES.items():  # a node count or a near field may be written as a number
+        value = s.take(key, (str, int, float), getattr(BemSolverSettings, key))
+        value = value if isinstance(value, str) else f"{value:g}"
         if value not in axis.names:
             raise ProblemError(f"[solver] {key} = {value!r} is not one of: {', '.join(axis.names)}")
         axes[key] = value
     params = {}
     for key, parameter in _PARAMETERS.items():
         try:
-            kind = int if parameter.integer else float
-            params[key] = parameter.check(s.take(key, kind, parameter.default))
+            params[key] = parameter.check(s.take(key, int, int(parameter.default)))
         except ProblemError as exc:
             raise ProblemError(f"[solver] {exc}") from None
     rtol = s.take("rtol", float, BemSolverSettings.rtol)

@@ -26,7 +26,7 @@ def describe(result) -> list[str]:
     m2l = p.solver.m2l + (f" ({p.solver.exponential_nodes} nodes)" if p.solver.m2l == "exponential" else "")
     solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {m2l}, "
               f"p = {p.solver.order}" + ("" if p.solver.precision == "order" else f" (for {p.solver.precision})")
-              + f", near field {p.solver.near_field:g} element sizes"
+              + f", near field {p.solver.near_field} element sizes"
               if p.solver.method == "fmm" else "dense LU")
     lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
              f"{result.backend} ({result.device})",
@@ -44,8 +44,8 @@ BEM = register(Study(
     mesh_kind="surface-triangles",
     field_dtype="real",
     max_devices=1,
-    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, BACKEND),
-    parameters=(MULTIPOLE_ORDER, LEAF_SIZE, NEAR_FIELD, RTOL),
+    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, NEAR_FIELD, BACKEND),
+    parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
     apply_variants=_apply,
     run=run_problem,
     writer=write_bem,
