@@ -41,7 +41,8 @@ def _box_with_a_sharp_fixed_edge():
     return s, disp, traction
 
 
-def test_gpu_near_field_and_operator_match_the_host_ones():
+@pytest.mark.parametrize("reach", [None, 6.0])
+def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     cp = pytest.importorskip("cupy")
     from paraflux.engine.bem.fmm_operator import FmmBemOperator
     from paraflux.engine.bem.unknowns import unknown_layout
@@ -49,8 +50,8 @@ def test_gpu_near_field_and_operator_match_the_host_ones():
     s, disp, traction = _box_with_a_sharp_fixed_edge()
     layout = unknown_layout(s.points, s.triangles, disp)
     assert len(layout.extra_node) > 0
-    ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b)
-           for b in ("numpy", "cupy")]
+    ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b,
+                          precondition_ratio=reach) for b in ("numpy", "cupy")]
     for name in ("h_corr", "g_corr", "h_near", "g_near"):
         host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get().toarray()
         assert isinstance(getattr(ops[1], name).data, cp.ndarray)
@@ -64,8 +65,8 @@ def test_gpu_near_field_and_operator_match_the_host_ones():
     assert np.linalg.norm(dev - host) < 1e-10 * np.linalg.norm(host)
 
 
-@pytest.mark.parametrize("case", ["octant", "sharp-edged box"])
-def test_gpu_fmm_solve_matches_the_cpu_solve(case):
+@pytest.mark.parametrize("case, reach", [("octant", None), ("sharp-edged box", None), ("octant", 6.0)])
+def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     pytest.importorskip("cupy")
     from paraflux.engine.bem.cases import pressurised_octant
     from paraflux.engine.bem.direct import BoundaryData
@@ -76,9 +77,11 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case):
     else:
         s, disp, traction = _box_with_a_sharp_fixed_edge()
         data = BoundaryData(disp, np.zeros_like(s.points), traction)
-    cpu, cpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-12))
+    cpu, cpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-12,
+                                                                                precondition_ratio=reach))
     gpu, gpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-12,
-                                                                                backend="cupy"))
+                                                                                backend="cupy",
+                                                                                precondition_ratio=reach))
     assert gpu_report.relative_residual < 1e-12 and cpu_report.relative_residual < 1e-12
     assert np.linalg.norm(gpu.displacement - cpu.displacement) < 1e-10 * np.linalg.norm(cpu.displacement)
     assert np.linalg.norm(gpu.traction - cpu.traction) < 1e-10 * np.linalg.norm(cpu.traction)
