@@ -34,6 +34,7 @@ class FmmBenchConfig:
     direct_up_to: int = 1_000_000  # the exact direct sum over all N^2 pairs timed up to this N (1e7: minutes)
     scratch_precisions: tuple[float, ...] = (1e-6, 1e-3)  # ours from scratch at each, separation 1 and 2
     fmm3d_precisions: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6)  # FMM3D on all threads at each (equal achieved error)
+    one_thread_up_to: int = 1_000_000  # FMM3D on one thread too up to this N (1e7: about 5 minutes)
 
 
 def points(name: str, n: int, seed: int = 0) -> np.ndarray:
@@ -72,16 +73,16 @@ def _direct_seconds(cp, pts, q) -> float:
     return time.perf_counter() - t0
 
 
-def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad) -> list[dict] | None:
-    """FMM3D built from source with OpenMP (scripts/build-fmm3d.sh) at 1 thread and at all the threads its
-    OpenMP runtime offers, each run labelled with the thread count the library reported; None if not built."""
+def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad, one_thread: bool = True) -> list[dict] | None:
+    """FMM3D built from source with OpenMP (scripts/build-fmm3d.sh) at all the threads its OpenMP runtime offers
+    and (one_thread) at 1, each run labelled with the thread count the library reported; None if not built."""
     from .fmm3d_peer import load  # noqa: PLC0415
 
     library = load()
     if library is None:
         return None
     runs = []
-    for threads in sorted({1, library.all_threads()}, reverse=True):
+    for threads in sorted({1 if one_thread else library.all_threads(), library.all_threads()}, reverse=True):
         library.charges(pts[:1000], q[:1000], eps, threads)  # warm-up
         runs.append(_fmm3d_entry(library.charges(pts, q, eps, threads), sample, ref_phi, ref_grad))
     return runs
@@ -94,10 +95,12 @@ def _fmm3d_entry(run, sample, ref_phi, ref_grad) -> dict:
             "error_gradient": float(np.linalg.norm(run.gradient[sample] - ref_grad) / np.linalg.norm(ref_grad))}
 
 
-def _fmm3d_rows(pts, q, eps, sample, ref_phi, ref_grad) -> dict:
-    """The report's FMM3D entries: fmm3d (all threads) and fmm3d_one_thread, each None if not built."""
-    runs = _fmm3d(pts, q, eps, sample, ref_phi, ref_grad)
-    return {"fmm3d": runs[0] if runs else None, "fmm3d_one_thread": runs[-1] if runs else None}
+def _fmm3d_rows(pts, q, eps, sample, ref_phi, ref_grad, one_thread: bool = True) -> dict:
+    """The report's FMM3D entries: fmm3d (all threads) and fmm3d_one_thread, each None if not built (or, for
+    the one-thread entry, not run)."""
+    runs = _fmm3d(pts, q, eps, sample, ref_phi, ref_grad, one_thread)
+    return {"fmm3d": runs[0] if runs else None,
+            "fmm3d_one_thread": runs[-1] if runs and len(runs) > 1 else None}
 
 
 def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
@@ -142,10 +145,9 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
             pool.free_all_blocks()
     row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q) if n <= config.direct_up_to else None
     row["direct_all_n"] = True  # every target, not a scaled sample (the report labels older runs' estimates)
-    if n <= config.all_schemes_up_to:
-        row["at_precision"] = _at_precision(cp, pts, q, sample, config)
-        log(f"  at {config.precision:g}: ours p={row['at_precision']['order']} "
-            f"{row['at_precision']['apply_seconds']:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
+    row["at_precision"] = _at_precision(cp, pts, q, sample, config)
+    log(f"  at {config.precision:g}: ours p={row['at_precision']['order']} "
+        f"{row['at_precision']['apply_seconds']:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
     return row
 
 
@@ -162,7 +164,7 @@ def _at_precision(cp, pts, q, sample, config: FmmBenchConfig) -> dict:
     best = min(mine, key=lambda r: r["scratch_seconds"])
     sweep = _fmm3d_sweep(pts, q, config.fmm3d_precisions, sample, ref, ref_grad)
     return {**best, "scheme": "standard", "tree_on": "device", "scratch": scratch, "fmm3d_sweep": sweep,
-            **_fmm3d_rows(pts, q, config.precision, sample, ref, ref_grad)}
+            **_fmm3d_rows(pts, q, config.precision, sample, ref, ref_grad, len(pts) <= config.one_thread_up_to)}
 
 
 def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, leaf_size: int) -> dict:
