@@ -130,7 +130,8 @@ class FmmBemOperator:
         xp, dev, n, t = self.xp, self.dev, self.n, len(self.targets)
         pp, ee = xp.asarray(p), xp.asarray(e)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
-        every = self.reach == self.correction_ratio  # every listed pair corrected (vertex pairs at any distance)
+        every = self.reach == self.correction_ratio  # every listed pair corrected (vertex and own pairs lie
+        # within 2/3 of an element size of its centroid, so a correction ratio of 1 or more keeps them corrected)
         inner = np.ones(len(p), dtype=bool) if every else distance < self.correction_ratio * self.el.sizes[e]
         sel = xp.asarray(np.flatnonzero(inner))
         if every:

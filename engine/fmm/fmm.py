@@ -173,4 +173,4 @@ def translations_per_box(tree: Octree, scheme: str) -> int:
     the parents translated in their place (at most 119, 315 with separation 2); for child-to-parent, per
     family, the children's kept pairs plus the parent's translations, shared by its 8 child positions (at
     most 119, 315 with separation 2)."""
-    return SCHEMES[scheme].translations_per_box(tree)
+    return SCHEMES[scheme].translations_per_box(tree.on_host())

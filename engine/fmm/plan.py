@@ -153,6 +153,8 @@ def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, ba
     on the host otherwise; a tree given in the other memory is moved to the host."""
     on_device = backend.is_gpu and getattr(m2l, "on_device", False)
     if tree is None:
+        if on_device:  # copied to the device once, for the tree and the plan
+            sources, targets = backend.xp.asarray(sources), backend.xp.asarray(targets)
         tree = build_octree(sources, targets, options.leaf_size, separation=options.separation,
                             xp=backend.xp if on_device else np)
     elif tree.separation != options.separation:

@@ -84,7 +84,7 @@ class Octree:
         return self.side / 2 ** level
 
     def centres(self, level: int) -> np.ndarray:
-        return self.corner + (self.levels[level].coords + 0.5) * self.box_side(level)
+        return self.xp.asarray(self.corner) + (self.levels[level].coords + 0.5) * self.box_side(level)
 
     @property
     def xp(self):
@@ -93,7 +93,7 @@ class Octree:
 
     def stats(self) -> dict:
         xp = self.xp
-        per_box = [xp.bincount(t, minlength=lv.n_boxes) for (t, _, _), lv in zip(self.m2l, self.levels)]
+        per_box = [xp.bincount(t, minlength=lv.n_boxes) for (t, _, _), lv in zip(self.m2l, self.levels) if len(t)]
         return {"levels": len(self.levels), "boxes": [lv.n_boxes for lv in self.levels],
                 "leaves": int(sum(int(lv.leaf.sum()) for lv in self.levels)),
                 "m2l_pairs": int(sum(len(t) for t, _, _ in self.m2l)),
@@ -116,7 +116,7 @@ def build_octree(sources, targets, leaf_size: int = 32, max_level: int = 20, roo
     """The adaptive octree of sources (n_s, 3) and targets (n_t, 3); root_pad: the root cube's margin (a
     fraction of its side on each end, shifted by ROOT_SHIFT); 0 gives the points' bounding cube, centred;
     separation: 1 or 2, the boxes apart (along some axis) beyond which two boxes interact by M2L; xp: the
-    array module that builds and holds the tree (NumPy or CuPy; the points may be in either memory)."""
+    array module that builds and holds the tree (NumPy: points in host memory; CuPy: in either memory)."""
     if leaf_size < 1:
         raise ProblemError(f"leaf_size must be at least 1, got {leaf_size}")
     if separation not in SEPARATIONS:
