@@ -52,8 +52,8 @@ class FmmBemOperator:
     Sparse near corrections h_corr (3T, 3N) onto nodes and g_corr (3T, 3T) onto traction slots; known
     tractions' corrections are folded into `known_correction`. h_near and g_near hold the near-field blocks
     themselves (accurate, then plain out to precondition_ratio; without the rigid-body terms), the
-    preconditioner's matrix, until take_near() hands them over. memory: a DeviceMemory whose phases the set-up marks (its own one, not counting, if none is
-    given). separation: the FMM's (LaplaceFMM), 1 or 2."""
+    preconditioner's matrix, until take_near() hands them over. memory: a DeviceMemory whose phases the set-up
+    marks (its own one, not counting, if none is given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
@@ -130,16 +130,16 @@ class FmmBemOperator:
         xp, dev, n, t = self.xp, self.dev, self.n, len(self.targets)
         pp, ee = xp.asarray(p), xp.asarray(e)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
+        relative = distance / self.el.sizes[e]
         every = self.reach == self.correction_ratio  # every listed pair corrected (vertex and own pairs lie
         # within 2/3 of an element size of its centroid, so a correction ratio of 1 or more keeps them corrected)
-        inner = np.ones(len(p), dtype=bool) if every else distance < self.correction_ratio * self.el.sizes[e]
+        inner = np.ones(len(p), dtype=bool) if every else relative < self.correction_ratio
         sel = xp.asarray(np.flatnonzero(inner))
         if every:
-            h_acc, g_acc = self._accurate(pp, ee, distance / self.el.sizes[e], el_x, node, own, own_weights)
+            h_acc, g_acc = self._accurate(pp, ee, relative, el_x, node, own, own_weights)
         else:  # pairs beyond correction_ratio keep the plain rule
             h_acc, g_acc = h_base.copy(), g_base.copy()
-            h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], distance[inner] / self.el.sizes[e[inner]],
-                                                    el_x, node, own, own_weights)
+            h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], relative[inner], el_x, node, own, own_weights)
         dg = g_acc - g_base
         known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
                                         xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)

@@ -53,13 +53,6 @@ def _direct_chunked(cp, pts, q, targets):
     return cp.concatenate([a for a, _ in parts], axis=1), cp.concatenate([g for _, g in parts], axis=1)
 
 
-def _sample_error(cp, pts, q, phi, grad, sample):
-    ref, ref_grad = _direct_chunked(cp, pts, q, pts[sample])
-    e_phi = float(cp.linalg.norm(phi[sample] - ref[0]) / cp.linalg.norm(ref))
-    e_grad = float(cp.linalg.norm(grad[sample] - ref_grad[0]) / cp.linalg.norm(ref_grad))
-    return e_phi, e_grad
-
-
 def _direct_seconds(cp, pts, q) -> float:
     """The exact direct sum on the GPU (the tiled FP64 kernel, engine/fmm/gpu_direct.py), potential and
     gradient at all N points, from points in host memory to results in host memory."""
@@ -81,18 +74,24 @@ def _fmm3d(pts, q, eps, sample, ref_phi, ref_grad, one_thread: bool = True) -> l
     library = load()
     if library is None:
         return None
-    runs = []
-    for threads in sorted({1 if one_thread else library.all_threads(), library.all_threads()}, reverse=True):
-        library.charges(pts[:1000], q[:1000], eps, threads)  # warm-up
-        runs.append(_fmm3d_entry(library.charges(pts, q, eps, threads), sample, ref_phi, ref_grad))
-    return runs
+    every = library.all_threads()
+    return [_fmm3d_run(library, pts, q, eps, threads, sample, ref_phi, ref_grad)
+            for threads in sorted({1 if one_thread else every, every}, reverse=True)]
 
 
-def _fmm3d_entry(run, sample, ref_phi, ref_grad) -> dict:
-    """An FMM3D run as the report reads it: seconds, the threads the library reported, its build, its errors."""
+def _fmm3d_run(library, pts, q, eps: float, threads: int, sample, ref_phi, ref_grad) -> dict:
+    """One FMM3D run after a warm-up, as the report reads it: seconds, the threads the library reported, its
+    build, its errors on the sampled targets."""
+    library.charges(pts[:1000], q[:1000], eps, threads)  # warm-up
+    run = library.charges(pts, q, eps, threads)
     return {"seconds": run.seconds, "threads": run.threads, "build": "source, OpenMP",
-            "error": float(np.linalg.norm(run.potential[sample] - ref_phi) / np.linalg.norm(ref_phi)),
-            "error_gradient": float(np.linalg.norm(run.gradient[sample] - ref_grad) / np.linalg.norm(ref_grad))}
+            **_errors(run.potential[sample], run.gradient[sample], ref_phi, ref_grad)}
+
+
+def _errors(phi, grad, ref_phi, ref_grad) -> dict:
+    """Relative L2 errors of potential and gradient (host arrays) against the direct sum's."""
+    return {"error": float(np.linalg.norm(phi - ref_phi) / np.linalg.norm(ref_phi)),
+            "error_gradient": float(np.linalg.norm(grad - ref_grad) / np.linalg.norm(ref_grad))}
 
 
 def _fmm3d_rows(pts, q, eps, sample, ref_phi, ref_grad, one_thread: bool = True) -> dict:
@@ -107,6 +106,7 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
     pts = points(dist, n)
     q = np.random.default_rng(1).standard_normal(n)
     sample = np.random.default_rng(2).choice(n, min(config.sample, n), replace=False)
+    reference = tuple(a[0].get() for a in _direct_chunked(cp, pts, q, pts[sample]))  # potential, gradient
     t0 = time.perf_counter()
     tree = build_octree(pts, pts, config.leaf_size)
     row = {"distribution": dist, "n": n, "tree_seconds": time.perf_counter() - t0, "tree": tree.stats(), "runs": []}
@@ -131,36 +131,38 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
                 cp.cuda.Device().synchronize()
                 totals.append(time.perf_counter() - t0)
                 phases.append(timings)
-            held = int(pool.total_bytes())  # before the direct-sum check allocates its own scratch
-            e_phi, e_grad = _sample_error(cp, pts, q, phi, grad, sample)
+            held = int(pool.total_bytes())  # what the run holds
+            errors = _errors(phi[sample].get(), grad[sample].get(), *reference)
             k = int(np.argsort(totals)[len(totals) // 2])
             run = {"order": p, "scheme": scheme if nodes is None else f"{scheme}-{nodes}", "setup_seconds": setup, "apply_seconds": totals[k],
-                   "phases": phases[k], "error": e_phi, "error_gradient": e_grad,
+                   "phases": phases[k], **errors,
                    "translations_per_box": translations_per_box(tree, scheme),
                    "device_memory_bytes": held}
             row["runs"].append(run)
-            log(f"  p={p} {run['scheme']}: {totals[k]:.3f} s, error {e_phi:.1e} / {e_grad:.1e}, "
+            log(f"  p={p} {run['scheme']}: {totals[k]:.3f} s, error {run['error']:.1e} / "
+                f"{run['error_gradient']:.1e}, "
                 f"{run['device_memory_bytes'] / 2**20:.0f} MiB")
             del fmm
             pool.free_all_blocks()
     row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q) if n <= config.direct_up_to else None
     row["direct_all_n"] = True  # every target, not a scaled sample (the report labels older runs' estimates)
-    row["at_precision"] = _at_precision(cp, pts, q, sample, config)
+    row["at_precision"] = _at_precision(cp, pts, q, sample, reference, config)
     log(f"  at {config.precision:g}: ours p={row['at_precision']['order']} "
         f"{row['at_precision']['apply_seconds']:.3f} s; fmm3d {row['at_precision']['fmm3d']}")
     return row
 
 
-def _at_precision(cp, pts, q, sample, config: FmmBenchConfig) -> dict:
+def _at_precision(cp, pts, q, sample, reference: tuple, config: FmmBenchConfig) -> dict:
     """Ours from scratch (the default GPU scheme, standard, its tree and lists built on the GPU) at each of
     config.scratch_precisions and separations 1 and 2, and FMM3D: at config.precision on 1 and all threads, and
     on all threads at each of config.fmm3d_precisions (to compare at equal achieved error); every run checked
-    against the direct sum on the sampled targets. The entry at config.precision is the fastest separation."""
-    ref, ref_grad = (a[0].get() for a in _direct_chunked(cp, pts, q, pts[sample]))
-    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, (ref, ref_grad), config.leaf_size)
+    against the direct sum on the sampled targets (reference: its potential and gradient there, on the host).
+    The entry at config.precision is the fastest separation."""
+    ref, ref_grad = reference
+    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, config.leaf_size)
                for eps in config.scratch_precisions for sep in SEPARATIONS]
     mine = [r for r in scratch if r["precision"] == config.precision] or [_from_scratch(
-        cp, pts, q, config.precision, 1, sample, (ref, ref_grad), config.leaf_size)]
+        cp, pts, q, config.precision, 1, sample, reference, config.leaf_size)]
     best = min(mine, key=lambda r: r["scratch_seconds"])
     sweep = _fmm3d_sweep(pts, q, config.fmm3d_precisions, sample, ref, ref_grad)
     return {**best, "scheme": "standard", "tree_on": "device", "scratch": scratch, "fmm3d_sweep": sweep,
@@ -184,12 +186,9 @@ def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, le
     fmm.apply(q, gradient=True, timings=phases)
     cp.cuda.Device().synchronize()
     apply_seconds = time.perf_counter() - done
-    ref, ref_grad = reference
     return {"precision": eps, "separation": separation, "order": p, "setup_seconds": built - t0,
             "scratch_seconds": done - t0, "apply_seconds": apply_seconds, "phases": phases,
-            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
-            "error": float(np.linalg.norm(phi[sample] - ref) / np.linalg.norm(ref)),
-            "error_gradient": float(np.linalg.norm(grad[sample] - ref_grad) / np.linalg.norm(ref_grad))}
+            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"], **_errors(phi[sample], grad[sample], *reference)}
 
 
 def _fmm3d_sweep(pts, q, precisions, sample, ref_phi, ref_grad) -> list[dict] | None:
@@ -199,12 +198,8 @@ def _fmm3d_sweep(pts, q, precisions, sample, ref_phi, ref_grad) -> list[dict] | 
     library = load()
     if library is None:
         return None
-    runs = []
-    for eps in precisions:
-        library.charges(pts[:1000], q[:1000], eps, library.all_threads())  # warm-up
-        run = library.charges(pts, q, eps, library.all_threads())
-        runs.append({"eps": eps, **_fmm3d_entry(run, sample, ref_phi, ref_grad)})
-    return runs
+    return [{"eps": eps, **_fmm3d_run(library, pts, q, eps, library.all_threads(), sample, ref_phi, ref_grad)}
+            for eps in precisions]
 
 
 def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ProblemError
 from .gpu_m2l import l2p_gpu, m2l_lists_gpu, p2m_gpu, p2p_gpu
-from .plan import FmmPlan, ListWork, Resident, octants, resident_arrays
+from .plan import FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
 
 
 class DevicePasses:
@@ -28,13 +28,9 @@ class DevicePasses:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, on the host or the
         device) as list work on the device; table already in the kernel's form (table())."""
         xp = self.xp
-        tgt, src, off = (xp.asarray(a) for a in (tgt, src, off))
-        order = tgt.argsort()  # stable (a radix sort)
-        tgt, src, off = tgt[order], src[order], off[order]
-        starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.flatnonzero(xp.diff(tgt)) + 1,
-                                 xp.full(1, len(tgt), dtype=xp.int64)])
-        return ListWork(xp.asarray(tgt[starts[:-1]], dtype=xp.int64), xp.asarray(starts, dtype=xp.int64),
-                        xp.asarray(src, dtype=xp.int64), xp.asarray(off, dtype=xp.int32), table)
+        targets, starts, src, off = by_target(*(xp.asarray(a) for a in (tgt, src, off)))
+        return ListWork(targets.astype(xp.int64, copy=False), starts, src.astype(xp.int64, copy=False),
+                        off.astype(xp.int32), table)
 
     def run_lists(self, source, dest, work: ListWork) -> None:
         m2l_lists_gpu(source, dest, work.targets, work.starts, work.sources, work.offsets, work.table)

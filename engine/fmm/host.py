@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .operators import l2p, p2m
-from .plan import FmmPlan, ListWork, Resident, octants, resident_arrays
+from .plan import FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
 from .standard_m2l import m2l_lists_numba, p2p_numba
 
 SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leaves may hold
@@ -21,10 +21,7 @@ class HostPasses:
 
     def lists(self, tgt, src, off, table) -> ListWork:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays) as list work."""
-        order = np.argsort(tgt, kind="stable")
-        tgt, src, off = tgt[order], src[order], off[order]
-        starts = np.r_[0, np.flatnonzero(np.diff(tgt)) + 1, len(tgt)]
-        return ListWork(tgt[starts[:-1]], starts, src, off, table)
+        return ListWork(*by_target(tgt, src, off), table)
 
     def run_lists(self, source, dest, work: ListWork) -> None:
         m2l_lists_numba(source, dest, work.targets, work.starts, work.sources, work.offsets, work.table)

@@ -11,7 +11,7 @@ from ..backend import Backend, array_module
 from ..errors import ProblemError
 from .harmonics import degree_order, n_coefficients
 from .operators import child_tables
-from .tree import Octree, build_octree
+from .tree import Octree, build_octree, stable_argsort
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,17 @@ def leaves_of(tree: Octree, kind: str) -> Leaves:
     return Leaves(*(xp.ascontiguousarray(a[:, k]) for k in range(3)), index)  # the kernels read flat arrays
 
 
+def by_target(tgt, src, off):
+    """Translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, NumPy or CuPy) sorted by
+    target: (targets, starts, sources, offsets), the targets' lists being [starts[i], starts[i + 1])."""
+    xp = array_module(tgt)
+    order = stable_argsort(tgt)
+    tgt, src, off = tgt[order], src[order], off[order]
+    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.flatnonzero(xp.diff(tgt)) + 1,
+                             xp.full(1, len(tgt), dtype=xp.int64)])
+    return tgt[starts[:-1]], starts, src, off
+
+
 def segment_ids(counts):
     """repeat(arange(len(counts)), counts) for counts (n,) >= 0, by a search (CuPy's repeat takes no array
     of counts)."""
@@ -240,7 +251,7 @@ def near_csr(pairs: tuple, src_leaves: Leaves, tgt_leaves: Leaves, n_targets: in
     leaf; in the pairs' memory."""
     tl, sl = pairs
     xp = array_module(tl)
-    order = xp.argsort(tl, kind="stable") if xp is np else tl.argsort()
+    order = stable_argsort(tl)
     starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
                              xp.cumsum(xp.bincount(tl, minlength=len(tgt_leaves.start)))])
     leaf_of = xp.full(n_targets, -1, dtype=xp.int32)

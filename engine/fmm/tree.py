@@ -131,14 +131,15 @@ def build_octree(sources, targets, leaf_size: int = 32, max_level: int = 20, roo
     scale, origin = 2 ** BITS / side, xp.asarray(corner)
     cells = lambda x: xp.clip(((x - origin) * scale).astype(xp.int64), 0, 2 ** BITS - 1)  # noqa: E731
     src_keys, tgt_keys = morton(cells(sources)), morton(cells(targets))
-    src_order, tgt_order = _argsort(src_keys), _argsort(tgt_keys)
+    src_order, tgt_order = stable_argsort(src_keys), stable_argsort(tgt_keys)
     levels = _levels(src_keys[src_order], tgt_keys[tgt_order], leaf_size, max_level, xp)
     m2l, near = _interactions(levels, separation, xp)
     return Octree(corner, side, src_order, tgt_order, levels, m2l, near, leaf_size, separation)
 
 
-def _argsort(keys):
-    """The stable sorting permutation (CuPy's sort is a stable radix sort and takes no kind)."""
+def stable_argsort(keys):
+    """The stable sorting permutation of a NumPy or CuPy array (CuPy's sort is a stable radix sort and takes
+    no kind)."""
     return np.argsort(keys, kind="stable") if isinstance(keys, np.ndarray) else keys.argsort()
 
 
@@ -226,8 +227,9 @@ def _children_pairs_arrays(children_a, children_c, coords, separation):
     w = 2 * r + 1
     parts = []
     for i in range(0, len(children_a), CHUNK_PAIRS):
-        ca = xp.broadcast_to(children_a[i:i + CHUNK_PAIRS, :, None], (len(children_a[i:i + CHUNK_PAIRS]), 8, 8))
-        cc = xp.broadcast_to(children_c[i:i + CHUNK_PAIRS, None, :], ca.shape)
+        a, c = children_a[i:i + CHUNK_PAIRS], children_c[i:i + CHUNK_PAIRS]
+        ca = xp.broadcast_to(a[:, :, None], (len(a), 8, 8))
+        cc = xp.broadcast_to(c[:, None, :], ca.shape)
         valid = (ca >= 0) & (cc >= 0)
         ca, cc = ca[valid], cc[valid]
         d = coords[cc] - coords[ca]
