@@ -43,7 +43,7 @@ def test_gpu_exponential_scheme_matches_cpu_for_every_node_count(cp, nodes):
 def test_gpu_many_densities_and_self_interaction(cp):
     rng = np.random.default_rng(9)
     pts = rng.uniform(0, 1, (4000, 3))
-    q = rng.standard_normal((11, 4000))  # more than one launch of the M2L kernel's 8 densities
+    q = rng.standard_normal((11, 4000))  # 11 column chunks of the tiled list kernel
     cpu, _ = LaplaceFMM(pts, pts, 6, 32, "standard", "numpy").apply(q)
     timings = {}
     gpu, _ = LaplaceFMM(pts, pts, 6, 32, "standard", "cupy").apply(q, timings=timings)
@@ -107,3 +107,24 @@ def test_standard_plans_on_the_gpu_and_a_gpu_tree_serves_the_host_planned_scheme
         phi, grad = fmm.apply(q, gradient=True)
         assert np.abs(phi.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
         assert np.abs(grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
+
+
+@pytest.mark.parametrize("width, n_dens", [(12, 1), (110, 5), (462, 2)])
+def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens):
+    """kernels/fmm.cu's m2l_tiles against host.tiles_reference: several row chunks (width > 96), several column
+    chunks (64 slots x n_dens > 64), tiles left partly empty and targets spread over many tables."""
+    from paraflux.engine.fmm.gpu_m2l import m2l_tiles_gpu  # noqa: PLC0415
+    from paraflux.engine.fmm.host import tiles_reference  # noqa: PLC0415
+    from paraflux.engine.fmm.plan import TileWork, by_tile  # noqa: PLC0415
+
+    rng = np.random.default_rng(width)
+    tgt, off = np.divmod(rng.choice(300 * 40, 3000, replace=False), 40)  # (target, table) unique
+    src = rng.integers(0, 500, len(tgt))
+    table, source = rng.standard_normal((40, width, width)), rng.standard_normal((500, n_dens, width))
+    arrays = by_tile(tgt, src, off)
+    expected = rng.standard_normal((500, n_dens, width))
+    dest = cp.asarray(expected)
+    tiles_reference(source, expected, arrays, table)
+    work = TileWork(*(cp.asarray(a) for a in arrays), cp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1))))
+    m2l_tiles_gpu(cp.asarray(source), dest, work)
+    assert np.abs(dest.get() - expected).max() < 1e-12 * np.abs(expected).max()

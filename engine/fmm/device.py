@@ -1,14 +1,13 @@
 """The FMM's passes on the GPU through the kernels of kernels/fmm.cu (gpu_m2l.py launches them): fused P2M and
-L2P at the leaves, M2M, L2L and the list M2L by the per-target list kernel, the near field one thread per
-target."""
+L2P at the leaves, M2M, L2L and the list M2L by the tiled list kernel, the near field one thread per target."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import ProblemError
-from .gpu_m2l import l2p_gpu, m2l_lists_gpu, p2m_gpu, p2p_gpu
-from .plan import FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
+from .gpu_m2l import l2p_gpu, m2l_tiles_gpu, p2m_gpu, p2p_gpu
+from .plan import FmmPlan, Resident, TileWork, by_tile, octants, resident_arrays
 
 
 class DevicePasses:
@@ -24,16 +23,16 @@ class DevicePasses:
             return self.xp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1)))
         return self.xp.ascontiguousarray(table.transpose(0, 2, 1))
 
-    def lists(self, tgt, src, off, table) -> ListWork:
+    def lists(self, tgt, src, off, table, key=None) -> TileWork:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, on the host or the
-        device) as list work on the device; table already in the kernel's form (table())."""
+        device) as tiles of target boxes for the tiled kernel (plan.by_tile), ranked by key (per pair; default
+        the target): targets sharing their tables should rank close; table already in the kernel's form."""
         xp = self.xp
-        targets, starts, src, off = by_target(*(xp.asarray(a) for a in (tgt, src, off)))
-        return ListWork(targets.astype(xp.int64, copy=False), starts, src.astype(xp.int64, copy=False),
-                        off.astype(xp.int32), table)
+        arrays = by_tile(*(xp.asarray(a) for a in (tgt, src, off)), key=None if key is None else xp.asarray(key))
+        return TileWork(*arrays, table)
 
-    def run_lists(self, source, dest, work: ListWork) -> None:
-        m2l_lists_gpu(source, dest, work.targets, work.starts, work.sources, work.offsets, work.table)
+    def run_lists(self, source, dest, work: TileWork) -> None:
+        m2l_tiles_gpu(source, dest, work)
 
     def families(self, plan: FmmPlan) -> list:
         """(M2M, L2L) of each level as list work: children onto their parents, parents onto the children;
@@ -42,7 +41,9 @@ class DevicePasses:
         work = [()]
         for level in range(1, len(plan.tree.levels)):
             octant, parents, children = octants(plan, level)
-            work.append((self.lists(parents, children, octant, m2m_t), self.lists(children, parents, octant, l2l_t)))
+            same_octant = octant * len(children) + children  # L2L tiles of one octant: one table each
+            work.append((self.lists(parents, children, octant, m2m_t),
+                         self.lists(children, parents, octant, l2l_t, same_octant)))
         return work
 
     def resident(self, plan: FmmPlan) -> Resident:

@@ -1,5 +1,5 @@
-"""Launchers of kernels/fmm.cu: the paper's M2L (a block per target box), the near-field P2P and the fused
-P2M / L2P at the leaves."""
+"""Launchers of kernels/fmm.cu: the list translations (M2L, M2M, L2L) by tiles of target boxes, the near-field
+P2P and the fused P2M / L2P at the leaves."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from ..backend import kernel_module
+from .plan import TILE_SLOTS
 
-MAX_DENS = 8
+TILE_ROWS, TILE_COLS, TILE_THREADS = 96, 64, 256  # m2l_tiles' block: output rows x (slot, density) columns
 P2M_COMBOS_PER_THREAD = 8  # (density, coefficient) accumulators per thread of p2m_leaves
 P2M_MAX_THREADS = 256  # its registers allow no more at p = 20
 P2M_SHARED_BYTES = 32 << 10  # staged harmonics per block
@@ -21,24 +22,18 @@ def _module():
     return kernel_module(Path(__file__).with_name("kernels") / "fmm.cu")
 
 
-def m2l_lists_gpu(multipole, local, targets, starts, sources, offsets, table_t) -> None:
-    """local[targets[i]] += sum over k in [starts[i], starts[i+1]) of table[offsets[k]] @ multipole[sources[k]],
-    all device arrays; table_t: the (n, width, width) table with its last two axes swapped."""
-    import cupy as cp  # noqa: PLC0415
-
-    n_dens, width = multipole.shape[1], multipole.shape[2]
-    kernel = _module().get_function("m2l_lists")
-    block = max(32, -(-width // 32) * 32)
-    for d0 in range(0, n_dens, MAX_DENS):
-        whole = d0 == 0 and n_dens <= MAX_DENS
-        m = multipole if whole else cp.ascontiguousarray(multipole[:, d0:d0 + MAX_DENS])
-        loc = local if whole else cp.ascontiguousarray(local[:, d0:d0 + MAX_DENS])
-        nd = m.shape[1]
-        kernel((len(targets),), (block,),
-               (m, loc, targets, starts, sources, offsets, table_t, np.int32(nd), np.int32(width)),
-               shared_mem=8 * nd * width)
-        if not whole:
-            local[:, d0:d0 + MAX_DENS] = loc
+def m2l_tiles_gpu(source, dest, work) -> None:
+    """dest[t] += table[o] @ source[s] over every pair of work (plan.TileWork) by the tiled kernel; source and
+    dest (n_boxes, n_dens, width) contiguous device arrays (the same array for M2M and L2L)."""
+    n_tiles = len(work.tile_target) // TILE_SLOTS
+    if not n_tiles:
+        return
+    n_dens, width = source.shape[1], source.shape[2]
+    grid = (n_tiles, -(-width // TILE_ROWS), -(-TILE_SLOTS * n_dens // TILE_COLS))
+    _module().get_function("m2l_tiles")(
+        grid, (TILE_THREADS,),
+        (source, dest, work.tile_target, work.tile_segments, work.segment_table, work.segment_pairs,
+         work.pair_slot, work.pair_source, work.table, np.int32(n_dens), np.int32(width)))
 
 
 def p2p_gpu(tgt, src, charges, dipoles, leaf_of_target, pair_start, pair_leaf, leaf_first, leaf_stop,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .operators import l2p, p2m
-from .plan import FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
+from .plan import TILE_SLOTS, FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
 from .standard_m2l import m2l_lists_numba, p2p_numba
 
 SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leaves may hold
@@ -19,8 +19,9 @@ class HostPasses:
         """A translation table (n, 2P, 2P) in the form the list kernel reads."""
         return table
 
-    def lists(self, tgt, src, off, table) -> ListWork:
-        """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays) as list work."""
+    def lists(self, tgt, src, off, table, key=None) -> ListWork:
+        """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays) as list work; key
+        (the GPU's tile ranking) is not used: one thread owns a target's list."""
         return ListWork(*by_target(tgt, src, off), table)
 
     def run_lists(self, source, dest, work: ListWork) -> None:
@@ -135,3 +136,14 @@ def _pair_sums(q, d, si, diff, inv, gradient: bool, xp):
             grad = grad + xp.einsum("dksc,kts->dktc", ds, inv3) - 3 * xp.einsum(
                 "dkts,kts,ktsc->dktc", dot, inv3 * inv * inv, diff)
     return phi, grad
+
+
+def tiles_reference(source: np.ndarray, dest: np.ndarray, arrays: tuple, table: np.ndarray) -> None:
+    """The NumPy twin of kernels/fmm.cu's m2l_tiles, segment by segment: dest[t] += table[o] @ source[s] for
+    the pairs of by_tile's arrays; source, dest (n_boxes, n_dens, width), table (n, width, width)."""
+    tile_target, tile_segments, segment_table, segment_pairs, pair_slot, pair_source = arrays
+    for tile in range(len(tile_segments) - 1):
+        for seg in range(tile_segments[tile], tile_segments[tile + 1]):
+            pairs = slice(segment_pairs[seg], segment_pairs[seg + 1])
+            rows = tile_target[tile * TILE_SLOTS + pair_slot[pairs]]
+            dest[rows] += source[pair_source[pairs]] @ table[segment_table[seg]].T

@@ -40,6 +40,13 @@ def _level_pairs(tree: Octree):
             yield level, tgt_box, src_box, off
 
 
+def _same_octant_key(tree: Octree, level: int, tgt_box):
+    """A ranking of target boxes by octant, then box (Morton order): boxes at one octant under their parents
+    have the same interaction list's offsets, so tiles of them (the GPU's list kernel) share their tables."""
+    c = tree.levels[level].coords[tgt_box]
+    return ((c[:, 0] % 2) * 4 + (c[:, 1] % 2) * 2 + c[:, 2] % 2) * tree.levels[level].n_boxes + tgt_box
+
+
 def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None:
     if options.separation not in scheme.separations:
         raise ProblemError(f"the {name} M2L scheme takes separation {' or '.join(map(str, scheme.separations))}, "
@@ -71,7 +78,8 @@ class Standard:
 
     def prepare(self, plan: FmmPlan) -> _ListState:
         table = plan.passes.table(standard_m2l_table(plan.order, plan.tree.separation))
-        return _ListState(plan.passes, [plan.passes.lists(plan.gid(lv, t), plan.gid(lv, s), off, table)
+        return _ListState(plan.passes, [plan.passes.lists(plan.gid(lv, t), plan.gid(lv, s), off, table,
+                                                          _same_octant_key(plan.tree, lv, t))
                                         for lv, t, s, off in _level_pairs(plan.tree)])
 
     def apply(self, state: _ListState, multipole, local) -> None:

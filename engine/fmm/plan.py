@@ -13,6 +13,8 @@ from .harmonics import degree_order, n_coefficients
 from .operators import child_tables
 from .tree import Octree, build_octree, stable_argsort
 
+TILE_SLOTS = 64  # target boxes per tile of the GPU's list kernel (kernels/fmm.cu m2l_tiles)
+
 
 @dataclass(frozen=True)
 class FmmOptions:
@@ -39,7 +41,7 @@ class Leaves:
 
 @dataclass(frozen=True, eq=False)
 class ListWork:
-    """Translations for the per-target list kernels (M2L, and M2M / L2L on the GPU), sorted by target:
+    """Translations for the host's per-target list loop (M2L; standard_m2l.m2l_lists_numba), sorted by target:
     dest[targets[i]] += table[offsets[k]] @ source[sources[k]] for k in [starts[i], starts[i + 1]); arrays
     and table in the form the backend's kernel reads (passes.lists)."""
 
@@ -47,6 +49,23 @@ class ListWork:
     starts: object
     sources: object
     offsets: object
+    table: object
+
+
+@dataclass(frozen=True, eq=False)
+class TileWork:
+    """Translations for the GPU's tiled kernel (kernels/fmm.cu m2l_tiles), grouped by by_tile: tile_target
+    (n_tiles * TILE_SLOTS,) target row or -1; tile_segments (n_tiles + 1,) each tile's segments; segment_table
+    (n_seg,) int32 the table every pair of a segment uses; segment_pairs (n_seg + 1,) each segment's pairs;
+    pair_slot (n,) int32 the target's slot in its tile; pair_source (n,) the source row; table: (n, 2P, 2P)
+    with its last two axes swapped. All on the device."""
+
+    tile_target: object
+    tile_segments: object
+    segment_table: object
+    segment_pairs: object
+    pair_slot: object
+    pair_source: object
     table: object
 
 
@@ -215,6 +234,35 @@ def by_target(tgt, src, off):
     starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.flatnonzero(xp.diff(tgt)) + 1,
                              xp.full(1, len(tgt), dtype=xp.int64)])
     return tgt[starts[:-1]], starts, src, off
+
+
+def by_tile(tgt, src, off, key=None, slots: int = TILE_SLOTS) -> tuple:
+    """Translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, NumPy or CuPy) grouped for
+    the tiled kernel: the targets ranked by key (per pair, one value per target; default the target itself)
+    and cut into tiles of `slots`, each tile's pairs sorted by table; no target twice with one table. Returns TileWork's arrays (less the
+    table): tile_target, tile_segments, segment_table, segment_pairs, pair_slot, pair_source."""
+    xp = array_module(tgt)
+    key = tgt if key is None else key
+    order = stable_argsort(key)
+    first = xp.concatenate([xp.ones(min(1, len(tgt)), dtype=bool), key[order][1:] != key[order][:-1]])
+    rank = xp.empty(len(tgt), dtype=xp.int64)
+    rank[order] = xp.cumsum(first) - 1
+    n_tiles = -(-int(first.sum()) // slots)
+    tile_target = xp.full(n_tiles * slots, -1, dtype=xp.int64)
+    tile_target[rank] = tgt
+    tile, slot = rank // slots, rank % slots
+    pair_key = (tile * (int(off.max()) + 1 if len(off) else 1) + off) * slots + slot
+    order = stable_argsort(pair_key)
+    if bool((pair_key[order][1:] == pair_key[order][:-1]).any()):
+        raise ValueError("a target box appears twice with one table: the tiled kernel holds one source per slot")
+    tile, off = tile[order], off[order]
+    cut = xp.flatnonzero((tile[1:] != tile[:-1]) | (off[1:] != off[:-1])) + 1
+    segment_pairs = xp.concatenate([xp.zeros(1, dtype=xp.int64), cut, xp.full(1, len(tgt), dtype=xp.int64)])
+    starts = segment_pairs[:-1][: len(cut) + min(1, len(tgt))]
+    tile_segments = xp.searchsorted(tile[starts], xp.arange(n_tiles + 1))
+    return (tile_target, tile_segments.astype(xp.int64), off[starts].astype(xp.int32),
+            segment_pairs[: len(starts) + 1], slot[order].astype(xp.int32),
+            src[order].astype(xp.int64))
 
 
 def segment_ids(counts):

@@ -1,39 +1,74 @@
-// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (M2L), host.p2p_reference (near field),
+// Laplace FMM kernels. NumPy twins: standard_m2l.m2l_lists_numba (the list translations), host.p2p_reference (near field),
 // operators.p2m and operators.l2p (the leaf expansions).
 
-// The paper's M2L: one block per target box, one thread per real coefficient row (the real and
-// imaginary parts of each (j, k >= 0)), the source expansions of the interaction list staged through
-// shared memory one box at a time. table_t is (n_tables, width, width) with rows and columns swapped so
-// that consecutive threads read consecutive addresses. Up to MAX_DENS densities per launch. M2M and L2L
-// use it too, with the same array as multipole and local: the rows read (one level) and written (the next)
-// never overlap.
-#define MAX_DENS 8
-extern "C" __global__ void m2l_lists(
-    const double* __restrict__ multipole, double* __restrict__ local,
-    const long long* __restrict__ targets, const long long* __restrict__ starts,
-    const long long* __restrict__ sources, const int* __restrict__ offsets,
+// The list translations (M2L, and M2M / L2L: dest[t] += T[o] @ source[s] over pairs (t, s, o)) as small
+// dense products: target boxes are grouped in tiles of TILE_SLOTS (plan.by_tile) and a tile's pairs in
+// segments sharing one table T[o], so a block loads each table once for up to TILE_SLOTS targets instead of
+// once per pair. Block (tile, row chunk, column chunk): output rows row0 .. row0 + 95 of columns
+// (slot, density) = 64 z .. 64 z + 63 (col = slot * n_dens + d); 16 x 16 threads, each holding 6 rows x 4
+// columns in registers; the table and the gathered source columns staged 32 coefficients at a time. A
+// block owns its targets' rows: no atomics. table_t (n_tables, width, width) has its last two axes swapped.
+// M2M and L2L pass the same array as source and dest: the rows read (one level) and written (the next)
+// never overlap. NumPy twin: standard_m2l.m2l_lists_numba (the same sums, pair by pair).
+#define TILE_SLOTS 64
+#define TILE_ROWS 96
+#define TILE_COLS 64
+#define TILE_K 32
+extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
+    const double* __restrict__ source, double* __restrict__ dest,
+    const long long* __restrict__ tile_target, const long long* __restrict__ tile_segments,
+    const int* __restrict__ segment_table, const long long* __restrict__ segment_pairs,
+    const int* __restrict__ pair_slot, const long long* __restrict__ pair_source,
     const double* __restrict__ table_t, int n_dens, int width)
 {
-    extern __shared__ double staged[];  // n_dens * width
-    const long long t = targets[blockIdx.x];
-    const int r = threadIdx.x;
-    double acc[MAX_DENS];
-    for (int d = 0; d < n_dens; ++d) acc[d] = 0.0;
-    for (long long k = starts[blockIdx.x]; k < starts[blockIdx.x + 1]; ++k) {
-        const double* m = multipole + sources[k] * (long long)n_dens * width;
-        for (int i = threadIdx.x; i < n_dens * width; i += blockDim.x) staged[i] = m[i];
+    __shared__ double ts[TILE_K][TILE_ROWS];
+    __shared__ double xs[TILE_K][TILE_COLS + 1];
+    __shared__ long long src_of[TILE_SLOTS];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const long long tile = blockIdx.x;
+    const int row0 = blockIdx.y * TILE_ROWS, col0 = blockIdx.z * TILE_COLS;
+    double acc[6][4];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+    for (long long seg = tile_segments[tile]; seg < tile_segments[tile + 1]; ++seg) {
+        const double* table = table_t + (long long)segment_table[seg] * width * width;
+        __syncthreads();  // the previous segment's staged columns are used up
+        if (tid < TILE_SLOTS) src_of[tid] = -1;
         __syncthreads();
-        if (r < width) {
-            const double* col = table_t + (long long)offsets[k] * width * width + r;
-            for (int c = 0; c < width; ++c) {
-                const double a = col[(long long)c * width];
-                for (int d = 0; d < n_dens; ++d) acc[d] += a * staged[d * width + c];
+        for (long long k = segment_pairs[seg] + tid; k < segment_pairs[seg + 1]; k += blockDim.x)
+            src_of[pair_slot[k]] = pair_source[k];
+        __syncthreads();
+        for (int c0 = 0; c0 < width; c0 += TILE_K) {
+            for (int e = tid; e < TILE_K * TILE_ROWS; e += blockDim.x) {
+                const int cc = e / TILE_ROWS, rr = e % TILE_ROWS, c = c0 + cc, r = row0 + rr;
+                ts[cc][rr] = (c < width && r < width) ? table[(long long)c * width + r] : 0.0;
             }
+            for (int e = tid; e < TILE_K * TILE_COLS; e += blockDim.x) {
+                const int cc = e % TILE_K, col = col0 + e / TILE_K, slot = col / n_dens, c = c0 + cc;
+                const long long s = slot < TILE_SLOTS ? src_of[slot] : -1;
+                xs[cc][e / TILE_K] = (s >= 0 && c < width) ? source[(s * n_dens + col % n_dens) * width + c] : 0.0;
+            }
+            __syncthreads();
+#pragma unroll 4
+            for (int cc = 0; cc < TILE_K; ++cc) {
+                double a[6], x[4];
+                for (int i = 0; i < 6; ++i) a[i] = ts[cc][ty + 16 * i];
+                for (int j = 0; j < 4; ++j) x[j] = xs[cc][tx + 16 * j];
+                for (int i = 0; i < 6; ++i)
+                    for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * x[j];
+            }
+            __syncthreads();
         }
-        __syncthreads();
     }
-    if (r < width)
-        for (int d = 0; d < n_dens; ++d) local[(t * n_dens + d) * width + r] += acc[d];
+    for (int j = 0; j < 4; ++j) {
+        const int col = col0 + tx + 16 * j, slot = col / n_dens;
+        if (slot >= TILE_SLOTS) continue;
+        const long long t = tile_target[tile * TILE_SLOTS + slot];
+        if (t < 0) continue;
+        double* out = dest + (t * n_dens + col % n_dens) * width;
+        for (int i = 0; i < 6; ++i)
+            if (row0 + ty + 16 * i < width) out[row0 + ty + 16 * i] += acc[i][j];
+    }
 }
 
 // Near field: one thread per (sorted) target, over the source leaves paired with its leaf; the
