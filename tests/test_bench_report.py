@@ -414,7 +414,14 @@ def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run(
     data.pop("merged_runs", None)
     text = render_fmm(data)
     # 2P = 90 at p = 8: 2 * 90^2 flops and 8 * (90^2 + 90) bytes a pair, 1e7 pairs in 4 s
-    assert ("0.1% of the FP64 GEMM rate (40 GFLOP/s) and 5% of the copy bandwidth if every pair read its table "
-            "from memory (uniform, N = 1,000,000, p = 8, separation 2, 10,000,000 pairs in 4.000 s); the nearer "
-            "ceiling is the memory bandwidth: MISSED.") in text
-    assert "  - Reason: the list kernel runs one target box per block" in text
+    assert ("0.1% of the FP64 GEMM rate (40 GFLOP/s) and 5% of the copy bandwidth (164 GB/s: a table per pair and "
+            "an expansion per pair; uniform, N = 1,000,000, p = 8, separation 2, 10,000,000 pairs in 4.000 s); the "
+            "nearer ceiling is the memory bandwidth: MISSED.") in text
+    assert "  - Reason: the list kernel of this run read a 2P x 2P table per pair" in text
+    # the tiled kernel: 1e5 tables read (100 pairs each) in 0.1 s
+    tiled = {**scratch, "m2l_segments": 100_000, "phases": {**scratch["phases"], "m2l": 0.1}}
+    data["cases"][0]["at_precision"]["scratch"] = [tiled]
+    text = render_fmm(data)
+    assert ("3.2% of the FP64 GEMM rate (1,620 GFLOP/s) and 5% of the copy bandwidth (137 GB/s: a table per "
+            "segment and an expansion per pair;") in text
+    assert "(6 x 4 register tiles, each table read once for up to 64 target boxes: 100 pairs per table" in text

@@ -413,20 +413,19 @@ def test_the_order_for_a_precision_reaches_it_with_either_separation(separation,
 
 @pytest.mark.parametrize("separation", [1, 2])
 def test_tiles_of_the_gpu_list_kernel_hold_every_pair_once_and_sum_as_the_lists(separation):
-    """by_tile's grouping of real interaction lists (same-octant tiles): every pair in exactly one segment,
+    """by_tile's grouping of real interaction lists (every level, same-octant tiles): every pair in exactly one segment,
     one table per segment, no slot twice in a segment, and its sums (host.tiles_reference, the kernel's NumPy
     twin) equal to the per-target Numba loop's."""
     from paraflux.engine.fmm.host import tiles_reference  # noqa: PLC0415
-    from paraflux.engine.fmm.m2l import _same_octant_key  # noqa: PLC0415
+    from paraflux.engine.fmm.m2l import all_level_pairs  # noqa: PLC0415
     from paraflux.engine.fmm.plan import TILE_SLOTS, by_target, by_tile  # noqa: PLC0415
     from paraflux.engine.fmm.standard_m2l import m2l_lists_numba  # noqa: PLC0415
 
     rng = np.random.default_rng(separation)
     pts = np.concatenate([rng.uniform(0, 1, (3000, 3)), rng.normal(0.3, 0.02, (1000, 3))])
-    tree = build_octree(pts, pts, 16, separation=separation)
-    level = max(range(2, len(tree.levels)), key=lambda lv: len(tree.m2l[lv][0]))
-    tgt, src, off = tree.m2l[level]
-    arrays = by_tile(tgt, src, off, _same_octant_key(tree, level, tgt))
+    plan = LaplaceFMM(pts, pts, 4, 16, "standard", separation=separation).plan
+    tgt, src, off, key = all_level_pairs(plan)
+    arrays = by_tile(tgt, src, off, key)
     tile_target, tile_segments, segment_table, segment_pairs, pair_slot, pair_source = arrays
     rows = []
     for tile in range(len(tile_segments) - 1):
@@ -436,7 +435,7 @@ def test_tiles_of_the_gpu_list_kernel_hold_every_pair_once_and_sum_as_the_lists(
             rows += [(tile_target[tile * TILE_SLOTS + k], s, segment_table[seg])
                      for k, s in zip(slots, pair_source[segment_pairs[seg]:segment_pairs[seg + 1]])]
     assert sorted(rows) == sorted(zip(tgt, src, off))
-    n, width = tree.levels[level].n_boxes, 12
+    n, width = int(plan.box_offset[-1]), 12
     table, source = rng.standard_normal((off.max() + 1, width, width)), rng.standard_normal((n, 3, width))
     tiled, listed = np.zeros_like(source), np.zeros_like(source)
     tiles_reference(source, tiled, arrays, table)

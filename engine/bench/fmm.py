@@ -33,6 +33,7 @@ class FmmBenchConfig:
     exponential_nodes: tuple[int, ...] = (8, 17)  # the paper's g
     direct_up_to: int = 1_000_000  # the exact direct sum over all N^2 pairs timed up to this N (1e7: minutes)
     scratch_precisions: tuple[float, ...] = (1e-6, 1e-3)  # ours from scratch at each, separation 1 and 2
+    scratch_leaf_sizes: tuple[int, ...] = (64, 128, 256)  # and at each of these leaf sizes
     fmm3d_precisions: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6)  # FMM3D on all threads at each (equal achieved error)
     one_thread_up_to: int = 1_000_000  # FMM3D on one thread too up to this N (1e7: about 5 minutes)
 
@@ -154,15 +155,15 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
 
 def _at_precision(cp, pts, q, sample, reference: tuple, config: FmmBenchConfig) -> dict:
     """Ours from scratch (the default GPU scheme, standard, its tree and lists built on the GPU) at each of
-    config.scratch_precisions and separations 1 and 2, and FMM3D: at config.precision on 1 and all threads, and
-    on all threads at each of config.fmm3d_precisions (to compare at equal achieved error); every run checked
-    against the direct sum on the sampled targets (reference: its potential and gradient there, on the host).
-    The entry at config.precision is the fastest separation."""
+    config.scratch_precisions, separations 1 and 2 and config.scratch_leaf_sizes, and FMM3D: at config.precision
+    on 1 and all threads, and on all threads at each of config.fmm3d_precisions (to compare at equal achieved
+    error); every run checked against the direct sum on the sampled targets (reference: its potential and
+    gradient there, on the host). The entry at config.precision is the fastest separation and leaf size."""
     ref, ref_grad = reference
-    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, config.leaf_size)
-               for eps in config.scratch_precisions for sep in SEPARATIONS]
+    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, leaf)
+               for eps in config.scratch_precisions for sep in SEPARATIONS for leaf in config.scratch_leaf_sizes]
     mine = [r for r in scratch if r["precision"] == config.precision] or [_from_scratch(
-        cp, pts, q, config.precision, 1, sample, reference, config.leaf_size)]
+        cp, pts, q, config.precision, 1, sample, reference, config.scratch_leaf_sizes[0])]
     best = min(mine, key=lambda r: r["scratch_seconds"])
     sweep = _fmm3d_sweep(pts, q, config.fmm3d_precisions, sample, ref, ref_grad)
     return {**best, "scheme": "standard", "tree_on": "device", "scratch": scratch, "fmm3d_sweep": sweep,
@@ -186,9 +187,11 @@ def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, le
     fmm.apply(q, gradient=True, timings=phases)
     cp.cuda.Device().synchronize()
     apply_seconds = time.perf_counter() - done
-    return {"precision": eps, "separation": separation, "order": p, "setup_seconds": built - t0,
-            "scratch_seconds": done - t0, "apply_seconds": apply_seconds, "phases": phases,
-            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"], **_errors(phi[sample], grad[sample], *reference)}
+    return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "order": p,
+            "setup_seconds": built - t0, "scratch_seconds": done - t0, "apply_seconds": apply_seconds, "phases": phases,
+            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
+            "m2l_segments": sum(len(w.segment_table) for w in fmm.plan.m2l_work.work),
+            **_errors(phi[sample], grad[sample], *reference)}
 
 
 def _fmm3d_sweep(pts, q, precisions, sample, ref_phi, ref_grad) -> list[dict] | None:

@@ -1,13 +1,18 @@
 """The FMM's passes on the GPU through the kernels of kernels/fmm.cu (gpu_m2l.py launches them): fused P2M and
-L2P at the leaves, M2M, L2L and the list M2L by the tiled list kernel, the near field one thread per target."""
+L2P at the leaves, M2M, L2L and the list M2L by the tiled list kernel, the near field one block per target leaf."""
 
 from __future__ import annotations
 
-import numpy as np
+from collections import OrderedDict
+
 
 from ..errors import ProblemError
 from .gpu_m2l import l2p_gpu, m2l_tiles_gpu, p2m_gpu, p2p_gpu
 from .plan import FmmPlan, Resident, TileWork, by_tile, octants, resident_arrays
+
+
+DEVICE_TABLES = 4  # translation tables kept on the device between plans (up to 600 MB each at p = 14)
+_device_tables: OrderedDict = OrderedDict()
 
 
 class DevicePasses:
@@ -16,12 +21,21 @@ class DevicePasses:
     def __init__(self, xp):
         self.xp = xp
 
-    def table(self, table):
-        """A translation table (n, 2P, 2P) in the form the list kernel reads: on the device, the last two axes
-        swapped (a host table is transposed on the host, so the device never holds it twice)."""
-        if isinstance(table, np.ndarray):
-            return self.xp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1)))
-        return self.xp.ascontiguousarray(table.transpose(0, 2, 1))
+    def table(self, table, key=None):
+        """A translation table (n, 2P, 2P), or a function making it, in the form the list kernel reads: on the
+        device, the last two axes swapped. key: a name for the table (its kind, order and separation): the
+        device copy is kept for the next plan that asks for it (DEVICE_TABLES most recent, per device), and
+        the function is not called again."""
+        cache_key = None if key is None else (key, self.xp.cuda.Device().id)
+        if cache_key in _device_tables:
+            _device_tables.move_to_end(cache_key)
+            return _device_tables[cache_key]
+        out = self.xp.ascontiguousarray(self.xp.asarray(table() if callable(table) else table).transpose(0, 2, 1))
+        if cache_key is not None:
+            _device_tables[cache_key] = out
+            while len(_device_tables) > DEVICE_TABLES:
+                _device_tables.popitem(last=False)
+        return out
 
     def lists(self, tgt, src, off, table, key=None) -> TileWork:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, on the host or the
@@ -29,7 +43,8 @@ class DevicePasses:
         the target): targets sharing their tables should rank close; table already in the kernel's form."""
         xp = self.xp
         arrays = by_tile(*(xp.asarray(a) for a in (tgt, src, off)), key=None if key is None else xp.asarray(key))
-        return TileWork(*arrays, table)
+        segments = xp.diff(arrays[1])
+        return TileWork(*arrays, table, int(segments.max()) if len(segments) else 1)
 
     def run_lists(self, source, dest, work: TileWork) -> None:
         m2l_tiles_gpu(source, dest, work)
@@ -48,9 +63,11 @@ class DevicePasses:
 
     def resident(self, plan: FmmPlan) -> Resident:
         xp = self.xp
-        leaf_of, starts, pair_leaf, first, stop = plan.near_csr
-        flat = lambda a, dtype: xp.ascontiguousarray(xp.asarray(a, dtype=dtype))  # noqa: E731 (host or device)
-        near = (flat(leaf_of, xp.int32), *(flat(a, xp.int64) for a in (starts, pair_leaf, first, stop)))
+        _, starts, pair_leaf, first, stop = plan.near_csr
+        leaves = plan.tgt_leaves
+        tgt_stop = leaves.start + (leaves.index >= 0).sum(axis=1)
+        near = tuple(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64))  # from the host or the device
+                     for a in (leaves.start, tgt_stop, starts, pair_leaf, first, stop))
         return resident_arrays(plan, lambda leaves: (xp.asarray(leaves.index), None), near)
 
     def p2m(self, plan: FmmPlan, res: Resident, q, d, multipole) -> None:

@@ -15,9 +15,10 @@ SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leave
 class HostPasses:
     """The passes of an FMM application on NumPy (Backend "numpy")."""
 
-    def table(self, table: np.ndarray) -> np.ndarray:
-        """A translation table (n, 2P, 2P) in the form the list kernel reads."""
-        return table
+    def table(self, table, key=None) -> np.ndarray:
+        """A translation table (n, 2P, 2P), or a function making it, in the form the list kernel reads (key: the
+        GPU's cache name; the host reads the tables from table_cache's files)."""
+        return table() if callable(table) else table
 
     def lists(self, tgt, src, off, table, key=None) -> ListWork:
         """The translations dest[tgt] += table[off] @ source[src] (equal-length int arrays) as list work; key

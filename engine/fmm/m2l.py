@@ -40,11 +40,22 @@ def _level_pairs(tree: Octree):
             yield level, tgt_box, src_box, off
 
 
-def _same_octant_key(tree: Octree, level: int, tgt_box):
-    """A ranking of target boxes by octant, then box (Morton order): boxes at one octant under their parents
-    have the same interaction list's offsets, so tiles of them (the GPU's list kernel) share their tables."""
-    c = tree.levels[level].coords[tgt_box]
-    return ((c[:, 0] % 2) * 4 + (c[:, 1] % 2) * 2 + c[:, 2] % 2) * tree.levels[level].n_boxes + tgt_box
+def all_level_pairs(plan: FmmPlan) -> tuple | None:
+    """Every level's same-level M2L pairs as one list (the levels write distinct rows: one work item, one
+    launch on the GPU): target gids, source gids, offset indices and a ranking of the targets by level,
+    octant, then box (Morton order); boxes of one level at one octant under their parents have the same
+    interaction list's offsets, so tiles of them (the GPU's list kernel) share their tables. None if none."""
+    levels, xp = list(_level_pairs(plan.tree)), plan.tree.xp
+    if not levels:
+        return None
+
+    def key(level, tgt_box):
+        c = plan.tree.levels[level].coords[tgt_box]
+        octant = (c[:, 0] % 2) * 4 + (c[:, 1] % 2) * 2 + c[:, 2] % 2
+        return 8 * plan.box_offset[level] + octant * plan.tree.levels[level].n_boxes + tgt_box
+
+    return tuple(xp.concatenate(parts) for parts in zip(*(
+        (plan.gid(lv, t), plan.gid(lv, s), off, key(lv, t)) for lv, t, s, off in levels)))
 
 
 def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None:
@@ -77,10 +88,10 @@ class Standard:
         _check_separation(self, "standard", options)
 
     def prepare(self, plan: FmmPlan) -> _ListState:
-        table = plan.passes.table(standard_m2l_table(plan.order, plan.tree.separation))
-        return _ListState(plan.passes, [plan.passes.lists(plan.gid(lv, t), plan.gid(lv, s), off, table,
-                                                          _same_octant_key(plan.tree, lv, t))
-                                        for lv, t, s, off in _level_pairs(plan.tree)])
+        table = plan.passes.table(lambda: standard_m2l_table(plan.order, plan.tree.separation),
+                                  ("standard_m2l", plan.order, plan.tree.separation))
+        pairs = all_level_pairs(plan)
+        return _ListState(plan.passes, [plan.passes.lists(*pairs[:3], table, pairs[3])] if pairs else [])
 
     def apply(self, state: _ListState, multipole, local) -> None:
         for work in state.work:
@@ -107,7 +118,8 @@ class CrossLevel(Standard):
         per offset code shared by every level (the scaled tables do not depend on the level: 640 codes with
         separation 2, 80 with 1)."""
         passes, tree, work = plan.passes, plan.tree, []
-        table = passes.table(standard_m2l_table(plan.order, tree.separation))
+        table = passes.table(lambda: standard_m2l_table(plan.order, tree.separation),
+                             ("standard_m2l", plan.order, tree.separation))
         splits = [(lv, tgt_box, src_box, off, *cross_level_split(tree, lv, tgt_box, src_box, self.direction))
                   for lv, tgt_box, src_box, off in _level_pairs(tree)]
         codes = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [cross[4] for *_, cross, _ in splits]))

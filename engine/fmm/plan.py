@@ -67,6 +67,7 @@ class TileWork:
     pair_slot: object
     pair_source: object
     table: object
+    most_segments: int = 1  # the most segments one tile has
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,7 +174,9 @@ def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, ba
     on_device = backend.is_gpu and getattr(m2l, "on_device", False)
     if tree is None:
         if on_device:  # copied to the device once, for the tree and the plan
-            sources, targets = backend.xp.asarray(sources), backend.xp.asarray(targets)
+            same = targets is sources
+            sources = backend.xp.asarray(sources)
+            targets = sources if same else backend.xp.asarray(targets)
         tree = build_octree(sources, targets, options.leaf_size, separation=options.separation,
                             xp=backend.xp if on_device else np)
     elif tree.separation != options.separation:
@@ -239,8 +242,9 @@ def by_target(tgt, src, off):
 def by_tile(tgt, src, off, key=None, slots: int = TILE_SLOTS) -> tuple:
     """Translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, NumPy or CuPy) grouped for
     the tiled kernel: the targets ranked by key (per pair, one value per target; default the target itself)
-    and cut into tiles of `slots`, each tile's pairs sorted by table; no target twice with one table. Returns TileWork's arrays (less the
-    table): tile_target, tile_segments, segment_table, segment_pairs, pair_slot, pair_source."""
+    and cut into tiles of `slots`, each tile's pairs sorted by table; no target twice with one table.
+    Returns TileWork's arrays (less the table): tile_target, tile_segments, segment_table, segment_pairs,
+    pair_slot, pair_source."""
     xp = array_module(tgt)
     key = tgt if key is None else key
     order = stable_argsort(key)

@@ -6,8 +6,10 @@
 // segments sharing one table T[o], so a block loads each table once for up to TILE_SLOTS targets instead of
 // once per pair. Block (tile, row chunk, column chunk): output rows row0 .. row0 + 95 of columns
 // (slot, density) = 64 z .. 64 z + 63 (col = slot * n_dens + d); 16 x 16 threads, each holding 6 rows x 4
-// columns in registers; the table and the gathered source columns staged 32 coefficients at a time. A
-// block owns its targets' rows: no atomics. table_t (n_tables, width, width) has its last two axes swapped.
+// columns in registers; the table and the gathered source columns staged 32 coefficients at a time. With
+// splits = 1 a block owns its targets' rows (no atomics, a fixed order of sums); where there are too few
+// tiles to fill the GPU, each tile's segments are cut into `splits` parts, one block each (blockIdx.x =
+// tile * splits + part), added with atomics. table_t (n_tables, width, width) has its last two axes swapped.
 // M2M and L2L pass the same array as source and dest: the rows read (one level) and written (the next)
 // never overlap. NumPy twin: standard_m2l.m2l_lists_numba (the same sums, pair by pair).
 #define TILE_SLOTS 64
@@ -19,18 +21,19 @@ extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
     const long long* __restrict__ tile_target, const long long* __restrict__ tile_segments,
     const int* __restrict__ segment_table, const long long* __restrict__ segment_pairs,
     const int* __restrict__ pair_slot, const long long* __restrict__ pair_source,
-    const double* __restrict__ table_t, int n_dens, int width)
+    const double* __restrict__ table_t, int n_dens, int width, int splits)
 {
     __shared__ double ts[TILE_K][TILE_ROWS];
     __shared__ double xs[TILE_K][TILE_COLS + 1];
     __shared__ long long src_of[TILE_SLOTS];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const long long tile = blockIdx.x;
+    const long long tile = blockIdx.x / splits, part = blockIdx.x % splits;
+    const long long seg0 = tile_segments[tile], n_seg = tile_segments[tile + 1] - seg0;
     const int row0 = blockIdx.y * TILE_ROWS, col0 = blockIdx.z * TILE_COLS;
     double acc[6][4];
     for (int i = 0; i < 6; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
-    for (long long seg = tile_segments[tile]; seg < tile_segments[tile + 1]; ++seg) {
+    for (long long seg = seg0 + n_seg * part / splits; seg < seg0 + n_seg * (part + 1) / splits; ++seg) {
         const double* table = table_t + (long long)segment_table[seg] * width * width;
         __syncthreads();  // the previous segment's staged columns are used up
         if (tid < TILE_SLOTS) src_of[tid] = -1;
@@ -66,55 +69,70 @@ extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
         const long long t = tile_target[tile * TILE_SLOTS + slot];
         if (t < 0) continue;
         double* out = dest + (t * n_dens + col % n_dens) * width;
-        for (int i = 0; i < 6; ++i)
-            if (row0 + ty + 16 * i < width) out[row0 + ty + 16 * i] += acc[i][j];
+        for (int i = 0; i < 6; ++i) {
+            if (row0 + ty + 16 * i >= width) continue;
+            if (splits > 1) atomicAdd(out + row0 + ty + 16 * i, acc[i][j]);
+            else out[row0 + ty + 16 * i] += acc[i][j];
+        }
     }
 }
 
-// Near field: one thread per (sorted) target, over the source leaves paired with its leaf; the
-// coincident pair (r = 0) is skipped. phi (n_dens, n_t) and grad (n_dens, n_t, 3) are added to.
-extern "C" __global__ void p2p_leaves(
+// Near field: one block per target leaf, a thread per target (looping when the leaf holds more), the
+// sources of each paired source leaf staged through shared memory blockDim.x at a time; the coincident pair
+// (r = 0) is skipped. phi (n_dens, n_t) and grad (n_dens, n_t, 3) are added to. NumPy twin:
+// host.p2p_reference (and standard_m2l.p2p_numba).
+#define P2P_THREADS 128
+extern "C" __global__ void __launch_bounds__(P2P_THREADS) p2p_leaves(
     const double* __restrict__ tgt, const double* __restrict__ src,
     const double* __restrict__ charges, const double* __restrict__ dipoles,
-    const int* __restrict__ leaf_of_target, const long long* __restrict__ pair_start,
-    const long long* __restrict__ pair_leaf, const long long* __restrict__ leaf_first,
-    const long long* __restrict__ leaf_stop, int n_t, int n_s, int n_dens, int has_charges,
-    int has_dipoles, int gradient,
+    const long long* __restrict__ tgt_first, const long long* __restrict__ tgt_stop,
+    const long long* __restrict__ pair_start, const long long* __restrict__ pair_leaf,
+    const long long* __restrict__ leaf_first, const long long* __restrict__ leaf_stop, int n_t, int n_s,
+    int n_dens, int has_charges, int has_dipoles, int gradient,
     double* __restrict__ phi, double* __restrict__ grad)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n_t) return;
-    const double x = tgt[3 * t], y = tgt[3 * t + 1], z = tgt[3 * t + 2];
-    const int leaf = leaf_of_target[t];
-    for (int d = 0; d < n_dens; ++d) {
-        double p = 0.0, gx = 0.0, gy = 0.0, gz = 0.0;
-        for (long long k = pair_start[leaf]; k < pair_start[leaf + 1]; ++k) {
-            const long long s_leaf = pair_leaf[k];
-            for (long long j = leaf_first[s_leaf]; j < leaf_stop[s_leaf]; ++j) {
-                const double dx = x - src[3 * j], dy = y - src[3 * j + 1], dz = z - src[3 * j + 2];
-                const double r2 = dx * dx + dy * dy + dz * dz;
-                if (r2 == 0.0) continue;
-                const double inv = rsqrt(r2), inv3 = inv * inv * inv;
-                if (has_charges) {
-                    const double q = charges[(long long)d * n_s + j];
-                    p += q * inv;
-                    gx -= q * inv3 * dx; gy -= q * inv3 * dy; gz -= q * inv3 * dz;
-                }
-                if (has_dipoles) {
-                    const double* v = dipoles + ((long long)d * n_s + j) * 3;
-                    const double dot = v[0] * dx + v[1] * dy + v[2] * dz;
-                    const double inv5 = inv3 * inv * inv;
-                    p += dot * inv3;
-                    gx += v[0] * inv3 - 3.0 * dot * inv5 * dx;
-                    gy += v[1] * inv3 - 3.0 * dot * inv5 * dy;
-                    gz += v[2] * inv3 - 3.0 * dot * inv5 * dz;
+    __shared__ double sp[P2P_THREADS][7];  // x, y, z, charge, dipole
+    const long long leaf = blockIdx.x, stop = tgt_stop[leaf];
+    for (long long t = tgt_first[leaf] + threadIdx.x; t - threadIdx.x < stop; t += blockDim.x) {
+        const bool live = t < stop;  // every thread runs every loop: the barriers below need them all
+        const double x = live ? tgt[3 * t] : 0.0, y = live ? tgt[3 * t + 1] : 0.0, z = live ? tgt[3 * t + 2] : 0.0;
+        for (int d = 0; d < n_dens; ++d) {
+            double p = 0.0, gx = 0.0, gy = 0.0, gz = 0.0;
+            for (long long k = pair_start[leaf]; k < pair_start[leaf + 1]; ++k) {
+                const long long s0 = leaf_first[pair_leaf[k]], s1 = leaf_stop[pair_leaf[k]];
+                for (long long j0 = s0; j0 < s1; j0 += blockDim.x) {
+                    const long long j = j0 + threadIdx.x;
+                    __syncthreads();
+                    if (j < s1) {
+                        for (int a = 0; a < 3; ++a) sp[threadIdx.x][a] = src[3 * j + a];
+                        sp[threadIdx.x][3] = has_charges ? charges[(long long)d * n_s + j] : 0.0;
+                        for (int a = 0; a < 3; ++a)
+                            sp[threadIdx.x][4 + a] = has_dipoles ? dipoles[((long long)d * n_s + j) * 3 + a] : 0.0;
+                    }
+                    __syncthreads();
+                    const int m = (int)min((long long)blockDim.x, s1 - j0);
+                    for (int i = 0; live && i < m; ++i) {
+                        const double* v = sp[i];
+                        const double dx = x - v[0], dy = y - v[1], dz = z - v[2];
+                        const double r2 = dx * dx + dy * dy + dz * dz;
+                        if (r2 == 0.0) continue;
+                        const double inv = rsqrt(r2), inv3 = inv * inv * inv, qi3 = v[3] * inv3;
+                        p += v[3] * inv;
+                        gx -= qi3 * dx; gy -= qi3 * dy; gz -= qi3 * dz;
+                        if (has_dipoles) {
+                            const double dot = v[4] * dx + v[5] * dy + v[6] * dz, c = 3.0 * dot * inv3 * inv * inv;
+                            p += dot * inv3;
+                            gx += v[4] * inv3 - c * dx; gy += v[5] * inv3 - c * dy; gz += v[6] * inv3 - c * dz;
+                        }
+                    }
                 }
             }
-        }
-        phi[(long long)d * n_t + t] += p;
-        if (gradient) {
-            double* g = grad + ((long long)d * n_t + t) * 3;
-            g[0] += gx; g[1] += gy; g[2] += gz;
+            if (!live) continue;
+            phi[(long long)d * n_t + t] += p;
+            if (gradient) {
+                double* g = grad + ((long long)d * n_t + t) * 3;
+                g[0] += gx; g[1] += gy; g[2] += gz;
+            }
         }
     }
 }
