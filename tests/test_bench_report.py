@@ -145,6 +145,9 @@ def test_fmbem_merge_keeps_the_earlier_cases_this_run_did_not_measure():
     assert [(r["date"], r.get("known")) for r in kept["merged_runs"]] == [("joined", None), ("older", None)]
     assert [(r["date"], r.get("known")) for r in merge(record("all", [("1-3", 19_314)]), kept)["merged_runs"]] == [
         ("now", True)]
+    chained = merge(merge(record("c", [("4", 1)]), record("b", [("4", 2)])), record("a", [("4", 3)]))
+    assert [(c["target_dofs"], c["run"]["date"]) for c in chained["cases"]] == [(1, "c"), (2, "b"), (3, "a")]
+    assert [r["date"] for r in chained["merged_runs"]] == ["a", "b"]  # a merge merged again keeps its runs
 
 
 def test_truncation_merge_joins_single_and_several_gpu_runs_in_either_order_and_keeps_joined_rows():
@@ -314,7 +317,7 @@ def test_fmm_report_labels_each_peer_by_how_it_ran():
     old = render_fmm(data)
     assert "1 (PyPI wheel, no OpenMP; recorded as 16)" in old and "(scaled from 1,000 targets)" in old
     assert "met" not in [w.strip(":;.") for line in old.split("## Targets")[1].splitlines()
-                         if "FMM3D" in line for w in line.split()]
+                         if "FMM3D" in line and f"({case['distribution']})" in line for w in line.split()]
     case["direct_all_n"] = True
     case["at_precision"]["fmm3d"] = fmm3d
     fair = render_fmm(data)
@@ -425,3 +428,6 @@ def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run(
     assert ("3.2% of the FP64 GEMM rate (1,620 GFLOP/s) and 5% of the copy bandwidth (137 GB/s: a table per "
             "segment and an expansion per pair;") in text
     assert "(6 x 4 register tiles, each table read once for up to 64 target boxes: 100 pairs per table" in text
+    oom = {"precision": 1e-6, "separation": 2, "leaf_size": 64, "order": 8, "out_of_memory": True}
+    data["cases"][0]["at_precision"]["scratch"] = [tiled, oom]  # a plan too large is listed, never timed
+    assert "| 1e-06, 8 | 2 | 64 | out of GPU memory (the plan) |" in render_fmm(data)

@@ -141,7 +141,11 @@ def merge_cases(data: dict, earlier: dict, key, order) -> dict:
             runs[tuple(c["run"][k] for k in _RUN_KEYS)] = dict(_run_of(c["run"]), known=True)
     for r in (r for c in kept + data["cases"] for r in c.get("runs", ()) if "run" in r):  # runs carried over
         runs[tuple(r["run"][k] for k in _RUN_KEYS)] = dict(_run_of(r["run"]), known=True)
-    merged = dict(data, cases=sorted(kept + [{**c, "run": _run_of(data)} for c in data["cases"]], key=order))
+    for c in data["cases"]:  # data itself a merge: its cases from other runs keep them
+        if "run" in c and c["run"] != _run_of(data):
+            runs[tuple(c["run"][k] for k in _RUN_KEYS)] = dict(_run_of(c["run"]), known=True)
+    mine = [c if "run" in c else {**c, "run": _run_of(data)} for c in data["cases"]]
+    merged = dict(data, cases=sorted(kept + mine, key=order))
     merged["merged_runs"] = sorted(runs.values(), key=lambda r: r["date"])
     return merged
 

@@ -162,7 +162,8 @@ def _at_precision(cp, pts, q, sample, reference: tuple, config: FmmBenchConfig) 
     ref, ref_grad = reference
     scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, leaf)
                for eps in config.scratch_precisions for sep in SEPARATIONS for leaf in config.scratch_leaf_sizes]
-    mine = [r for r in scratch if r["precision"] == config.precision] or [_from_scratch(
+    fitted = [r for r in scratch if not r.get("out_of_memory")]
+    mine = [r for r in fitted if r["precision"] == config.precision] or [_from_scratch(
         cp, pts, q, config.precision, 1, sample, reference, config.scratch_leaf_sizes[0])]
     best = min(mine, key=lambda r: r["scratch_seconds"])
     sweep = _fmm3d_sweep(pts, q, config.fmm3d_precisions, sample, ref, ref_grad)
@@ -173,8 +174,20 @@ def _at_precision(cp, pts, q, sample, reference: tuple, config: FmmBenchConfig) 
 def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, leaf_size: int) -> dict:
     """One evaluation from points in host memory to potential and gradient in host memory (tree, lists and
     operators built on the GPU, tables from the cache), after a warm-up evaluation that compiles the kernels;
-    then a second apply on the same plan (as GMRES reuses it)."""
+    then a second apply on the same plan (as GMRES reuses it). A plan that does not fit the GPU's memory is
+    recorded as such (small leaves at 1e7 points: over 1e9 translation pairs)."""
     p = order_for_precision(eps, separation)
+    try:
+        return _timed_from_scratch(cp, pts, q, (eps, p), separation, sample, reference, leaf_size)
+    except cp.cuda.memory.OutOfMemoryError:
+        cp.get_default_memory_pool().free_all_blocks()
+        return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "order": p,
+                "out_of_memory": True}
+
+
+def _timed_from_scratch(cp, pts, q, asked: tuple, separation: int, sample, reference, leaf_size: int) -> dict:
+    """_from_scratch's timing; asked: (precision, order)."""
+    eps, p = asked
     LaplaceFMM(pts, pts, p, leaf_size, "standard", "cupy", separation=separation).apply(q, gradient=True)
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
@@ -188,8 +201,8 @@ def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, le
     cp.cuda.Device().synchronize()
     apply_seconds = time.perf_counter() - done
     return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "order": p,
-            "setup_seconds": built - t0, "scratch_seconds": done - t0, "apply_seconds": apply_seconds, "phases": phases,
-            "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
+            "setup_seconds": built - t0, "scratch_seconds": done - t0, "apply_seconds": apply_seconds,
+            "phases": phases, "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
             "m2l_segments": sum(len(w.segment_table) for w in fmm.plan.m2l_work.work),
             **_errors(phi[sample], grad[sample], *reference)}
 

@@ -116,7 +116,7 @@ def _equal_error(data: dict) -> list[str]:
              "ParaFlux apply s | FMM3D eps asked, threads | FMM3D error | FMM3D s | FMM3D / ParaFlux |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in cases:
-        sweep, runs = case["at_precision"]["fmm3d_sweep"], case["at_precision"]["scratch"]
+        sweep, runs = case["at_precision"]["fmm3d_sweep"], _fitted(case)
         for eps in dict.fromkeys(r["precision"] for r in runs):
             run = min((r for r in runs if r["precision"] == eps), key=lambda r: r["scratch_seconds"])
             ok = [f for f in sweep if _worst(f) <= _worst(run)]
@@ -127,6 +127,11 @@ def _equal_error(data: dict) -> list[str]:
                          f"{run['apply_seconds']:.4f} | {f3['eps']:g}, {f3['threads']} | {_worst(f3):.1e}{note} | "
                          f"{f3['seconds']:.3f} | {f3['seconds'] / run['scratch_seconds']:.2g}x |")
     return lines + _scratch_runs(cases)
+
+
+def _fitted(case: dict) -> list:
+    """The case's from-scratch runs whose plan fitted the GPU's memory."""
+    return [r for r in (case.get("at_precision") or {}).get("scratch", []) if not r.get("out_of_memory")]
 
 
 def _sep_leaf(run: dict) -> str:
@@ -143,6 +148,10 @@ def _scratch_runs(cases: list) -> list[str]:
              "---:|---:|---:|"]
     for case in cases:
         for r in case["at_precision"]["scratch"]:
+            if r.get("out_of_memory"):
+                lines.append(f"| {case['distribution']} | {case['n']:,} | {r['precision']:g}, {r['order']} | "
+                             f"{r['separation']} | {r['leaf_size']} | out of GPU memory (the plan) |" + " |" * 9)
+                continue
             ph = r.get("phases") or {}
             cells = " | ".join(f"{ph[k]:.4f}" if k in ph else "" for k in ("upward", "m2l", "downward", "p2p"))
             lines.append(f"| {case['distribution']} | {case['n']:,} | {r['precision']:g}, {r['order']} | "
@@ -400,14 +409,14 @@ def _best_at(case: dict, eps: float):
     """The case's fastest run (the scheme runs, the at-precision run and the from-scratch runs) whose errors
     are both within eps, by its apply and set-up; None if none is."""
     at = case.get("at_precision") or {}
-    runs = case["runs"] + ([at] if at else []) + at.get("scratch", [])
+    runs = case["runs"] + ([at] if at else []) + _fitted(case)
     good = [r for r in runs if _worst(r) <= eps]
     return min(good, key=lambda r: r["apply_seconds"] + r.get("setup_seconds", 0.0), default=None)
 
 
 def _from_scratch(c: dict, eps: float, limit: float) -> list[str]:
     head = f"- N = {c['n']:,} ({c['distribution']}) from scratch at {eps:g} in at most {limit:g} s"
-    scratch = (c.get("at_precision") or {}).get("scratch")
+    scratch = _fitted(c) if "scratch" in (c.get("at_precision") or {}) else None
     if scratch is not None:
         return _measured_scratch(head, scratch, eps, limit)
     run = _best_at(c, eps)
