@@ -94,20 +94,3 @@ def test_the_preconditioner_s_reach_leaves_the_corrections_and_the_operator_as_t
     for name in ("h_near", "g_near"):  # the preconditioner's blocks: more of them
         narrow, wide = (getattr(op, name).toarray() for op in ops)
         assert np.count_nonzero(wide) > 2 * np.count_nonzero(narrow), name
-
-
-def test_flexible_gmres_matches_plain_gmres_and_takes_an_inner_iterative_preconditioner():
-    """FGMRES with a fixed preconditioner gives plain GMRES's iterates; with an inner GMRES as preconditioner
-    (a different operator every call: plain GMRES's solution update would be wrong) it converges, in fewer
-    outer iterations than the inner method's own preconditioner gives, to the direct solution."""
-    a, b = system(seed=3)
-    jacobi = 1 / a.diagonal()
-    plain = gmres(lambda v: a @ v, lambda v: jacobi * v, b, 1e-10, restart=15, max_iterations=500)
-    flexible = gmres(lambda v: a @ v, lambda v: jacobi * v, b, 1e-10, restart=15, max_iterations=500, flexible=True)
-    assert np.allclose(flexible.residuals, plain.residuals, rtol=1e-8, atol=1e-14)
-    assert np.allclose(flexible.x, plain.x, rtol=1e-9, atol=1e-12)
-    inner = lambda r: gmres(lambda v: a @ v, lambda v: jacobi * v, r, 0.0, 5, 5).x  # noqa: E731
-    nested = gmres(lambda v: a @ v, inner, b, 1e-10, restart=50, max_iterations=200, flexible=True)
-    assert nested.converged and len(nested.residuals) < len(plain.residuals) / 2
-    assert np.linalg.norm(b - a @ nested.x) <= 1e-10 * np.linalg.norm(b)
-    assert nested.basis_rows > gmres(lambda v: a @ v, inner, b, 1e-10, 50, 200).basis_rows  # the kept vectors

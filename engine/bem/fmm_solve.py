@@ -38,8 +38,6 @@ class FmmSettings:
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
     precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
     # corrections); None: as far as the corrections
-    inner_iterations: int = 0  # GPU: GMRES steps on the near-field matrix (its ILU(0) preconditioning) inside
-    # each outer step's preconditioner (the outer GMRES then flexible); 0: the ILU(0) alone
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
@@ -78,29 +76,21 @@ def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
 class Preconditioner:
     solve: Callable  # r -> M^-1 r on arrays of the FMM's module
     nbytes: int  # its host bytes (device bytes are in the memory pool)
-    flexible: bool = False  # solve is not one fixed linear operator (an inner iteration): GMRES must be flexible
 
 
-def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float,
-                              inner_iterations: int = 0) -> Preconditioner:
+def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> Preconditioner:
     """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
     Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour order of its 3x3 blocks
-    (DeviceIlu0), or with inner_iterations > 0 that many GMRES steps on the near-field matrix preconditioned
-    by it (nearer the near field's inverse than ILU(0) alone; the matrix is kept beside its factors)."""
+    (DeviceIlu0)."""
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
     a = near_system(op, layout, mu)
     if op.xp is not np:
         op.memory.mark()  # the assembly's scratch freed before the factorisation's
         try:
-            ilu = DeviceIlu0(a, block=3)  # 3x3 blocks: a node's or slot's components
+            return Preconditioner(DeviceIlu0(a, block=3).solve, 0)  # 3x3 blocks: a node's or slot's components
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
-        if inner_iterations <= 0:
-            return Preconditioner(ilu.solve, 0)
-        a = a.tocsr()
-        return Preconditioner(lambda r: gmres(lambda v: a @ v, ilu.solve, r, 0.0, inner_iterations,
-                                              inner_iterations).x, 0, flexible=True)
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
@@ -160,13 +150,13 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
         return xp.where(idle, x.reshape(-1), out)
 
     t0 = time.perf_counter()
-    m = near_field_preconditioner(op, layout, mu, settings.inner_iterations if xp is not np else 0)
+    m = near_field_preconditioner(op, layout, mu)
     op.memory.mark()
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
     # right preconditioning, A M^-1 y = b, x = M^-1 y: GMRES minimises and tests the true residual
-    result = gmres(matvec, m.solve, b, settings.rtol, restart, settings.max_iterations, m.flexible)
+    result = gmres(matvec, m.solve, b, settings.rtol, restart, settings.max_iterations)
     timings["gmres"] = time.perf_counter() - t0
     residuals, relative = result.residuals, float(result.relative_residual)
     if not result.converged or not np.isfinite(relative):

@@ -30,28 +30,23 @@ class GmresResult:
     residuals: tuple[float, ...]  # ||b - A x|| / ||b|| after each iteration, as GMRES's least squares gives it
     converged: bool  # the true residual reached rtol
     relative_residual: float  # ||b - A x|| / ||b||, recomputed
-    basis_rows: int = 0  # Krylov vectors allocated (n each): at most restart + 1, 2 restart + 1 if flexible
+    basis_rows: int = 0  # Krylov vectors allocated (n each): at most restart + 1
 
 
-def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: int,
-          flexible: bool = False) -> GmresResult:
+def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: int) -> GmresResult:
     """Solve A x = b with x = M^-1 y and A M^-1 y = b: matvec(v) = A v, precondition(v) = M^-1 v, both on
-    arrays of b's module; at most max_iterations inner iterations over restarts of `restart` vectors.
-    flexible: FGMRES, for a preconditioner that changes from call to call (an inner iterative solve): each
-    preconditioned vector is kept and the solution built from them (twice the basis's memory)."""
+    arrays of b's module; at most max_iterations inner iterations over restarts of `restart` vectors."""
     xp = array_module(b)
     n = len(b)
     norm_b = float(xp.linalg.norm(b)) or 1.0
     x = xp.zeros(n)
     basis = xp.empty((min(restart + 1, BASIS_CHUNK), n))  # grown as the iterations need it
-    kept = xp.empty((min(restart, BASIS_CHUNK), n)) if flexible else None  # M^-1 of each basis vector
     residuals: list[float] = []
     r = b.copy()
     while True:
         beta = float(xp.linalg.norm(r))
         if beta / norm_b <= rtol or len(residuals) >= max_iterations or not np.isfinite(beta):
-            rows = len(basis) + (len(kept) if flexible else 0)
-            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b, rows)
+            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b, len(basis))
         basis[0] = r / beta
         hessenberg = np.zeros((restart + 1, restart))
         cos, sin = np.zeros(restart), np.zeros(restart)
@@ -59,11 +54,7 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
         g[0] = beta
         k = 0
         while k < restart and len(residuals) < max_iterations:
-            z = precondition(basis[k])
-            if flexible:
-                kept = _room_for(kept, k, restart)
-                kept[k] = z
-            w = matvec(z)
+            w = matvec(precondition(basis[k]))
             h = basis[:k + 1] @ w
             w = w - basis[:k + 1].T @ h
             again = basis[:k + 1] @ w  # the second pass restores orthogonality lost to cancellation
@@ -84,6 +75,6 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
             residuals.append(abs(g[k]) / norm_b)
             if residuals[-1] <= rtol or radius == 0:
                 break
-        y = xp.asarray(np.linalg.lstsq(np.triu(hessenberg[:k, :k]), g[:k], rcond=None)[0])
-        x = x + (kept[:k].T @ y if flexible else precondition(basis[:k].T @ y))
+        y = np.linalg.lstsq(np.triu(hessenberg[:k, :k]), g[:k], rcond=None)[0]
+        x = x + precondition(basis[:k].T @ xp.asarray(y))
         r = b - matvec(x)
