@@ -441,3 +441,27 @@ def test_tiles_of_the_gpu_list_kernel_hold_every_pair_once_and_sum_as_the_lists(
     tiles_reference(source, tiled, arrays, table)
     m2l_lists_numba(source, listed, *by_target(tgt, src, off), table)
     assert np.allclose(tiled, listed, rtol=1e-13, atol=1e-12)
+
+
+def test_the_gpu_families_planned_for_all_levels_at_once_give_each_levels_m2m_and_l2l():
+    """DevicePasses.families plans every level's M2M and L2L in one by_tile call each (levels as groups) and
+    slices them per level; run by the kernel's NumPy twin, each level's slice gives the host's M2M and L2L."""
+    from paraflux.engine.fmm.device import DevicePasses  # noqa: PLC0415
+    from paraflux.engine.fmm.host import tiles_reference  # noqa: PLC0415
+
+    rng = np.random.default_rng(4)
+    pts = np.concatenate([rng.uniform(0, 1, (3000, 3)), rng.normal(0.3, 0.02, (1000, 3))])
+    plan = LaplaceFMM(pts, pts, 4, 16, "standard").plan
+    families = DevicePasses(np).families(plan)
+    assert len(families) == len(plan.tree.levels) and families[0] == ()
+    n, width = int(plan.box_offset[-1]), plan.m2m.shape[1]
+    for level in range(1, len(plan.tree.levels)):
+        for which, table, host_pass in ((0, plan.m2m, plan.passes.m2m), (1, plan.l2l, plan.passes.l2l)):
+            work = families[level][which]
+            assert np.all(work.tile_target[::64] >= 0)
+            source = rng.standard_normal((n, 2, width))
+            expected, tiled = source.copy(), source.copy()
+            host_pass(plan, level, expected)
+            tiles_reference(tiled, tiled, (work.tile_target, work.tile_segments, work.segment_table,
+                                           work.segment_pairs, work.pair_slot, work.pair_source), table)
+            assert np.allclose(tiled, expected, rtol=1e-13, atol=1e-12), (level, which)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import numpy as np
 
+
+from ..backend import to_host
 from ..errors import ProblemError
 from .gpu_m2l import l2p_gpu, m2l_tiles_gpu, p2m_gpu, p2p_gpu
-from .plan import FmmPlan, Resident, TileWork, by_tile, octants, resident_arrays
+from .plan import TILE_SLOTS, FmmPlan, Resident, TileWork, by_tile, octants, resident_arrays
 
 
 DEVICE_TABLES = 4  # translation tables kept on the device between plans (up to 600 MB each at p = 14)
@@ -51,15 +54,31 @@ class DevicePasses:
 
     def families(self, plan: FmmPlan) -> list:
         """(M2M, L2L) of each level as list work: children onto their parents, parents onto the children;
-        offset: the octant; () at the root."""
-        m2m_t, l2l_t = self.table(plan.m2m), self.table(plan.l2l)
-        work = [()]
-        for level in range(1, len(plan.tree.levels)):
-            octant, parents, children = octants(plan, level)
-            same_octant = octant * len(children) + children  # L2L tiles of one octant: one table each
-            work.append((self.lists(parents, children, octant, m2m_t),
-                         self.lists(children, parents, octant, l2l_t, same_octant)))
-        return work
+        offset: the octant; () at the root. Planned for all levels at once (by_tile's groups: the levels), each
+        level's work a slice of the same tiles."""
+        xp, levels = self.xp, range(1, len(plan.tree.levels))
+        if not levels:
+            return [()]
+        octant, parents, children = (xp.concatenate([xp.asarray(a) for a in parts]) for parts in zip(
+            *(octants(plan, level) for level in levels)))
+        level = xp.concatenate([xp.full(plan.tree.levels[lv].n_boxes, lv, dtype=xp.int64) for lv in levels])
+        same_octant = (8 * level + octant) * int(plan.box_offset[-1]) + children  # L2L: one table per tile
+        up = self._per_level(plan, by_tile(parents, children, octant, group=level), self.table(plan.m2m), 1)
+        down = self._per_level(plan, by_tile(children, parents, octant, same_octant, group=level),
+                               self.table(plan.l2l), 0)
+        return [()] + list(zip(up, down))
+
+    def _per_level(self, plan: FmmPlan, arrays: tuple, table, above: int) -> list:
+        """by_tile's arrays over the levels 1 .. L-1 as one TileWork per level: the tiles whose targets lie
+        `above` levels above the family's level, slices of the same arrays."""
+        xp, tile_target, tile_segments = self.xp, arrays[0], arrays[1]
+        first = tile_target[::TILE_SLOTS]  # a tile's first slot is always filled
+        tile_level = to_host(xp.searchsorted(xp.asarray(plan.box_offset), first, side="right") - 1 + above)
+        bounds = np.searchsorted(tile_level, np.arange(1, len(plan.tree.levels) + 1))
+        segments = xp.diff(tile_segments)
+        most = int(segments.max()) if len(segments) else 1
+        return [TileWork(tile_target[a * TILE_SLOTS:b * TILE_SLOTS], tile_segments[a:b + 1], *arrays[2:], table, most)
+                for a, b in zip(bounds[:-1], bounds[1:])]
 
     def resident(self, plan: FmmPlan) -> Resident:
         xp = self.xp

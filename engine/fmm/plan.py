@@ -239,19 +239,29 @@ def by_target(tgt, src, off):
     return tgt[starts[:-1]], starts, src, off
 
 
-def by_tile(tgt, src, off, key=None, slots: int = TILE_SLOTS) -> tuple:
+def by_tile(tgt, src, off, key=None, slots: int = TILE_SLOTS, group=None) -> tuple:
     """Translations dest[tgt] += table[off] @ source[src] (equal-length int arrays, NumPy or CuPy) grouped for
     the tiled kernel: the targets ranked by key (per pair, one value per target; default the target itself)
     and cut into tiles of `slots`, each tile's pairs sorted by table; no target twice with one table.
+    group: per pair, a group whose targets no tile mixes with another's (key must rank the groups apart,
+    in group order), so that each group's tiles run as one launch (the levels of M2M and L2L).
     Returns TileWork's arrays (less the table): tile_target, tile_segments, segment_table, segment_pairs,
     pair_slot, pair_source."""
     xp = array_module(tgt)
     key = tgt if key is None else key
     order = stable_argsort(key)
     first = xp.concatenate([xp.ones(min(1, len(tgt)), dtype=bool), key[order][1:] != key[order][:-1]])
+    ranked = xp.cumsum(first) - 1  # the targets' rank, in key order
+    if group is None:
+        tiled, n_tiles = ranked, -(-int(first.sum()) // slots)
+    else:  # each group's ranks padded to whole tiles
+        counts = xp.bincount(group[order][first], minlength=int(group.max()) + 1 if len(group) else 0)
+        padded = -(-counts // slots) * slots
+        g = group[order]
+        tiled = ranked - (xp.cumsum(counts) - counts)[g] + (xp.cumsum(padded) - padded)[g]
+        n_tiles = int(padded.sum()) // slots
     rank = xp.empty(len(tgt), dtype=xp.int64)
-    rank[order] = xp.cumsum(first) - 1
-    n_tiles = -(-int(first.sum()) // slots)
+    rank[order] = tiled
     tile_target = xp.full(n_tiles * slots, -1, dtype=xp.int64)
     tile_target[rank] = tgt
     tile, slot = rank // slots, rank % slots
