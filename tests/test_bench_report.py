@@ -433,4 +433,4 @@ def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run(
     assert "(6 x 4 register tiles on the FP64 CUDA cores, each table read once for up to 64 target boxes: 100 pairs per" in text
     oom = {"precision": 1e-6, "separation": 2, "leaf_size": 64, "order": 8, "out_of_memory": True}
     data["cases"][0]["at_precision"]["scratch"] = [tiled, oom]  # a plan too large is listed, never timed
-    assert "| 1e-06, 8 | 2 | 64 | out of GPU memory (the plan) |" in render_fmm(data)
+    assert "| 1e-06, 8 | 2 | 64 | FP64 | out of GPU memory (the plan) |" in render_fmm(data)

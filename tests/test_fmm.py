@@ -465,3 +465,19 @@ def test_the_gpu_families_planned_for_all_levels_at_once_give_each_levels_m2m_an
             tiles_reference(tiled, tiled, (work.tile_target, work.tile_segments, work.segment_table,
                                            work.segment_pairs, work.pair_slot, work.pair_source), table)
             assert np.allclose(tiled, expected, rtol=1e-13, atol=1e-12), (level, which)
+
+
+def test_fp32_tables_change_the_result_by_about_their_rounding_and_every_table_scheme_reads_them():
+    """The same-level M2L table in FP32 (expansions and sums in FP64): the result moves by 1e-9 .. 1e-6
+    relative (the tables' rounding, far below the 1e-5 they are meant for), standard and batched-gemm read the
+    same FP32 table (equal to 1e-12), and the exponential scheme, which has no such table, refuses it."""
+    rng = np.random.default_rng(11)
+    pts, q = rng.uniform(0, 1, (6000, 3)), rng.standard_normal(6000)
+    exact, _ = LaplaceFMM(pts, pts, 6, 32, "standard", separation=2).apply(q)
+    single, _ = LaplaceFMM(pts, pts, 6, 32, "standard", separation=2, fp32_tables=True).apply(q)
+    moved = np.linalg.norm(single - exact) / np.linalg.norm(exact)
+    assert 1e-9 < moved < 1e-6, moved
+    batched, _ = LaplaceFMM(pts, pts, 6, 32, "batched-gemm", separation=2, fp32_tables=True).apply(q)
+    assert np.abs(batched - single).max() < 1e-12 * np.abs(single).max()
+    with pytest.raises(ProblemError, match="FP32 tables"):
+        LaplaceFMM(pts, pts, 6, 32, "exponential", fp32_tables=True)

@@ -109,8 +109,9 @@ def test_standard_plans_on_the_gpu_and_a_gpu_tree_serves_the_host_planned_scheme
         assert np.abs(grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("width, n_dens", [(12, 1), (110, 5), (462, 2)])
-def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens):
+def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens, dtype):
     """kernels/fmm.cu's m2l_tiles against host.tiles_reference: several row chunks (width > 96), several column
     chunks (64 slots x n_dens > 64), tiles left partly empty and targets spread over many tables."""
     from paraflux.engine.fmm.gpu_m2l import m2l_tiles_gpu  # noqa: PLC0415
@@ -120,7 +121,7 @@ def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens):
     rng = np.random.default_rng(width)
     tgt, off = np.divmod(rng.choice(300 * 40, 3000, replace=False), 40)  # (target, table) unique
     src = rng.integers(0, 500, len(tgt))
-    table, source = rng.standard_normal((40, width, width)), rng.standard_normal((500, n_dens, width))
+    table, source = rng.standard_normal((40, width, width)).astype(dtype), rng.standard_normal((500, n_dens, width))
     arrays = by_tile(tgt, src, off)
     expected = rng.standard_normal((500, n_dens, width))
     dest = cp.asarray(expected)
@@ -128,3 +129,14 @@ def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens):
     work = TileWork(*(cp.asarray(a) for a in arrays), cp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1))))
     m2l_tiles_gpu(cp.asarray(source), dest, work)
     assert np.abs(dest.get() - expected).max() < 1e-12 * np.abs(expected).max()
+
+
+def test_gpu_fp32_tables_give_the_hosts_fp32_result(cp):
+    rng = np.random.default_rng(12)
+    pts, q = rng.uniform(0, 1, (5000, 3)), rng.standard_normal(5000)
+    cpu, cpu_grad = LaplaceFMM(pts, pts, 6, 32, "standard", "numpy", separation=2, fp32_tables=True).apply(
+        q, gradient=True)
+    gpu, gpu_grad = LaplaceFMM(pts, pts, 6, 32, "standard", "cupy", separation=2, fp32_tables=True).apply(
+        q, gradient=True)
+    assert np.abs(gpu.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
+    assert np.abs(gpu_grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..fmm.fmm import M2L_SCHEMES, LaplaceFMM, order_for_precision, translations_per_box
+from ..fmm.fmm import FP32_TABLES_UP_TO, M2L_SCHEMES, LaplaceFMM, order_for_precision, translations_per_box
 from ..fmm.tree import SEPARATIONS
 from ..fmm.operators import direct
 from ..fmm.tree import build_octree
@@ -155,43 +155,48 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
 
 def _at_precision(cp, pts, q, sample, reference: tuple, config: FmmBenchConfig) -> dict:
     """Ours from scratch (the default GPU scheme, standard, its tree and lists built on the GPU) at each of
-    config.scratch_precisions, separations 1 and 2 and config.scratch_leaf_sizes, and FMM3D: at config.precision
+    config.scratch_precisions, separations 1 and 2 and config.scratch_leaf_sizes (and FP32 M2L tables where the
+    precision is FP32_TABLES_UP_TO or coarser), and FMM3D: at config.precision
     on 1 and all threads, and on all threads at each of config.fmm3d_precisions (to compare at equal achieved
     error); every run checked against the direct sum on the sampled targets (reference: its potential and
     gradient there, on the host). The entry at config.precision is the fastest separation and leaf size."""
     ref, ref_grad = reference
-    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, leaf)
-               for eps in config.scratch_precisions for sep in SEPARATIONS for leaf in config.scratch_leaf_sizes]
+    scratch = [_from_scratch(cp, pts, q, eps, sep, sample, reference, (leaf, fp32))
+               for eps in config.scratch_precisions for sep in SEPARATIONS for leaf in config.scratch_leaf_sizes
+               for fp32 in ((False, True) if eps >= FP32_TABLES_UP_TO else (False,))]
     fitted = [r for r in scratch if not r.get("out_of_memory")]
     mine = [r for r in fitted if r["precision"] == config.precision] or [_from_scratch(
-        cp, pts, q, config.precision, 1, sample, reference, config.scratch_leaf_sizes[0])]
+        cp, pts, q, config.precision, 1, sample, reference, (config.scratch_leaf_sizes[0], False))]
     best = min(mine, key=lambda r: r["scratch_seconds"])
     sweep = _fmm3d_sweep(pts, q, config.fmm3d_precisions, sample, ref, ref_grad)
     return {**best, "scheme": "standard", "tree_on": "device", "scratch": scratch, "fmm3d_sweep": sweep,
             **_fmm3d_rows(pts, q, config.precision, sample, ref, ref_grad, len(pts) <= config.one_thread_up_to)}
 
 
-def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, leaf_size: int) -> dict:
+def _from_scratch(cp, pts, q, eps: float, separation: int, sample, reference, leaf: tuple) -> dict:
     """One evaluation from points in host memory to potential and gradient in host memory (tree, lists and
     operators built on the GPU, tables from the cache), after a warm-up evaluation that compiles the kernels;
     then a second apply on the same plan (as GMRES reuses it). A plan that does not fit the GPU's memory is
-    recorded as such (small leaves at 1e7 points: over 1e9 translation pairs)."""
+    recorded as such (small leaves at 1e7 points: over 1e9 translation pairs). leaf: (leaf size, FP32 M2L
+    tables)."""
     p = order_for_precision(eps, separation)
     try:
-        return _timed_from_scratch(cp, pts, q, (eps, p), separation, sample, reference, leaf_size)
+        return _timed_from_scratch(cp, pts, q, (eps, p), separation, sample, reference, leaf)
     except cp.cuda.memory.OutOfMemoryError:
         cp.get_default_memory_pool().free_all_blocks()
-        return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "order": p,
-                "out_of_memory": True}
+        return {"precision": eps, "separation": separation, "leaf_size": leaf[0], "fp32_tables": leaf[1],
+                "order": p, "out_of_memory": True}
 
 
-def _timed_from_scratch(cp, pts, q, asked: tuple, separation: int, sample, reference, leaf_size: int) -> dict:
+def _timed_from_scratch(cp, pts, q, asked: tuple, separation: int, sample, reference, leaf: tuple) -> dict:
     """_from_scratch's timing; asked: (precision, order)."""
-    eps, p = asked
-    LaplaceFMM(pts, pts, p, leaf_size, "standard", "cupy", separation=separation).apply(q, gradient=True)
+    (eps, p), (leaf_size, fp32) = asked, leaf
+    make = lambda: LaplaceFMM(pts, pts, p, leaf_size, "standard", "cupy", separation=separation,  # noqa: E731
+                              fp32_tables=fp32)
+    make().apply(q, gradient=True)
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
-    fmm = LaplaceFMM(pts, pts, p, leaf_size, "standard", "cupy", separation=separation)
+    fmm = make()
     cp.cuda.Device().synchronize()
     built = time.perf_counter()
     phi, grad = (a.get() for a in fmm.apply(q, gradient=True))
@@ -200,7 +205,7 @@ def _timed_from_scratch(cp, pts, q, asked: tuple, separation: int, sample, refer
     fmm.apply(q, gradient=True, timings=phases)
     cp.cuda.Device().synchronize()
     apply_seconds = time.perf_counter() - done
-    return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "order": p,
+    return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "fp32_tables": fp32, "order": p,
             "setup_seconds": built - t0, "scratch_seconds": done - t0, "apply_seconds": apply_seconds,
             "phases": phases, "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
             "m2l_segments": sum(len(w.segment_table) for w in fmm.plan.m2l_work.work),

@@ -136,8 +136,13 @@ def _fitted(case: dict) -> list:
     return [r for r in (case.get("at_precision") or {}).get("scratch", []) if not r.get("out_of_memory")]
 
 
+def _table_kind(run: dict) -> str:
+    return "FP32" if run.get("fp32_tables") else "FP64"
+
+
 def _sep_leaf(run: dict) -> str:
-    return f"{run['separation']}" + (f", {run['leaf_size']}" if "leaf_size" in run else "")
+    return (f"{run['separation']}" + (f", {run['leaf_size']}" if "leaf_size" in run else "")
+            + (", FP32 tables" if run.get("fp32_tables") else ""))
 
 
 def _scratch_runs(cases: list) -> list[str]:
@@ -145,19 +150,21 @@ def _scratch_runs(cases: list) -> list[str]:
     lines = ["", "### Every from-scratch run", "",
              "Build: tree, lists and operators on the GPU, points from host memory. Apply: a second evaluation "
              "on the same plan, by phase (upward: P2M and M2M; downward: L2L and L2P; P2P: the near field).", "",
-             "| points | N | eps asked, p | separation | leaf size | error | from scratch s | build s | apply s | "
-             "upward | M2L | downward | P2P | M2L pairs |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-             "---:|---:|---:|"]
+             "| points | N | eps asked, p | separation | leaf size | M2L table | error | from scratch s | build s | "
+             "apply s | upward | M2L | downward | P2P | M2L pairs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in cases:
         for r in case["at_precision"]["scratch"]:
             if r.get("out_of_memory"):
                 lines.append(f"| {case['distribution']} | {case['n']:,} | {r['precision']:g}, {r['order']} | "
-                             f"{r['separation']} | {r['leaf_size']} | out of GPU memory (the plan) |" + " |" * 8)
+                             f"{r['separation']} | {r['leaf_size']} | {_table_kind(r)} | out of GPU memory (the plan) |"
+                             + " |" * 8)
                 continue
             ph = r.get("phases") or {}
             cells = " | ".join(f"{ph[k]:.4f}" if k in ph else "" for k in ("upward", "m2l", "downward", "p2p"))
             lines.append(f"| {case['distribution']} | {case['n']:,} | {r['precision']:g}, {r['order']} | "
-                         f"{r['separation']} | {r.get('leaf_size', 'not recorded')} | {_worst(r):.1e} | "
+                         f"{r['separation']} | {r.get('leaf_size', 'not recorded')} | {_table_kind(r)} | "
+                         f"{_worst(r):.1e} | "
                          f"{r['scratch_seconds']:.4f} | {r['setup_seconds']:.4f} | {r['apply_seconds']:.4f} | "
                          f"{cells} | {format(r['m2l_pairs'], ',') if 'm2l_pairs' in r else ''} |")
     return lines

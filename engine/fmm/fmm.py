@@ -33,6 +33,7 @@ def resolve_m2l(m2l: str, on_gpu: bool) -> str:
 
 
 MIN_ORDER, MAX_ORDER = 2, 20
+FP32_TABLES_UP_TO = 1e-5  # the finest requested precision FP32 M2L tables are meant for (their ~1e-7 stays 100x below)
 
 
 def order_for_precision(eps: float, separation: int = 1) -> int:
@@ -64,11 +65,13 @@ class LaplaceFMM:
     exponential_nodes: 8, 17 or 26, the plane-wave quadrature of the exponential scheme (about 3, 6, 9
     digits at best); separation: 1 or 2, boxes at most that many boxes apart along every axis interact directly,
     farther ones through M2L (2: about 4.6x the translations and the direct sum, a far smaller translation
-    error per order; standard and batched-gemm only)."""
+    error per order; standard and batched-gemm only); fp32_tables: the same-level M2L table in FP32 (half its
+    memory and the M2L's table traffic on the GPU; the expansions and the sums stay FP64), which adds about
+    1e-7 relative to the result: for precisions of 1e-5 and coarser (FP32_TABLES_UP_TO)."""
 
     def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = M2L.default,
                  backend: str = "numpy", tree: Octree | None = None, exponential_nodes: int = 17,
-                 separation: int = 1):
+                 separation: int = 1, fp32_tables: bool = False):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
             raise ProblemError(f"FMM order must be a whole number from {MIN_ORDER} to {MAX_ORDER}, got {order}")
         sources, targets = _points(sources, "sources"), _points(targets, "targets")
@@ -77,7 +80,7 @@ class LaplaceFMM:
         if separation not in SEPARATIONS:
             raise ProblemError(f"the FMM separation must be 1 or 2 boxes, got {separation}")
         options = FmmOptions(int(order), leaf_size, resolve_m2l(m2l, self.backend.is_gpu), int(exponential_nodes),
-                             separation)
+                             separation, bool(fp32_tables))
         scheme = SCHEMES[options.scheme]
         scheme.check(options)
         self.plan = build_plan(sources, targets, options, self.backend, _passes(self.backend), scheme, tree)

@@ -23,8 +23,10 @@ L2P_BLOCK = 64
 L2P_MAX_COEF = 231  # the kernel's per-thread harmonics array: order 20 (fmm.MAX_ORDER)
 
 
-def _module():
-    return kernel_module(Path(__file__).with_name("kernels") / "fmm.cu")
+def _module(table_dtype=np.float64):
+    """kernels/fmm.cu, its list kernel reading tables of table_dtype (float64, or float32: -DTABLE_T=float)."""
+    options = ("-DTABLE_T=float",) if np.dtype(table_dtype) == np.float32 else ()
+    return kernel_module(Path(__file__).with_name("kernels") / "fmm.cu", options)
 
 
 def m2l_tiles_gpu(source, dest, work) -> None:
@@ -37,7 +39,7 @@ def m2l_tiles_gpu(source, dest, work) -> None:
     blocks = n_tiles * -(-width // TILE_ROWS) * -(-TILE_SLOTS * n_dens // TILE_COLS)
     splits = int(min(work.most_segments, max(1, -(-FILL_BLOCKS * _sm_count(source.device.id) // blocks))))
     grid = (n_tiles * splits, -(-width // TILE_ROWS), -(-TILE_SLOTS * n_dens // TILE_COLS))
-    _module().get_function("m2l_tiles")(
+    _module(work.table.dtype).get_function("m2l_tiles")(
         grid, (TILE_THREADS,),
         (source, dest, work.tile_target, work.tile_segments, work.segment_table, work.segment_pairs,
          work.pair_slot, work.pair_source, work.table, np.int32(n_dens), np.int32(width), np.int32(splits)))

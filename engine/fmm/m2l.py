@@ -58,6 +58,17 @@ def all_level_pairs(plan: FmmPlan) -> tuple | None:
         (plan.gid(lv, t), plan.gid(lv, s), off, key(lv, t)) for lv, t, s, off in levels)))
 
 
+def _standard_table(plan: FmmPlan, host_form: bool = False):
+    """The same-level M2L table (operators.standard_m2l_table) in FP32 where the options ask for it, in the
+    form the passes' list kernel reads (host_form: as built, for a scheme that multiplies it itself)."""
+    p, separation = plan.order, plan.tree.separation
+    dtype = np.float32 if plan.options.fp32_tables else np.float64
+    build = lambda: standard_m2l_table(p, separation).astype(dtype, copy=False)  # noqa: E731
+    if host_form:
+        return build()
+    return plan.passes.table(build, ("standard_m2l", p, separation, np.dtype(dtype).name))
+
+
 def _check_separation(scheme: M2LScheme, name: str, options: FmmOptions) -> None:
     if options.separation not in scheme.separations:
         raise ProblemError(f"the {name} M2L scheme takes separation {' or '.join(map(str, scheme.separations))}, "
@@ -88,8 +99,7 @@ class Standard:
         _check_separation(self, "standard", options)
 
     def prepare(self, plan: FmmPlan) -> _ListState:
-        table = plan.passes.table(lambda: standard_m2l_table(plan.order, plan.tree.separation),
-                                  ("standard_m2l", plan.order, plan.tree.separation))
+        table = _standard_table(plan)
         pairs = all_level_pairs(plan)
         return _ListState(plan.passes, [plan.passes.lists(*pairs[:3], table, pairs[3])] if pairs else [])
 
@@ -118,8 +128,7 @@ class CrossLevel(Standard):
         per offset code shared by every level (the scaled tables do not depend on the level: 640 codes with
         separation 2, 80 with 1)."""
         passes, tree, work = plan.passes, plan.tree, []
-        table = passes.table(lambda: standard_m2l_table(plan.order, tree.separation),
-                             ("standard_m2l", plan.order, tree.separation))
+        table = _standard_table(plan)
         splits = [(lv, tgt_box, src_box, off, *cross_level_split(tree, lv, tgt_box, src_box, self.direction))
                   for lv, tgt_box, src_box, off in _level_pairs(tree)]
         codes = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [cross[4] for *_, cross, _ in splits]))
@@ -163,7 +172,7 @@ class BatchedGemm:
         """Per level (table, [(offset, target gids, source gids), ...]), the pairs grouped by offset: no two rows
         of a group collide."""
         xp, work = plan.xp, []
-        table = xp.asarray(standard_m2l_table(plan.order, plan.tree.separation))
+        table = xp.asarray(_standard_table(plan, host_form=True))
         for lv, tgt_box, src_box, off in _level_pairs(plan.tree):
             order = np.argsort(off, kind="stable")
             off, t, s = off[order], plan.gid(lv, tgt_box[order]), plan.gid(lv, src_box[order])
@@ -204,6 +213,9 @@ class Exponential:
 
         _check_separation(self, "exponential", options)
         quadrature(options.exponential_nodes)  # a clear error for a node count without a rule
+        if options.fp32_tables:
+            raise ProblemError("FP32 tables are for the schemes with the same-level M2L table (standard, "
+                               "batched-gemm and the cross-level schemes), not the exponential one")
 
     def prepare(self, plan: FmmPlan) -> tuple:
         """(xp, n_coef, [_Direction, ...]) over the levels and the six directions."""

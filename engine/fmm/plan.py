@@ -20,13 +20,15 @@ TILE_SLOTS = 64  # target boxes per tile of the GPU's list kernel (kernels/fmm.c
 class FmmOptions:
     """order: expansion order p; leaf_size: points per leaf at most; scheme: an M2L scheme's name (m2l.SCHEMES);
     exponential_nodes: the exponential scheme's plane-wave rule (8, 17 or 26); separation: 1 or 2, the boxes
-    apart beyond which boxes interact by M2L (tree.py)."""
+    apart beyond which boxes interact by M2L (tree.py); fp32_tables: the same-level M2L table in FP32 (the
+    expansions and the sums stay FP64)."""
 
     order: int
     leaf_size: int
     scheme: str
     exponential_nodes: int = 17
     separation: int = 1
+    fp32_tables: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,9 @@
 // tile * splits + part), added with atomics. table_t (n_tables, width, width) has its last two axes swapped.
 // M2M and L2L pass the same array as source and dest: the rows read (one level) and written (the next)
 // never overlap. NumPy twin: standard_m2l.m2l_lists_numba (the same sums, pair by pair).
+#ifndef TABLE_T
+#define TABLE_T double  // -DTABLE_T=float: the FP32 tables (LaplaceFMM's fp32_tables), staged and summed in FP64
+#endif
 #define TILE_SLOTS 64
 #define TILE_ROWS 96
 #define TILE_COLS 64
@@ -21,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
     const long long* __restrict__ tile_target, const long long* __restrict__ tile_segments,
     const int* __restrict__ segment_table, const long long* __restrict__ segment_pairs,
     const int* __restrict__ pair_slot, const long long* __restrict__ pair_source,
-    const double* __restrict__ table_t, int n_dens, int width, int splits)
+    const TABLE_T* __restrict__ table_t, int n_dens, int width, int splits)
 {
     __shared__ double ts[TILE_K][TILE_ROWS];
     __shared__ double xs[TILE_K][TILE_COLS + 1];
@@ -34,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
     for (int i = 0; i < 6; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
     for (long long seg = seg0 + n_seg * part / splits; seg < seg0 + n_seg * (part + 1) / splits; ++seg) {
-        const double* table = table_t + (long long)segment_table[seg] * width * width;
+        const TABLE_T* table = table_t + (long long)segment_table[seg] * width * width;
         __syncthreads();  // the previous segment's staged columns are used up
         if (tid < TILE_SLOTS) src_of[tid] = -1;
         __syncthreads();
@@ -44,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
         for (int c0 = 0; c0 < width; c0 += TILE_K) {
             for (int e = tid; e < TILE_K * TILE_ROWS; e += blockDim.x) {
                 const int cc = e / TILE_ROWS, rr = e % TILE_ROWS, c = c0 + cc, r = row0 + rr;
-                ts[cc][rr] = (c < width && r < width) ? table[(long long)c * width + r] : 0.0;
+                ts[cc][rr] = (c < width && r < width) ? (double)table[(long long)c * width + r] : 0.0;
             }
             for (int e = tid; e < TILE_K * TILE_COLS; e += blockDim.x) {
                 const int cc = e % TILE_K, col = col0 + e / TILE_K, slot = col / n_dens, c = c0 + cc;
