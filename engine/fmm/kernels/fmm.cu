@@ -15,11 +15,14 @@
 #ifndef TABLE_T
 #define TABLE_T double  // -DTABLE_T=float: the FP32 tables (LaplaceFMM's fp32_tables), staged and summed in FP64
 #endif
+#ifndef M2L_MIN_BLOCKS
+#define M2L_MIN_BLOCKS 1  // blocks of m2l_tiles per multiprocessor the registers must allow
+#endif
 #define TILE_SLOTS 64
 #define TILE_ROWS 96
 #define TILE_COLS 64
 #define TILE_K 32
-extern "C" __global__ void __launch_bounds__(256) m2l_tiles(
+extern "C" __global__ void __launch_bounds__(256, M2L_MIN_BLOCKS) m2l_tiles(
     const double* __restrict__ source, double* __restrict__ dest,
     const long long* __restrict__ tile_target, const long long* __restrict__ tile_segments,
     const int* __restrict__ segment_table, const long long* __restrict__ segment_pairs,
