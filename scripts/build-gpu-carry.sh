@@ -17,10 +17,12 @@ packages=(gmsh meshio miepython cvxopt scikit-fem dask distributed partd locket 
 specs=()
 for name in "${packages[@]}"; do specs+=("$name==$(version "$name")"); done
 specs+=("dask-cuda")  # not in the host's .venv (no GPU here): the newest; its rapids-dask-dependency is not needed
+specs+=("pybind11")  # KeOps's (bench fmm's brute-force peer) binder, compiled there at its first use
 platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64
            --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any)
 "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp "${platforms[@]}" \
     -d "$work/wheels" "${specs[@]}"
+"$py" -m pip wheel -q --no-deps -w "$work/wheels" "pykeops>=2.2" "keopscore>=2.2"  # pure Python, sdists only
 "$py" -m pip install -q --no-deps --no-compile --only-binary=:all: --python-version 3.12 --implementation cp \
     "${platforms[@]}" --target "$work/site" "$work"/wheels/*.whl
 site="$work/site"

@@ -434,3 +434,17 @@ def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run(
     oom = {"precision": 1e-6, "separation": 2, "leaf_size": 64, "order": 8, "out_of_memory": True}
     data["cases"][0]["at_precision"]["scratch"] = [tiled, oom]  # a plan too large is listed, never timed
     assert "| 1e-06, 8 | 2 | 64 | FP64 | out of GPU memory (the plan) |" in render_fmm(data)
+
+
+def test_fmm_report_sets_keops_beside_our_direct_sum_or_says_why_it_did_not_run():
+    from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
+
+    data = json.loads((DOCS / "fmm.json").read_text())
+    small = [c for c in data["cases"] if c.get("direct_gpu_seconds")][:2]
+    small[0]["keops"] = {"available": True, "seconds": 0.5, "device": "GPU (KeOps 2.3)", "error": 1e-15,
+                         "error_gradient": 2e-15}
+    small[1]["keops"] = {"available": False, "reason": "ImportError: No module named 'pykeops'"}
+    text = render_fmm(data)
+    assert (f"| {small[0]['distribution']} | {small[0]['n']:,} | {small[0]['direct_gpu_seconds']:.4f} | 0.5000 | "
+            "GPU (KeOps 2.3) | 1.0e-15 / 2.0e-15 |") in text
+    assert "| did not run | ImportError: No module named 'pykeops' | |" in text

@@ -481,3 +481,28 @@ def test_fp32_tables_change_the_result_by_about_their_rounding_and_every_table_s
     assert np.abs(batched - single).max() < 1e-12 * np.abs(single).max()
     with pytest.raises(ProblemError, match="FP32 tables"):
         LaplaceFMM(pts, pts, 6, 32, "exponential", fp32_tables=True)
+
+
+def test_keops_brute_force_peer_gives_the_direct_sum_or_says_why_it_did_not_run(monkeypatch):
+    """KeOps's reduction (the bench's second GPU brute-force peer) equals operators.direct, run here on KeOps's
+    CPU backend where pykeops is installed (the `peers` extra); a KeOps that cannot run is recorded with its
+    reason, not a time."""
+    from paraflux.engine.bench import keops_peer  # noqa: PLC0415
+
+    rng = np.random.default_rng(13)
+    pts, q = rng.uniform(0, 1, (1500, 3)), rng.standard_normal(1500)
+    sample = np.arange(0, 1500, 7)
+    ref, ref_grad = (a[0] for a in direct(pts, pts[sample], q[None], None, gradient=True))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("[KeOps] nvrtc | not found\nmore")
+
+    monkeypatch.setattr(keops_peer, "direct", broken)
+    assert keops_peer.timed(pts, q, sample, ref, ref_grad) == {"available": False,
+                                                                 "reason": "RuntimeError: [KeOps] nvrtc / not found"}
+    monkeypatch.undo()
+    pytest.importorskip("pykeops")
+    run = keops_peer.direct(pts, q, backend="CPU")
+    assert np.abs(run.potential[sample] - ref).max() < 1e-12 * np.abs(ref).max()
+    assert np.abs(run.gradient[sample] - ref_grad).max() < 1e-12 * np.abs(ref_grad).max()
+    assert run.device.startswith("CPU (KeOps ")

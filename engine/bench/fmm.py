@@ -16,7 +16,7 @@ from ..fmm.fmm import FP32_TABLES_UP_TO, M2L_SCHEMES, LaplaceFMM, order_for_prec
 from ..fmm.tree import SEPARATIONS
 from ..fmm.operators import direct
 from ..fmm.tree import build_octree
-from . import environment
+from . import environment, keops_peer
 from .environment import gpu_facts, run_facts
 
 
@@ -146,6 +146,8 @@ def bench_case(cp, dist: str, n: int, config: FmmBenchConfig, log) -> dict:
             del fmm
             pool.free_all_blocks()
     row["direct_gpu_seconds"] = _direct_seconds(cp, pts, q) if n <= config.direct_up_to else None
+    if n <= config.direct_up_to:  # the second brute-force peer on the GPU, where pykeops runs
+        row["keops"] = keops_peer.timed(pts, q, sample, *reference)
     row["direct_all_n"] = True  # every target, not a scaled sample (the report labels older runs' estimates)
     row["at_precision"] = _at_precision(cp, pts, q, sample, reference, config)
     log(f"  at {config.precision:g}: ours p={row['at_precision']['order']} "

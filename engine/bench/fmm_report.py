@@ -95,7 +95,29 @@ def _peers(data: dict) -> list[str]:
                      f"{_direct_cells(case, at['apply_seconds'])} |")
     if any(not _fair_peers(c) for c in data["cases"] if c.get("at_precision")):
         lines += ["", f"- {_UNFAIR}"]
-    return lines + _equal_error(data)
+    return lines + _equal_error(data) + _brute_force(data)
+
+
+def _brute_force(data: dict) -> list[str]:
+    """The two exact direct sums on the GPU (all N^2 pairs, potential and gradient, host memory to host memory):
+    ours (kernels/direct_sum.cu) and KeOps's, where the run tried KeOps."""
+    cases = [c for c in data["cases"] if "keops" in c]
+    if not cases:
+        return []
+    lines = ["", "## Brute force on the GPU: ours and KeOps", "",
+             "Both over all N^2 pairs in FP64, potential and gradient at every point, from host memory to host "
+             "memory, after a warm-up that compiles them; KeOps's error is against our direct sum on the sampled "
+             "targets.", "", "| points | N | ours s | KeOps s | KeOps device | KeOps error (potential / gradient) |",
+             "|---|---:|---:|---:|---|---:|"]
+    for c in cases:
+        k, ours = c["keops"], c.get("direct_gpu_seconds")
+        ours_cell = "" if ours is None else f"{ours:.4f}"
+        if not k.get("available"):
+            lines.append(f"| {c['distribution']} | {c['n']:,} | {ours_cell} | did not run | {k['reason']} | |")
+            continue
+        lines.append(f"| {c['distribution']} | {c['n']:,} | {ours_cell} | {k['seconds']:.4f} | {k['device']} | "
+                     f"{k['error']:.1e} / {k['error_gradient']:.1e} |")
+    return lines
 
 
 def _worst(run: dict) -> float:
