@@ -140,3 +140,22 @@ def test_gpu_fp32_tables_give_the_hosts_fp32_result(cp):
         q, gradient=True)
     assert np.abs(gpu.get() - cpu).max() < 1e-12 * np.abs(cpu).max()
     assert np.abs(gpu_grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
+
+
+def test_gpu_translation_tables_are_kept_on_the_device_between_plans_within_their_budget(cp, monkeypatch):
+    from paraflux.engine.fmm import device  # noqa: PLC0415
+
+    monkeypatch.setattr(device, "_device_tables", device.OrderedDict())
+    monkeypatch.setattr(device, "DEVICE_TABLE_BYTES", 3 * 8 * 4 * 4 * 4)  # three of the tables below
+    passes, built = device.DevicePasses(cp), []
+
+    def make(k):
+        built.append(k)
+        return np.full((4, 4, 4), float(k))
+
+    first = passes.table(lambda: make(0), ("t", 0))
+    assert passes.table(lambda: make(0), ("t", 0)) is first and built == [0]  # read again, not rebuilt
+    assert float(first[1, 2, 3]) == 0.0 and first.flags.c_contiguous
+    for k in (1, 2, 3):
+        passes.table(lambda k=k: make(k), ("t", k))
+    assert [key[0][1] for key in device._device_tables] == [1, 2, 3]  # the oldest dropped past the budget

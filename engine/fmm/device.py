@@ -14,7 +14,8 @@ from .gpu_m2l import l2p_gpu, m2l_tiles_gpu, p2m_gpu, p2p_gpu
 from .plan import TILE_SLOTS, FmmPlan, Resident, TileWork, by_tile, octants, resident_arrays
 
 
-DEVICE_TABLES = 4  # translation tables kept on the device between plans (up to 600 MB each at p = 14)
+DEVICE_TABLE_BYTES = 1 << 30  # translation tables kept on the device between plans, the most recent first, up
+# to this many bytes in all (one table is kept whatever its size: 613 MB at p = 14 with separation 2)
 _device_tables: OrderedDict = OrderedDict()
 
 
@@ -27,7 +28,7 @@ class DevicePasses:
     def table(self, table, key=None):
         """A translation table (n, 2P, 2P), or a function making it, in the form the list kernel reads: on the
         device, the last two axes swapped. key: a name for the table (its kind, order and separation): the
-        device copy is kept for the next plan that asks for it (DEVICE_TABLES most recent, per device), and
+        device copy is kept for the next plan that asks for it (per device, DEVICE_TABLE_BYTES in all), and
         the function is not called again."""
         cache_key = None if key is None else (key, self.xp.cuda.Device().id)
         if cache_key in _device_tables:
@@ -36,7 +37,7 @@ class DevicePasses:
         out = self.xp.ascontiguousarray(self.xp.asarray(table() if callable(table) else table).transpose(0, 2, 1))
         if cache_key is not None:
             _device_tables[cache_key] = out
-            while len(_device_tables) > DEVICE_TABLES:
+            while len(_device_tables) > 1 and sum(t.nbytes for t in _device_tables.values()) > DEVICE_TABLE_BYTES:
                 _device_tables.popitem(last=False)
         return out
 
