@@ -433,8 +433,8 @@ _GPU_BUILT_REMEDY = {
              "size); one pass over all levels for the lists and the tiles, and the near-field CSR made by the "
              "same pass",
     "apply": "a faster apply at this order: the tiled M2L on the FP64 tensor cores (mma.sync m8n8k4), a near "
-             "field that packs several small leaves into one block (sphere leaves hold about 20 targets for "
-             "64 threads), and fused P2M + M2M and L2L + L2P kernels",
+             "field that packs several small leaves into one block (a sphere's leaves hold fewer targets than a "
+             "block's 64 threads), and fused P2M + M2M and L2L + L2P kernels",
 }
 
 
