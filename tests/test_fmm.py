@@ -506,3 +506,11 @@ def test_keops_brute_force_peer_gives_the_direct_sum_or_says_why_it_did_not_run(
     assert np.abs(run.potential[sample] - ref).max() < 1e-12 * np.abs(ref).max()
     assert np.abs(run.gradient[sample] - ref_grad).max() < 1e-12 * np.abs(ref_grad).max()
     assert run.device.startswith("CPU (KeOps ")
+
+
+def test_the_default_leaf_size_is_the_backends():
+    from paraflux.engine.fmm.fmm import LEAF_SIZE_HOST  # noqa: PLC0415
+
+    pts = np.random.default_rng(14).uniform(0, 1, (500, 3))
+    assert LaplaceFMM(pts, pts, 4).tree.leaf_size == LEAF_SIZE_HOST == 32
+    assert LaplaceFMM(pts, pts, 4, leaf_size=8).tree.leaf_size == 8

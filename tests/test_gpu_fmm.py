@@ -159,3 +159,10 @@ def test_gpu_translation_tables_are_kept_on_the_device_between_plans_within_thei
     for k in (1, 2, 3):
         passes.table(lambda k=k: make(k), ("t", k))
     assert [key[0][1] for key in device._device_tables] == [1, 2, 3]  # the oldest dropped past the budget
+
+
+def test_gpu_default_leaf_size_is_the_gpus(cp):
+    from paraflux.engine.fmm.fmm import LEAF_SIZE_GPU  # noqa: PLC0415
+
+    pts = np.random.default_rng(15).uniform(0, 1, (5000, 3))
+    assert LaplaceFMM(pts, pts, 4, backend="cupy").tree.leaf_size == LEAF_SIZE_GPU

@@ -33,6 +33,8 @@ def resolve_m2l(m2l: str, on_gpu: bool) -> str:
 
 
 MIN_ORDER, MAX_ORDER = 2, 20
+LEAF_SIZE_HOST, LEAF_SIZE_GPU = 32, 256  # points per leaf by default (sources and targets counted together): on the
+# GPU bench fmm's from-scratch runs at 1e5 to 1e7 points were fastest at 128-256 (H100), 32 taking up to 5x longer
 FP32_TABLES_UP_TO = 1e-5  # the finest requested precision FP32 M2L tables are meant for (their ~1e-7 stays 100x below)
 
 
@@ -59,7 +61,8 @@ def _points(points, name: str) -> np.ndarray:
 
 
 class LaplaceFMM:
-    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; m2l one of M2L_SCHEMES
+    """FMM between fixed sources (n_s, 3) and targets (n_t, 3); order p in 2..20; leaf_size: points per leaf
+    at most (None: LEAF_SIZE_HOST on NumPy, LEAF_SIZE_GPU on the GPU); m2l one of M2L_SCHEMES
     or auto (the default, see resolve_m2l; `paraflux bench fmm` compares all of them);
     tree: an octree already built for these points (build_octree), reused instead of building one;
     exponential_nodes: 8, 17 or 26, the plane-wave quadrature of the exponential scheme (about 3, 6, 9
@@ -69,7 +72,7 @@ class LaplaceFMM:
     memory and the M2L's table traffic on the GPU; the expansions and the sums stay FP64), which adds about
     1e-7 relative to the result: for precisions of 1e-5 and coarser (FP32_TABLES_UP_TO)."""
 
-    def __init__(self, sources, targets, order: int = 8, leaf_size: int = 32, m2l: str = M2L.default,
+    def __init__(self, sources, targets, order: int = 8, leaf_size: int | None = None, m2l: str = M2L.default,
                  backend: str = "numpy", tree: Octree | None = None, exponential_nodes: int = 17,
                  separation: int = 1, fp32_tables: bool = False):
         if isinstance(order, bool) or int(order) != order or not MIN_ORDER <= order <= MAX_ORDER:
@@ -79,6 +82,8 @@ class LaplaceFMM:
         self.xp = self.backend.xp
         if separation not in SEPARATIONS:
             raise ProblemError(f"the FMM separation must be 1 or 2 boxes, got {separation}")
+        if leaf_size is None:
+            leaf_size = LEAF_SIZE_GPU if self.backend.is_gpu else LEAF_SIZE_HOST
         options = FmmOptions(int(order), leaf_size, resolve_m2l(m2l, self.backend.is_gpu), int(exponential_nodes),
                              separation, bool(fp32_tables))
         scheme = SCHEMES[options.scheme]
