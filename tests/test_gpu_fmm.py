@@ -166,3 +166,17 @@ def test_gpu_default_leaf_size_is_the_gpus(cp):
 
     pts = np.random.default_rng(15).uniform(0, 1, (5000, 3))
     assert LaplaceFMM(pts, pts, 4, backend="cupy").tree.leaf_size == LEAF_SIZE_GPU
+
+
+def test_gpu_keops_peer_gives_our_direct_sum(cp):
+    """bench fmm's second brute-force peer on the GPU, where pykeops (the peers extra) is there and compiles."""
+    pytest.importorskip("pykeops")
+    from paraflux.engine.bench import keops_peer  # noqa: PLC0415
+    from paraflux.engine.fmm.gpu_direct import direct_sum_gpu  # noqa: PLC0415
+
+    rng = np.random.default_rng(16)
+    pts, q = rng.uniform(0, 1, (5000, 3)), rng.standard_normal(5000)
+    phi, grad = (a.get() for a in direct_sum_gpu(pts, q, pts))
+    run = keops_peer.direct(pts, q, backend="GPU")
+    assert np.abs(run.potential - phi).max() < 1e-12 * np.abs(phi).max()
+    assert np.abs(run.gradient - grad).max() < 1e-12 * np.abs(grad).max()
