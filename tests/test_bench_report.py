@@ -440,6 +440,8 @@ def test_fmm_report_sets_keops_beside_our_direct_sum_or_says_why_it_did_not_run(
     from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
 
     data = json.loads((DOCS / "fmm.json").read_text())
+    assert ("KeOps, the second brute-force peer on the GPU" in render_fmm(data)) == (
+        not any("keops" in c for c in data["cases"]))  # the report says so while no record holds it
     small = [c for c in data["cases"] if c.get("direct_gpu_seconds")][:2]
     small[0]["keops"] = {"available": True, "seconds": 0.5, "device": "GPU (KeOps 2.3)", "error": 1e-15,
                          "error_gradient": 2e-15}
@@ -448,3 +450,4 @@ def test_fmm_report_sets_keops_beside_our_direct_sum_or_says_why_it_did_not_run(
     assert (f"| {small[0]['distribution']} | {small[0]['n']:,} | {small[0]['direct_gpu_seconds']:.4f} | 0.5000 | "
             "GPU (KeOps 2.3) | 1.0e-15 / 2.0e-15 |") in text
     assert "| did not run | ImportError: No module named 'pykeops' | |" in text
+    assert "has run in none of these records" not in text
