@@ -514,3 +514,12 @@ def test_the_default_leaf_size_is_the_backends():
     pts = np.random.default_rng(14).uniform(0, 1, (500, 3))
     assert LaplaceFMM(pts, pts, 4).tree.leaf_size == LEAF_SIZE_HOST == 32
     assert LaplaceFMM(pts, pts, 4, leaf_size=8).tree.leaf_size == 8
+
+
+def test_tiles_refuse_two_targets_under_one_key():
+    from paraflux.engine.fmm.plan import by_tile  # noqa: PLC0415
+
+    tgt, src, off = np.array([3, 4]), np.array([0, 1]), np.array([0, 1])
+    with pytest.raises(ValueError, match="share a key"):
+        by_tile(tgt, src, off, key=np.array([7, 7]))
+    assert len(by_tile(tgt, src, off, key=np.array([7, 8]))[0]) == 64

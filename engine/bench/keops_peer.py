@@ -31,7 +31,7 @@ def direct(points: np.ndarray, charges: np.ndarray, backend: str = "GPU") -> Keo
     xi, yj, qj = LazyTensor(x[:, None, :]), LazyTensor(x[None, :, :]), LazyTensor(q[None, :, :])
     d = xi - yj
     r2 = (d ** 2).sum(-1)
-    inv = (r2 > 0).ifelse(r2.rsqrt(), 0.0)  # 1 / r, 0 for the point itself
+    inv = (-r2).ifelse(0.0, r2.rsqrt())  # KeOps's c.ifelse(a, b): a where c >= 0, so 0 for the point itself
     phi = (qj * inv).sum(1, backend=backend)
     grad = (-(qj * inv ** 3) * d).sum(1, backend=backend)
     return KeopsRun(phi[:, 0], grad, time.perf_counter() - t0, f"{backend} (KeOps {pykeops.__version__})")

@@ -19,6 +19,16 @@ DEVICE_TABLE_BYTES = 1 << 30  # translation tables kept on the device between pl
 _device_tables: OrderedDict = OrderedDict()
 
 
+def _evict(device: int) -> None:
+    """Drop a device's least recently used tables until its tables hold DEVICE_TABLE_BYTES or fewer (its newest
+    one stays whatever its size)."""
+    while True:
+        mine = [k for k in _device_tables if k[1] == device]
+        if len(mine) <= 1 or sum(_device_tables[k].nbytes for k in mine) <= DEVICE_TABLE_BYTES:
+            return
+        del _device_tables[mine[0]]
+
+
 class DevicePasses:
     """The passes of an FMM application on CuPy (Backend "cupy")."""
 
@@ -37,8 +47,7 @@ class DevicePasses:
         out = self.xp.ascontiguousarray(self.xp.asarray(table() if callable(table) else table).transpose(0, 2, 1))
         if cache_key is not None:
             _device_tables[cache_key] = out
-            while len(_device_tables) > 1 and sum(t.nbytes for t in _device_tables.values()) > DEVICE_TABLE_BYTES:
-                _device_tables.popitem(last=False)
+            _evict(cache_key[1])
         return out
 
     def lists(self, tgt, src, off, table, key=None) -> TileWork:

@@ -253,6 +253,8 @@ def by_tile(tgt, src, off, key=None, slots: int = TILE_SLOTS, group=None) -> tup
     key = tgt if key is None else key
     order = stable_argsort(key)
     first = xp.concatenate([xp.ones(min(1, len(tgt)), dtype=bool), key[order][1:] != key[order][:-1]])
+    if bool((~first[1:] & (tgt[order][1:] != tgt[order][:-1])).any()):
+        raise ValueError("two target boxes share a key: a tile slot holds one target")
     ranked = xp.cumsum(first) - 1  # the targets' rank, in key order
     if group is None:
         tiled, n_tiles = ranked, -(-int(first.sum()) // slots)
