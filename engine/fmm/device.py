@@ -7,7 +7,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-
 from ..backend import to_host
 from ..errors import ProblemError
 from .gpu_m2l import l2p_gpu, m2l_tiles_gpu, p2m_gpu, p2p_gpu
@@ -27,6 +26,12 @@ def _evict(device: int) -> None:
         if len(mine) <= 1 or sum(_device_tables[k].nbytes for k in mine) <= DEVICE_TABLE_BYTES:
             return
         del _device_tables[mine[0]]
+
+
+def _most_segments(tile_segments) -> int:
+    """The most segments one tile has (TileWork.most_segments), from by_tile's tile_segments."""
+    segments = tile_segments[1:] - tile_segments[:-1]
+    return int(segments.max()) if len(segments) else 1
 
 
 class DevicePasses:
@@ -56,8 +61,7 @@ class DevicePasses:
         the target): targets sharing their tables should rank close; table already in the kernel's form."""
         xp = self.xp
         arrays = by_tile(*(xp.asarray(a) for a in (tgt, src, off)), key=None if key is None else xp.asarray(key))
-        segments = xp.diff(arrays[1])
-        return TileWork(*arrays, table, int(segments.max()) if len(segments) else 1)
+        return TileWork(*arrays, table, _most_segments(arrays[1]))
 
     def run_lists(self, source, dest, work: TileWork) -> None:
         m2l_tiles_gpu(source, dest, work)
@@ -85,14 +89,13 @@ class DevicePasses:
         first = tile_target[::TILE_SLOTS]  # a tile's first slot is always filled
         tile_level = to_host(xp.searchsorted(xp.asarray(plan.box_offset), first, side="right") - 1 + above)
         bounds = np.searchsorted(tile_level, np.arange(1, len(plan.tree.levels) + 1))
-        segments = xp.diff(tile_segments)
-        most = int(segments.max()) if len(segments) else 1
+        most = _most_segments(tile_segments)
         return [TileWork(tile_target[a * TILE_SLOTS:b * TILE_SLOTS], tile_segments[a:b + 1], *arrays[2:], table, most)
                 for a, b in zip(bounds[:-1], bounds[1:])]
 
     def resident(self, plan: FmmPlan) -> Resident:
         xp = self.xp
-        _, starts, pair_leaf, first, stop = plan.near_csr
+        starts, pair_leaf, first, stop = plan.near_csr
         leaves = plan.tgt_leaves
         tgt_stop = leaves.start + (leaves.index >= 0).sum(axis=1)
         near = tuple(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64))  # from the host or the device

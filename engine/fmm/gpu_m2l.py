@@ -11,8 +11,8 @@ import numpy as np
 from ..backend import kernel_module
 from .plan import TILE_SLOTS
 
-P2P_THREADS = 128  # p2p_leaves' largest block (its P2P_THREADS)
-P2P_BLOCK = 64  # the block used: within 10% of the best of 32, 64 and 128 on uniform and sphere points (H100)
+P2P_BLOCK = 64  # p2p_leaves' block (at most its P2P_THREADS, 128): within 10 % of the best of 32, 64 and 128 on
+# uniform and sphere points (H100)
 TILE_ROWS, TILE_COLS, TILE_THREADS = 96, 64, 256  # m2l_tiles' block: output rows x (slot, density) columns
 FILL_BLOCKS = 32  # m2l_tiles' blocks per multiprocessor below which a tile's segments are split over blocks
 # (measured on the H100 at 1e6 points: 0 / 8 / 32 gave 0.100 / 0.045 / 0.043 s for the M2L of uniform points)
@@ -53,17 +53,17 @@ def _sm_count(device: int) -> int:
 
 
 def p2p_gpu(tgt, src, charges, dipoles, tgt_first, tgt_stop, pair_start, pair_leaf, leaf_first, leaf_stop,
-            phi, grad, threads: int = P2P_BLOCK) -> None:
+            phi, grad) -> None:
     """Add the near field to phi (n_dens, n_t) and grad (n_dens, n_t, 3) or None, on the device: one block per
-    target leaf [tgt_first, tgt_stop) of the sorted targets, `threads` (32 to P2P_THREADS, a multiple of 32)
-    threads each; the CSR arrays (plan.near_csr) already there, all int64."""
+    target leaf [tgt_first, tgt_stop) of the sorted targets; the CSR arrays (plan.near_csr) already there, all
+    int64."""
     import cupy as cp  # noqa: PLC0415
 
     n_t, n_s, n_dens = len(tgt), len(src), phi.shape[0]
     if not len(tgt_first):
         return
     _module().get_function("p2p_leaves")(
-        (len(tgt_first),), (threads,),
+        (len(tgt_first),), (P2P_BLOCK,),
         (tgt, src, cp.ascontiguousarray(charges) if charges is not None else phi,
          cp.ascontiguousarray(dipoles) if dipoles is not None else phi,
          tgt_first, tgt_stop, pair_start, pair_leaf, leaf_first, leaf_stop, np.int32(n_t), np.int32(n_s),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .operators import l2p, p2m
-from .plan import TILE_SLOTS, FmmPlan, ListWork, Resident, by_target, octants, resident_arrays
+from .plan import TILE_SLOTS, FmmPlan, ListWork, Resident, by_target, leaf_of_targets, octants, resident_arrays
 from .standard_m2l import m2l_lists_numba, p2p_numba
 
 SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leaves may hold
@@ -40,7 +40,7 @@ class HostPasses:
 
     def resident(self, plan: FmmPlan) -> Resident:
         return resident_arrays(plan, lambda leaves: (np.maximum(leaves.index, 0), leaves.index >= 0),
-                               plan.near_csr)
+                               (leaf_of_targets(plan.tgt_leaves, len(plan.targets)), *plan.near_csr))
 
     def p2m(self, plan: FmmPlan, res: Resident, q, d, multipole) -> None:
         """Multipoles of the source leaves, each scaled by its side, into multipole (n_boxes, n_dens, 2P)."""

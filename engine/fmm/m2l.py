@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ProblemError
 from .operators import OFFSETS, cross_level_split, cross_m2l_table, standard_m2l_table
-from .plan import FmmOptions, FmmPlan
+from .plan import FmmOptions, FmmPlan, octant_of
 from .tree import Octree
 
 
@@ -50,8 +50,7 @@ def all_level_pairs(plan: FmmPlan) -> tuple | None:
         return None
 
     def key(level, tgt_box):
-        c = plan.tree.levels[level].coords[tgt_box]
-        octant = (c[:, 0] % 2) * 4 + (c[:, 1] % 2) * 2 + c[:, 2] % 2
+        octant = octant_of(plan.tree.levels[level].coords[tgt_box])
         return 8 * plan.box_offset[level] + octant * plan.tree.levels[level].n_boxes + tgt_box
 
     return tuple(xp.concatenate(parts) for parts in zip(*(

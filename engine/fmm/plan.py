@@ -193,7 +193,7 @@ def build_plan(sources: np.ndarray, targets: np.ndarray, options: FmmOptions, ba
     plan = FmmPlan(options, backend, passes, tree, xp.asarray(sources)[tree.src_order],
                    xp.asarray(targets)[tree.tgt_order],
                    xp.asarray(np.cumsum([0] + [lv.n_boxes for lv in tree.levels])), src_leaves, tgt_leaves, near,
-                   near_csr(near, src_leaves, tgt_leaves, len(targets)), backend.xp.asarray(m2m),
+                   near_csr(near, src_leaves, tgt_leaves), backend.xp.asarray(m2m),
                    backend.xp.asarray(l2l), m2l)
     plan.m2l_work = m2l.prepare(plan)
     plan.families = passes.families(plan)
@@ -208,11 +208,15 @@ def _scaled_child_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
     return m2m * (2.0 ** -deg)[None, None, :], l2l * (2.0 ** -(deg + 1))[None, :, None]
 
 
+def octant_of(coords):
+    """The octant (0..7) of boxes under their parents, from their integer coordinates (n, 3)."""
+    return (coords[:, 0] % 2) * 4 + (coords[:, 1] % 2) * 2 + coords[:, 2] % 2
+
+
 def octants(plan: FmmPlan, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(octant, parent gid, child gid) of every box of a level >= 1 under its parent."""
     lv = plan.tree.levels[level]
-    octant = (lv.coords[:, 0] % 2) * 4 + (lv.coords[:, 1] % 2) * 2 + lv.coords[:, 2] % 2
-    return octant, plan.gid(level - 1, lv.parent), plan.gid(level, plan.tree.xp.arange(lv.n_boxes))
+    return octant_of(lv.coords), plan.gid(level - 1, lv.parent), plan.gid(level, plan.tree.xp.arange(lv.n_boxes))
 
 
 def leaves_of(tree: Octree, kind: str) -> Leaves:
@@ -311,17 +315,22 @@ def leaf_pairs(tree: Octree, src_leaves: Leaves, tgt_leaves: Leaves) -> tuple:
     return xp.concatenate(out_t), xp.concatenate(out_s)
 
 
-def near_csr(pairs: tuple, src_leaves: Leaves, tgt_leaves: Leaves, n_targets: int) -> tuple:
-    """CSR of the near field for the P2P kernels (CUDA, Numba): leaf of each sorted target (n_t,) int32, pair
-    starts per target leaf, source leaf of each pair, and the sorted-source range [first, stop) of each source
-    leaf; in the pairs' memory."""
+def near_csr(pairs: tuple, src_leaves: Leaves, tgt_leaves: Leaves) -> tuple:
+    """CSR of the near field for the P2P kernels (CUDA, Numba): pair starts per target leaf, source leaf of
+    each pair, and the sorted-source range [first, stop) of each source leaf; in the pairs' memory."""
     tl, sl = pairs
     xp = array_module(tl)
     order = stable_argsort(tl)
     starts = xp.concatenate([xp.zeros(1, dtype=xp.int64),
                              xp.cumsum(xp.bincount(tl, minlength=len(tgt_leaves.start)))])
+    counts = (src_leaves.index >= 0).sum(axis=1)
+    return starts, sl[order], src_leaves.start, src_leaves.start + counts
+
+
+def leaf_of_targets(tgt_leaves: Leaves, n_targets: int):
+    """The leaf of each sorted target (n_t,) int32 (the host's P2P loops over targets; the GPU's over leaves)."""
+    xp = array_module(tgt_leaves.index)
     leaf_of = xp.full(n_targets, -1, dtype=xp.int32)
     rows, cols = xp.nonzero(tgt_leaves.index >= 0)
     leaf_of[tgt_leaves.index[rows, cols]] = rows.astype(xp.int32)
-    counts = (src_leaves.index >= 0).sum(axis=1)
-    return leaf_of, starts, sl[order], src_leaves.start, src_leaves.start + counts
+    return leaf_of
