@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 
 from ..errors import SolverError
 from .assembly import assemble
@@ -36,32 +35,18 @@ class BemSolution:
     double_nodes: int = 0
 
 
-def system_matrix(h, g, layout: UnknownLayout, mu: float):
+def system_matrix(h, g, layout: UnknownLayout, mu: float) -> np.ndarray:
     """The columns of the unknowns (3T, 3T): H where a displacement is unknown, -mu G where a traction is (solved
-    as t / mu), identity rows and columns at idle slots; h (3T, 3N), g (3T, 3T) dense, SciPy sparse (CSC out) or
-    CuPy sparse (CSR out). Sparse CSR h and g are scaled in place (their memory reused): the caller's to give."""
+    as t / mu), identity rows and columns at idle slots; h (3T, 3N), g (3T, 3T) dense."""
     n3 = h.shape[1]
-    displacement = np.r_[layout.displacement.reshape(-1), np.zeros(g.shape[1] - n3, dtype=bool)]
+    displacement = layout.displacement.reshape(-1)
     traction = layout.traction.reshape(-1)
     idle = layout.idle.reshape(-1)
-    if isinstance(h, np.ndarray):
-        a = np.where(traction[None, :], -mu * g, 0.0)
-        a[:, :n3] += np.where(displacement[None, :n3], h, 0.0)
-        a[idle] = 0.0
-        a[idle, idle] = 1.0
-        return a
-    if sp.issparse(h):
-        xp, sparse = np, sp
-    else:  # CuPy sparse
-        import cupy as xp  # noqa: PLC0415
-        import cupyx.scipy.sparse as sparse  # noqa: PLC0415
-    h, g = h.tocsr(), g.tocsr()
-    keep_row = xp.asarray(~idle)
-    for m, keep_column in ((h, xp.asarray(displacement)), (g, xp.asarray(traction))):  # masks: 1 byte an entry
-        m.data *= keep_column[m.indices] & keep_row[m.tocoo().row]
-    g.data *= -mu
-    a = sparse.csr_matrix((h.data, h.indices, h.indptr), shape=g.shape) + g + sparse.diags(xp.asarray(1.0 * idle))
-    return a.tocsc() if xp is np else a.tocsr()
+    a = np.where(traction[None, :], -mu * g, 0.0)
+    a[:, :n3] += np.where(displacement[None, :], h, 0.0)
+    a[idle] = 0.0
+    a[idle, idle] = 1.0
+    return a
 
 
 def solve_direct(points, triangles, data: BoundaryData, young: float, poisson: float,

@@ -43,22 +43,24 @@ def far_points_for(order: int) -> int:
 
 
 class FmmBemOperator:
-    """H u - G t at the T = N + K collocation points of layout (an UnknownLayout) for nodal displacements u
-    (N, 3) and the traction slots (T, 3) of the components prescribed as displacements (displacement_type
-    (M, 3) bool); far_points: the FMM sources per element (a Dunavant rule of 1, 3, 6, 7 or 12 points),
-    correction_ratio: how far out (centroid distance over element size) the near field replaces that rule;
-    precondition_ratio: how far out the preconditioner's matrix reaches (None or less: as far as the
-    corrections), pairs beyond the corrections entering it by the plain rule.
-    Sparse near corrections h_corr (3T, 3N) onto nodes and g_corr (3T, 3T) onto traction slots; known
-    tractions' corrections are folded into `known_correction`. h_near and g_near hold the near-field blocks
-    themselves (accurate, then plain out to precondition_ratio; without the rigid-body terms), the
-    preconditioner's matrix, until take_near() hands them over. memory: a DeviceMemory whose phases the set-up
+    """The mixed problem's system A x (3T,) at the T = N + K collocation points of layout (an UnknownLayout) for
+    the unknowns x (T, 3): a node's displacement where it is unknown, else the traction slot's t / mu (as in
+    the direct solve), identity at idle slots. displacement_type (M, 3) bool: the components an element
+    prescribes as displacements; known_traction (M, 3, 3) Pa and known_displacement (N, 3) m (None: zero): the
+    prescribed data, read where prescribed (known_part); far_points: the FMM sources per element (a Dunavant
+    rule of 1, 3, 6, 7 or 12 points); correction_ratio: how far out (centroid distance over element size) the
+    near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None or
+    less: as far as the corrections), pairs beyond the corrections entering it by the plain rule.
+    The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
+    used by every product, and `near` (3T, 3T), the near blocks themselves without the rigid-body terms, the
+    preconditioner's matrix until take_near() hands it over; the prescribed data's corrections are summed
+    into known_correction (3T,) as the pairs are integrated. memory: a DeviceMemory whose phases the set-up
     marks (its own one, not counting, if none is given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
-                 separation=1, precondition_ratio=None):
+                 separation=1, precondition_ratio=None, known_displacement=None):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -82,13 +84,15 @@ class FmmBemOperator:
         self.xp = self.fmm.xp
         self.memory = DeviceMemory(self.xp) if memory is None else memory
         self.disp = np.asarray(displacement_type, dtype=bool)
+        self.t_known = known_traction * ~self.disp[:, None, :]
+        self.u_known = np.zeros((self.n, 3)) if known_displacement is None else np.where(
+            layout.displacement, 0.0, known_displacement)
         t0 = time.perf_counter()
         self._to_device()
         fmm_setup += time.perf_counter() - t0
         t0 = time.perf_counter()
-        self._near(known_traction)
+        self._near()
         self.memory.mark()
-        self.dev["h_corr"], self.dev["g_corr"] = self.h_corr, self.g_corr
         self.timings = {"near_setup": time.perf_counter() - t0, "fmm_setup": fmm_setup}
         t0 = time.perf_counter()
         self.diag = self._rigid_body_diagonal()
@@ -96,38 +100,39 @@ class FmmBemOperator:
         self.timings["far_setup"] = self.timings.pop("fmm_setup") + time.perf_counter() - t0
 
     # ---------------------------------------------------------------- near field
-    def _near(self, known_traction):
+    def _near(self):
         """The near-field pairs (listed on the host, sorted by target so that chunks end at a row boundary),
-        their integrals and node-block sums where the FMM runs (Numba on the host, CUDA on the GPU); the
-        block matrices stay there."""
-        el, tri, n, x, xp = self.el, self.triangles, self.n, self.targets, self.xp
-        t = len(x)
-        p, e, distance = near_pairs(x, self.target_node, tri, el.centroids, el.sizes, self.reach)
-        known = xp.asarray(known_traction * ~self.disp[:, None, :])
+        their integrals and block sums where the FMM runs (Numba on the host, CUDA on the GPU): the
+        correction and near matrices, known_correction and the corrections' row sums (T, 3, 3) of unit
+        translations (row_sums, for the rigid-body terms)."""
+        el, xp, t = self.el, self.xp, len(self.targets)
+        p, e, distance = near_pairs(self.targets, self.target_node, self.triangles, el.centroids, el.sizes,
+                                    self.reach)
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
-        node, own, own_weights = (xp.asarray(a) for a in (self.target_node, self.own, self.own_weights))
-        parts = ([], [], [], [])  # h_corr, h_near, g_corr, g_near: (rows, cols, [blocks]) per chunk
-        known_correction = xp.zeros(3 * t)
+        geometry = [xp.asarray(a) for a in (self.target_node, self.own, self.own_weights)]
+        parts = ([], [])  # correction, near: (rows, cols, [blocks]) per chunk
+        self.known_correction, self.row_sums = xp.zeros(3 * t), xp.zeros(9 * t)
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, node, own, own_weights, known,
-                                     known_correction)
+            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, *geometry)
             for out, part in zip(parts, chunk):
                 out.append(part)
-        self.known_correction = to_host(known_correction)
+        self.known_correction = to_host(self.known_correction)
+        self.row_sums = self.row_sums.reshape(t, 3, 3)
         matrices = []
-        for kind, shape in zip(parts, ((3 * t, 3 * n),) * 2 + ((3 * t, 3 * t),) * 2):
+        for kind in parts:
             self.memory.mark()  # each built from blocks of a size the freed scratch before it cannot serve
-            matrices.append(_blocks_of(kind, 0, shape))
-        self.h_corr, self.h_near, self.g_corr, self.g_near = matrices
+            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t)))
+        self.correction, self.near = matrices
         self.near_pairs = len(p)
 
-    def _near_chunk(self, p, e, distance, el_x, node, own, own_weights, known, known_correction):
-        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary): node_blocks of
-        the H correction and near blocks, slot_blocks of G's (the corrections from the pairs within
-        correction_ratio only, the others entering the near blocks by the plain rule); the known tractions'
-        correction is added into known_correction (3T,). Its scratch goes when it returns."""
-        xp, dev, n, t = self.xp, self.dev, self.n, len(self.targets)
+    def _near_chunk(self, p, e, distance, el_x, node, own, own_weights):
+        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary): the correction's
+        and near blocks in the unknowns' columns (system_blocks; the corrections from the pairs within
+        correction_ratio only, the others entering the near blocks by the plain rule); the prescribed data's
+        corrections go into known_correction, the H corrections' row sums into row_sums. Its scratch goes when
+        it returns."""
+        xp, dev, t = self.xp, self.dev, len(self.targets)
         pp, ee = xp.asarray(p), xp.asarray(e)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
         relative = distance / self.el.sizes[e]
@@ -140,14 +145,33 @@ class FmmBemOperator:
         else:  # pairs beyond correction_ratio keep the plain rule
             h_acc, g_acc = h_base.copy(), g_base.copy()
             h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], relative[inner], el_x, node, own, own_weights)
-        dg = g_acc - g_base
-        known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1),
-                                        xp.einsum("plka,pak->pl", dg, known[ee]).reshape(-1), minlength=3 * t)
+        dh, dg = h_acc - h_base, g_acc - g_base
+        known = (xp.einsum("plka,pak->pl", dg, dev["t_known"][ee])
+                 - xp.einsum("plka,pak->pl", dh, dev["u_known"][dev["tri"][ee]]))
+        self.known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1), known.reshape(-1),
+                                             minlength=3 * t)
+        self.row_sums += xp.bincount((9 * pp[:, None] + xp.arange(9)).reshape(-1), dh.sum(axis=3).reshape(-1),
+                                     minlength=9 * t)
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
-        dg *= unknown
-        g_acc *= unknown
-        return (*_split(node_blocks, pp, dev["tri"][ee], n, sel, h_acc - h_base, h_acc),
-                *_split(slot_blocks, pp, dev["slot"][ee], t, sel, dg, g_acc))
+        blocks = self.system_blocks
+        if every:
+            return _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown))
+        return blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel]), blocks(pp, ee, h_acc, g_acc * unknown)
+
+    def system_blocks(self, pp, ee, *hg):
+        """h and g pair blocks (pairs, 3, 3, 3) [l, k, a] of rows pp and elements ee, given as h, g, h, g, ...,
+        summed into 3x3 blocks of the unknowns' columns (node_blocks): each h on a node's displacement
+        unknowns, each -mu g on a slot's traction unknowns, idle rows left out."""
+        dev = self.dev
+        nodes, slots = dev["tri"][ee], dev["slot"][ee]
+        row = dev["busy"][pp][:, :, None, None]
+        on_u = dev["displacement"][nodes].transpose(0, 2, 1)[:, None] * row
+        on_t = -self.mu * dev["traction"][slots, dev["component"]].transpose(0, 2, 1)[:, None] * row
+        hs, gs = [h * on_u for h in hg[::2]], [g * on_t for g in hg[1::2]]
+        xp = self.xp
+        p_t, slots_t, gs = _slot_pairs(pp, slots, *gs)
+        return node_blocks(xp.concatenate([pp, p_t]), xp.concatenate([nodes, slots_t]), len(self.targets),
+                           *(xp.concatenate([h, g]) for h, g in zip(hs, gs)))
 
     def _accurate(self, pp, ee, relative_distance, el_x, node, own, own_weights):
         """Accurate h, g (pairs, 3, 3, 3) of pairs (pp, ee on the backend) at the subdivision level of their
@@ -158,13 +182,16 @@ class FmmBemOperator:
 
     # ---------------------------------------------------------------- far field
     def _to_device(self):
-        """The geometry where the FMM runs (CuPy arrays on the GPU backend)."""
-        xp = self.xp
+        """The geometry, the prescribed data and the unknowns' masks where the FMM runs (CuPy arrays on the GPU
+        backend)."""
+        xp, layout = self.xp, self.layout
         self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
                     "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.targets),
-                    "disp": xp.asarray(self.disp), "slot": xp.asarray(self.layout.traction_node),
-                    "component": xp.arange(3)[None, None, :]}
-
+                    "disp": xp.asarray(self.disp), "slot": xp.asarray(layout.traction_node),
+                    "component": xp.arange(3)[None, None, :], "t_known": xp.asarray(self.t_known),
+                    "u_known": xp.asarray(self.u_known), "displacement": xp.asarray(layout.displacement),
+                    "traction": xp.asarray(layout.traction), "idle": xp.asarray(layout.idle.reshape(-1)),
+                    "busy": xp.asarray(~layout.idle)}
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
         t (M, 3, 3) arrays of the FMM's backend."""
@@ -186,52 +213,52 @@ class FmmBemOperator:
         return out.reshape(-1)
 
     def _rigid_body_diagonal(self) -> np.ndarray:
-        """(T, 3, 3): c + PV int T at each target, minus the sum of its row's other H blocks (unit translations);
-        it multiplies u interpolated to the target."""
+        """(T, 3, 3): c + PV int T at each target, minus the sum of its row's other H blocks (unit translations:
+        the plain rule through the FMM plus the corrections' row sums); it multiplies u interpolated to the
+        target."""
         xp, t = self.xp, len(self.targets)
         diag = np.zeros((t, 3, 3))
         zero_t = xp.zeros((len(self.triangles), 3, 3))
         for k in range(3):
             u = xp.zeros((self.n, 3))
             u[:, k] = 1.0
-            row_sum = self.far(u, zero_t) + self.dev["h_corr"] @ u.reshape(-1)
-            diag[:, :, k] = -to_host(row_sum).reshape(t, 3)
-        self.dev["diag"] = xp.asarray(diag)
+            diag[:, :, k] = -to_host(self.far(u, zero_t).reshape(t, 3) + self.row_sums[:, :, k])
+        self.dev["diag"], self.row_sums = xp.asarray(diag), None
         return diag
 
     def _rigid_part(self, u):
         """The rigid-body terms (3T,) of nodal displacements u (N, 3), an array of the backend."""
         return self.xp.einsum("nlk,nk->nl", self.dev["diag"], self.layout.at_targets(u, self.triangles)).reshape(-1)
 
-    def apply(self, u: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """H u - G t (3T,): u (N, 3) nodal displacements, slots (T, 3) the tractions of the components prescribed
-        as displacements (zero elsewhere), m and Pa; arrays of the FMM's module out (NumPy or CuPy; host
-        arrays in are moved)."""
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """A x (3T,) for the unknowns x (T, 3) or (3T,): H u - G t in the rows of busy slots with u the
+        displacement unknowns (m) and t = mu x at the traction unknowns, x itself at idle slots; an array of
+        the FMM's module out (NumPy or CuPy; a host array in is moved)."""
         xp, dev = self.xp, self.dev
-        u, slots = xp.asarray(u), xp.asarray(slots)
+        x = xp.asarray(x).reshape(-1, 3)
+        u = xp.where(dev["displacement"], x[: self.n], 0.0)
+        slots = xp.where(dev["traction"], self.mu * x, 0.0)
         t = xp.where(dev["disp"][:, None, :], slots[dev["slot"], dev["component"]], 0.0)
-        out = self.far(u, t) + dev["h_corr"] @ u.reshape(-1) - dev["g_corr"] @ slots.reshape(-1)
-        return out + self._rigid_part(u)
+        out = self.far(u, t) + self.correction @ x.reshape(-1) + self._rigid_part(u)
+        return xp.where(dev["idle"], x.reshape(-1), out)
 
     def take_near(self):
-        """(h_near, g_near), handed over once (to build the preconditioner): the operator keeps no reference,
-        so their memory goes with the caller's."""
-        near, (self.h_near, self.g_near) = (self.h_near, self.g_near), (None, None)
-        if near[0] is None:
+        """The near matrix (3T, 3T), handed over once (to build the preconditioner): the operator keeps no
+        reference, so its memory goes with the caller's."""
+        near, self.near = self.near, None
+        if near is None:
             raise RuntimeError("the near-field blocks were taken already")
         return near
 
-    def known_part(self, u_known: np.ndarray, known_traction: np.ndarray) -> np.ndarray:
-        """G t_known - H u_known (3T,): the right-hand side from the prescribed data."""
-        xp = self.xp
-        t = xp.asarray(known_traction * ~self.disp[:, None, :])
-        u = xp.asarray(u_known)
-        hu = to_host(self.dev["h_corr"] @ u.reshape(-1) + self._rigid_part(u))
-        return self.known_correction - to_host(self.far(u, t)) - hu  # far: H u - G t, plain rule
+    def known_part(self) -> np.ndarray:
+        """b = G t_known - H u_known (3T,), zero at idle slots: the right-hand side from the prescribed data (host)."""
+        u, t = self.dev["u_known"], self.dev["t_known"]
+        b = self.known_correction - to_host(self.far(u, t) + self._rigid_part(u))  # far: H u - G t, plain rule
+        return np.where(self.layout.idle.reshape(-1), 0.0, b)
 
 
 def node_blocks(p, nodes, n, *pair_blocks):
-    """Pair blocks (pairs, 3, 3, 3) [l, k, a] of rows p (pairs,) sorted, and element nodes (pairs, 3), summed
+    """Pair blocks (pairs, 3, 3, 3) [l, k, a] of rows p (pairs,) and element nodes (pairs, 3), summed
     into node-space 3x3 blocks: (rows, cols, [blocks (n_blocks, 3, 3) per input]) sorted by row then column;
     NumPy or CuPy arrays."""
     xp = array_module(p)
@@ -250,24 +277,22 @@ def node_blocks(p, nodes, n, *pair_blocks):
     return key[first] // n, key[first] % n, summed
 
 
-def _split(blocks_of, p, nodes, n, corrected, correction, near):
-    """(correction part, near part) of node_blocks or slot_blocks: the correction from the corrected pairs
-    (indices into p) only, the near blocks from every pair; one summation where every pair is corrected."""
-    if len(corrected) == len(p):
-        rows, cols, (c, b) = blocks_of(p, nodes, n, correction, near)
-        return (rows, cols, [c]), (rows, cols, [b])
-    return blocks_of(p[corrected], nodes[corrected], n, correction[corrected]), blocks_of(p, nodes, n, near)
+def _both(blocks):
+    """(correction part, near part) from one system_blocks call that summed both."""
+    rows, cols, (c, b) = blocks
+    return (rows, cols, [c]), (rows, cols, [b])
 
 
-def slot_blocks(p, slots, n_slots, *pair_blocks):
-    """node_blocks onto traction slots (pairs, 3 element nodes a, 3 components k): where a pair's slot
-    depends on k (a double node of only some components), each component's column goes on its own."""
+def _slot_pairs(p, slots, *pair_blocks):
+    """Pair blocks (pairs, 3, 3, 3) onto traction slots (pairs, 3 element nodes a, 3 components k) as
+    node_blocks takes them, (rows, slots (pairs', 3), [blocks]): where a pair's slot depends on k (a double
+    node of only some components), each component's column goes on its own."""
     xp = array_module(p)
     if bool((slots == slots[..., :1]).all()):
-        return node_blocks(p, slots[..., 0], n_slots, *pair_blocks)
+        return p, slots[..., 0], list(pair_blocks)
     one_k = xp.eye(3)[:, None, :, None]  # (k, l, k', a): keep component k
     split = [(b[:, None] * one_k).reshape(-1, 3, 3, 3) for b in pair_blocks]
-    return node_blocks(xp.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), n_slots, *split)
+    return xp.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), split
 
 
 def block_matrix(rows, cols, blocks, shape):

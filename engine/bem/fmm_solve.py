@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
@@ -15,7 +16,7 @@ from ..backend import DeviceMemory, get_backend, out_of_memory, to_host
 from ..errors import SolverError
 from ..fmm.fmm import resolve_m2l
 from ..fmm.m2l import SCHEMES
-from .direct import BemSolution, BoundaryData, solution_of, system_matrix
+from .direct import BemSolution, BoundaryData, solution_of
 from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, block_matrix, far_points_for
 from .gmres import gmres
 from .gpu_ilu import DeviceIlu0
@@ -56,20 +57,24 @@ class GmresReport:
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
 
 
-def near_system(op: FmmBemOperator, layout: UnknownLayout, mu: float):
-    """The near-field system matrix (3T, 3T) where the FMM runs (SciPy on the host, CuPy on the GPU): accurate
-    near H blocks with the rigid-body terms for displacement unknowns, -mu G near blocks for traction
-    unknowns (scaled t / mu), identity at idle slots."""
+def near_system(op: FmmBemOperator, layout: UnknownLayout):
+    """The near-field system matrix (3T, 3T) where the FMM runs (SciPy on the host, CuPy on the GPU): the
+    operator's near blocks (taken from it) with the rigid-body terms on the displacement unknowns, identity at
+    idle slots."""
     xp = op.xp
     interp = layout.interpolation(op.triangles).tocsr()  # its pattern is the rigid-body terms' block pattern
     interp.sort_indices()  # block_matrix takes blocks sorted by row, then column
     row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
+    on = ~layout.idle[row][:, :, None] & layout.displacement[interp.indices][:, None, :]
     rigid = block_matrix(xp.asarray(row), xp.asarray(interp.indices),
-                         xp.asarray(op.diag[row] * interp.data[:, None, None]),
-                         (3 * layout.n_targets, 3 * layout.n_nodes))
-    h, g = op.take_near()
-    h = (h + rigid).tocsr()  # the accurate blocks' own copy goes here
-    return system_matrix(h, g, layout, mu)
+                         xp.asarray(op.diag[row] * interp.data[:, None, None] * on),
+                         (3 * layout.n_targets, 3 * layout.n_targets))
+    idle = xp.asarray(1.0 * layout.idle.reshape(-1))
+    if xp is np:
+        return (op.take_near() + rigid + sp.diags(idle)).tocsr()
+    import cupyx.scipy.sparse as csp  # noqa: PLC0415
+
+    return (op.take_near() + rigid + csp.diags(idle)).tocsr()
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,13 +83,13 @@ class Preconditioner:
     nbytes: int  # its host bytes (device bytes are in the memory pool)
 
 
-def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout, mu: float) -> Preconditioner:
+def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout) -> Preconditioner:
     """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
     Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour order of its 3x3 blocks
     (DeviceIlu0)."""
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
-    a = near_system(op, layout, mu)
+    a = near_system(op, layout)
     if op.xp is not np:
         op.memory.mark()  # the assembly's scratch freed before the factorisation's
         try:
@@ -131,32 +136,24 @@ def _solve(points, triangles, data, mu, poisson, layout, settings):
 
 
 def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory):
-    n, n3 = len(points), 3 * layout.n_targets
+    n3 = 3 * layout.n_targets
     op = FmmBemOperator(points, triangles, layout, data.displacement_type, data.traction, mu, poisson,
                         settings.order, settings.leaf_size, settings.m2l, settings.backend,
                         settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
-                        settings.precondition_ratio)
+                        settings.precondition_ratio, known_displacement=data.displacement)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp
-    displacement, traction = xp.asarray(layout.displacement), xp.asarray(layout.traction)
-    idle = xp.asarray(layout.idle.reshape(-1))
-    b = xp.where(idle, 0.0, xp.asarray(op.known_part(u_known, data.traction)))
-
-    def matvec(x):  # traction unknowns scaled to t / mu, as in the direct solve; idle slots: identity
-        x = x.reshape(-1, 3)
-        out = op.apply(xp.where(displacement, x[:n], 0.0), xp.where(traction, mu * x, 0.0))
-        return xp.where(idle, x.reshape(-1), out)
-
+    b = xp.asarray(op.known_part())
     t0 = time.perf_counter()
-    m = near_field_preconditioner(op, layout, mu)
+    m = near_field_preconditioner(op, layout)
     op.memory.mark()
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
     # right preconditioning, A M^-1 y = b, x = M^-1 y: GMRES minimises and tests the true residual
-    result = gmres(matvec, m.solve, b, settings.rtol, restart, settings.max_iterations)
+    result = gmres(op.apply, m.solve, b, settings.rtol, restart, settings.max_iterations)
     timings["gmres"] = time.perf_counter() - t0
     residuals, relative = result.residuals, float(result.relative_residual)
     if not result.converged or not np.isfinite(relative):
@@ -164,8 +161,8 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                           f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
     x = to_host(result.x)
     solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
-    near = 0 if op.xp is not np else sum(a.data.nbytes + a.indices.nbytes + a.indptr.nbytes  # else on the GPU
-                                         for a in (op.h_corr, op.g_corr))  # (the accurate blocks went into m)
+    c = op.correction  # (the near blocks went into m)
+    near = 0 if op.xp is not np else c.data.nbytes + c.indices.nbytes + c.indptr.nbytes  # else on the GPU
     krylov = result.basis_rows * n3 * 8 if xp is np else 0  # else in the device pool
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
                                  {"host_bytes": int(near + m.nbytes + krylov)}, to_host(b), len(layout.extra_node))
