@@ -58,10 +58,12 @@ class DeviceMemory:
     Inside `with`: in_use_peak, the most bytes its arrays held at once (a memory hook). mark() where a phase
     ends: the pool only grows within a phase, so its size then is the phase's largest; mark() notes it in
     pool_peak and frees the pool's cached blocks that nothing uses, so that a phase's freed scratch is not
-    carried into the next one (pool_peak exceeds in_use_peak by what the pool could not reuse)."""
+    carried into the next one (pool_peak exceeds in_use_peak by what the pool could not reuse). mark(phase)
+    also notes in phases[phase] the most bytes in use since the previous mark."""
 
     def __init__(self, xp: ModuleType):
         self.xp, self.in_use, self.in_use_peak, self.pool_peak = xp, 0, 0, 0
+        self.phase_peak, self.phases = 0, {}
         self._hook = None
 
     def __enter__(self) -> DeviceMemory:
@@ -77,8 +79,12 @@ class DeviceMemory:
             self._hook = None
         self.mark()
 
-    def mark(self) -> int:
-        """Note the pool's size, free its unused blocks; pool_peak so far in bytes."""
+    def mark(self, phase: str | None = None) -> int:
+        """Note the pool's size (and the phase's peak in use), free its unused blocks; pool_peak so far in
+        bytes."""
+        if phase is not None:
+            self.phases[phase] = max(self.phases.get(phase, 0), self.phase_peak)
+        self.phase_peak = self.in_use
         if self.xp is not np:
             pool = memory_pool(self.xp)
             self.pool_peak = max(self.pool_peak, int(pool.total_bytes()))
@@ -101,6 +107,7 @@ def _counting_hook(memory: DeviceMemory):
             self.sizes[mem_ptr] = mem_size
             memory.in_use += mem_size
             memory.in_use_peak = max(memory.in_use_peak, memory.in_use)
+            memory.phase_peak = max(memory.phase_peak, memory.in_use)
 
         def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
             memory.in_use -= self.sizes.pop(mem_ptr, 0)

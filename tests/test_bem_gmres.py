@@ -85,7 +85,7 @@ def test_the_preconditioner_s_reach_leaves_the_corrections_and_the_operator_as_t
     ops = [FmmBemOperator(s.points, s.triangles, layout, data.displacement_type, data.traction, 1e11, 0.3,
                           order=6, precondition_ratio=reach) for reach in (None, 6.0)]
     narrow, wide = (op.correction.toarray() for op in ops)
-    assert np.array_equal(narrow, wide)
+    assert np.abs(narrow - wide).max() <= 1e-14 * np.abs(narrow).max()  # the sums' order may differ
     assert np.array_equal(ops[0].known_correction, ops[1].known_correction)
     x = np.random.default_rng(0).standard_normal((layout.n_targets, 3))
     assert np.array_equal(ops[0].apply(x), ops[1].apply(x))

@@ -390,7 +390,8 @@ def test_a_report_made_from_a_run_cut_short_says_so():
                for line in provenance_lines(cut_short(data)))
 
 
-def test_fmbem_table_4_runs_each_near_field_reach_on_the_gpu_and_the_first_on_the_cpu(monkeypatch):
+def test_fmbem_table_4_runs_each_near_field_reach_and_fp64_factors_on_the_gpu_and_the_first_on_the_cpu(
+        monkeypatch):
     from types import SimpleNamespace
 
     from paraflux.engine.bench import fmbem
@@ -398,13 +399,13 @@ def test_fmbem_table_4_runs_each_near_field_reach_on_the_gpu_and_the_first_on_th
     asked = []
     monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (SimpleNamespace(n_nodes=dofs // 3, n_elements=1), None))
     monkeypatch.setattr(fmbem, "_warm_up", lambda *a: None)
-    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], a[-1])) or {})
+    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-2:])) or {})
     config = fmbem.FmbemBenchConfig(epsilon_up_to=0)
     fmbem.bench_model(30_000, config, "4", lambda m: None)
-    assert asked == [("cupy", 3.0), ("cupy", 6.0), ("numpy", 3.0)]
+    assert asked == [("cupy", 3.0, True), ("cupy", 6.0, True), ("cupy", 3.0, False), ("numpy", 3.0, True)]
     asked.clear()
     fmbem.bench_model(1_000_000, config, "4", lambda m: None)
-    assert asked == [("cupy", 3.0)]
+    assert asked == [("cupy", 3.0, True)]
 
 
 def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run():

@@ -87,6 +87,12 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     assert np.linalg.norm(gpu.traction - cpu.traction) < 1e-10 * np.linalg.norm(cpu.traction)
     memory = gpu_report.memory
     assert 0 < memory["device_bytes"] <= memory["device_pool_bytes"] and cpu_report.memory["device_bytes"] == 0
+    phases = memory["device_phase_bytes"]
+    assert {"FMM set-up", "near-field integrals", "preconditioner", "GMRES"} <= set(phases)
+    assert 0.9 * memory["device_bytes"] <= max(phases.values()) <= memory["device_bytes"]
+    _, fp64_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(
+        order=8, rtol=1e-12, backend="cupy", precondition_ratio=reach, ilu_fp32=False))
+    assert abs(fp64_report.iterations - gpu_report.iterations) <= 2  # FP32 factors precondition as well
 
 
 def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
@@ -115,6 +121,9 @@ def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
     expected[perm] = spsolve_triangular(upper, spsolve_triangular(lower, r[perm], lower=True), lower=False)
     for _ in range(3):  # the flags reset between calls
         assert np.abs(ilu.solve(cp.asarray(r)).get() - expected).max() < 1e-12 * np.abs(expected).max()
+    single = DeviceIlu0(csp.csr_matrix(a), block=3, dtype=np.float32)  # FP32 factors, FP64 sums
+    assert single.lu.data.dtype == np.float32 and np.array_equal(single.perm.get(), perm)
+    assert np.abs(single.solve(cp.asarray(r)).get() - expected).max() < 1e-5 * np.abs(expected).max()
     singular = a.tolil()
     singular[5, :] = 0.0
     with pytest.raises(SolverError, match="pivot"):
@@ -151,7 +160,11 @@ def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu
         del scratch
         assert memory.in_use == kept.nbytes
         held = pool.total_bytes()
-        assert memory.mark() >= (1 << 27) + (1 << 23)
+        assert memory.mark("first") >= (1 << 27) + (1 << 23)
         assert pool.total_bytes() <= held - (1 << 27)  # the cached scratch went back
+        more = cp.ones(1 << 21)  # 16 MiB on top of the kept 8 in the second phase
+        del more
+        memory.mark("second")
     assert memory.in_use_peak == (1 << 27) + (1 << 23)
+    assert memory.phases == {"first": (1 << 27) + (1 << 23), "second": (1 << 23) + (1 << 24)}
     assert DeviceMemory(np).mark() == 0

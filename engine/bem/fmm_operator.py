@@ -32,7 +32,8 @@ from .near_pairs import near_pairs
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 FINE_FAR_POINTS, FINE_FROM_ORDER = 6, 10  # from p = 10 the 3-point rule, not the FMM, limits the solve
-PAIR_CHUNK = 200_000  # near pairs integrated per block
+PAIR_CHUNK = 50_000  # near pairs integrated per block: its scratch, some 20 arrays of 27 doubles a pair, is
+# then below the near matrices themselves (200,000 made it the peak of the 100k-DOF solve)
 
 
 def far_points_for(order: int) -> int:
@@ -89,40 +90,38 @@ class FmmBemOperator:
             layout.displacement, 0.0, known_displacement)
         t0 = time.perf_counter()
         self._to_device()
-        fmm_setup += time.perf_counter() - t0
+        far_rows = self._unit_translations()
+        self.memory.mark("FMM set-up")
+        self.timings = {"far_setup": fmm_setup + time.perf_counter() - t0}
         t0 = time.perf_counter()
-        self._near()
-        self.memory.mark()
-        self.timings = {"near_setup": time.perf_counter() - t0, "fmm_setup": fmm_setup}
-        t0 = time.perf_counter()
-        self.diag = self._rigid_body_diagonal()
-        self.memory.mark()
-        self.timings["far_setup"] = self.timings.pop("fmm_setup") + time.perf_counter() - t0
+        self._near(far_rows)
+        self.timings["near_setup"] = time.perf_counter() - t0
 
     # ---------------------------------------------------------------- near field
-    def _near(self):
+    def _near(self, far_rows):
         """The near-field pairs (listed on the host, sorted by target so that chunks end at a row boundary),
         their integrals and block sums where the FMM runs (Numba on the host, CUDA on the GPU): the
-        correction and near matrices, known_correction and the corrections' row sums (T, 3, 3) of unit
-        translations (row_sums, for the rigid-body terms)."""
+        correction and near matrices, known_correction and the rigid-body diagonal (T, 3, 3) from the plain
+        rule's unit translations far_rows (_unit_translations) and the corrections' row sums."""
         el, xp, t = self.el, self.xp, len(self.targets)
         p, e, distance = near_pairs(self.targets, self.target_node, self.triangles, el.centroids, el.sizes,
                                     self.reach)
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
         geometry = [xp.asarray(a) for a in (self.target_node, self.own, self.own_weights)]
         parts = ([], [])  # correction, near: (rows, cols, [blocks]) per chunk
-        self.known_correction, self.row_sums = xp.zeros(3 * t), xp.zeros(9 * t)
+        self.known_correction, self.dev["diag"] = xp.zeros(3 * t), far_rows
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, *geometry)
             for out, part in zip(parts, chunk):
                 out.append(part)
         self.known_correction = to_host(self.known_correction)
-        self.row_sums = self.row_sums.reshape(t, 3, 3)
+        self.memory.mark("near-field integrals")
         matrices = []
         for kind in parts:
-            self.memory.mark()  # each built from blocks of a size the freed scratch before it cannot serve
             matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t)))
+            self.memory.mark("near-field matrices")  # each built from blocks of a size the freed scratch
+            # before it cannot serve
         self.correction, self.near = matrices
         self.near_pairs = len(p)
 
@@ -150,28 +149,49 @@ class FmmBemOperator:
                  - xp.einsum("plka,pak->pl", dh, dev["u_known"][dev["tri"][ee]]))
         self.known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1), known.reshape(-1),
                                              minlength=3 * t)
-        self.row_sums += xp.bincount((9 * pp[:, None] + xp.arange(9)).reshape(-1), dh.sum(axis=3).reshape(-1),
-                                     minlength=9 * t)
+        rows = slice(int(p[0]), int(p[-1]) + 1)  # the chunk's rows: all their pairs are in it
+        row_sums = xp.bincount((9 * (pp - rows.start)[:, None] + xp.arange(9)).reshape(-1),
+                               dh.sum(axis=3).reshape(-1), minlength=9 * (rows.stop - rows.start))
+        dev["diag"][rows] += row_sums.reshape(-1, 3, 3)
+        dev["diag"][rows] *= -1.0
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
-        blocks = self.system_blocks
+        blocks, fixed = self.system_blocks, self._rigid_and_idle(rows)
         if every:
-            return _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown))
-        return blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel]), blocks(pp, ee, h_acc, g_acc * unknown)
+            return _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown, fixed=(fixed, (0.0, 1.0))))
+        return (blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel]),
+                blocks(pp, ee, h_acc, g_acc * unknown, fixed=(fixed, (1.0,))))
 
-    def system_blocks(self, pp, ee, *hg):
+    def _rigid_and_idle(self, rows: slice):
+        """Pseudo pairs of the rigid-body terms and the idle slots' identity in the given rows, as system_blocks
+        takes them: (rows, nodes (R, 3), h-like blocks (R, 3, 3, 3) on displacement unknowns, blocks on idle
+        slots (R, 3, 3, 3)); the rigid-body diagonal of those rows must be final."""
+        xp, dev = self.xp, self.dev
+        r = xp.arange(rows.start, rows.stop)
+        rigid = dev["diag"][rows][:, :, :, None] * dev["rigid_w"][r][:, None, None, :]
+        idle = xp.zeros((len(r), 3, 3, 3))
+        idle[:, :, :, 0] = xp.eye(3)[None] * (1.0 - dev["busy"][r])[:, :, None]  # at the target's own slot
+        return r, dev["rigid_nodes"][r], rigid, idle
+
+    def system_blocks(self, pp, ee, *hg, fixed=None):
         """h and g pair blocks (pairs, 3, 3, 3) [l, k, a] of rows pp and elements ee, given as h, g, h, g, ...,
         summed into 3x3 blocks of the unknowns' columns (node_blocks): each h on a node's displacement
-        unknowns, each -mu g on a slot's traction unknowns, idle rows left out."""
-        dev = self.dev
+        unknowns, each -mu g on a slot's traction unknowns, idle rows left out; fixed: (_rigid_and_idle's
+        pseudo pairs, their weight in each output) adds the rigid-body terms and the idle identity."""
+        xp, dev = self.xp, self.dev
         nodes, slots = dev["tri"][ee], dev["slot"][ee]
         row = dev["busy"][pp][:, :, None, None]
         on_u = dev["displacement"][nodes].transpose(0, 2, 1)[:, None] * row
         on_t = -self.mu * dev["traction"][slots, dev["component"]].transpose(0, 2, 1)[:, None] * row
         hs, gs = [h * on_u for h in hg[::2]], [g * on_t for g in hg[1::2]]
-        xp = self.xp
         p_t, slots_t, gs = _slot_pairs(pp, slots, *gs)
-        return node_blocks(xp.concatenate([pp, p_t]), xp.concatenate([nodes, slots_t]), len(self.targets),
-                           *(xp.concatenate([h, g]) for h, g in zip(hs, gs)))
+        rows, cols, outputs = [pp, p_t], [nodes, slots_t], [[h, g] for h, g in zip(hs, gs)]
+        if fixed is not None:
+            (r, r_nodes, rigid, idle), weights = fixed
+            on_r = dev["displacement"][r_nodes].transpose(0, 2, 1)[:, None] * dev["busy"][r][:, :, None, None]
+            rows, cols = rows + [r, r], cols + [r_nodes, xp.repeat(r[:, None], 3, axis=1)]
+            outputs = [out + [weight * rigid * on_r, weight * idle] for out, weight in zip(outputs, weights)]
+        return node_blocks(xp.concatenate(rows), xp.concatenate(cols), len(self.targets),
+                           *(xp.concatenate(out) for out in outputs))
 
     def _accurate(self, pp, ee, relative_distance, el_x, node, own, own_weights):
         """Accurate h, g (pairs, 3, 3, 3) of pairs (pp, ee on the backend) at the subdivision level of their
@@ -192,6 +212,11 @@ class FmmBemOperator:
                     "u_known": xp.asarray(self.u_known), "displacement": xp.asarray(layout.displacement),
                     "traction": xp.asarray(layout.traction), "idle": xp.asarray(layout.idle.reshape(-1)),
                     "busy": xp.asarray(~layout.idle)}
+        n, extra = self.n, layout.extra_element  # the rigid-body terms' columns: a node's own, an extra
+        # point's element nodes, with its barycentric weights
+        self.dev["rigid_nodes"] = xp.asarray(np.r_[np.repeat(np.arange(n)[:, None], 3, axis=1),
+                                                   self.triangles[extra].reshape(-1, 3)])
+        self.dev["rigid_w"] = xp.asarray(np.r_[np.tile([1.0, 0.0, 0.0], (n, 1)), layout.extra_weights.reshape(-1, 3)])
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
         t (M, 3, 3) arrays of the FMM's backend."""
@@ -212,19 +237,17 @@ class FmmBemOperator:
         out = pot[:3].T + grad[6] - xp.einsum("nm,mnl->nl", dev["x"], grad[3:6])
         return out.reshape(-1)
 
-    def _rigid_body_diagonal(self) -> np.ndarray:
-        """(T, 3, 3): c + PV int T at each target, minus the sum of its row's other H blocks (unit translations:
-        the plain rule through the FMM plus the corrections' row sums); it multiplies u interpolated to the
-        target."""
+    def _unit_translations(self):
+        """(T, 3, 3) [target, l, k]: the plain rule's H of a unit translation in k (through the FMM), which
+        with the corrections' row sums makes the rigid-body diagonal (_near_chunk)."""
         xp, t = self.xp, len(self.targets)
-        diag = np.zeros((t, 3, 3))
+        rows = xp.empty((t, 3, 3))
         zero_t = xp.zeros((len(self.triangles), 3, 3))
         for k in range(3):
             u = xp.zeros((self.n, 3))
             u[:, k] = 1.0
-            diag[:, :, k] = -to_host(self.far(u, zero_t).reshape(t, 3) + self.row_sums[:, :, k])
-        self.dev["diag"], self.row_sums = xp.asarray(diag), None
-        return diag
+            rows[:, :, k] = self.far(u, zero_t).reshape(t, 3)
+        return rows
 
     def _rigid_part(self, u):
         """The rigid-body terms (3T,) of nodal displacements u (N, 3), an array of the backend."""

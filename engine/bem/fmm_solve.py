@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
@@ -17,10 +16,10 @@ from ..errors import SolverError
 from ..fmm.fmm import resolve_m2l
 from ..fmm.m2l import SCHEMES
 from .direct import BemSolution, BoundaryData, solution_of
-from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, block_matrix, far_points_for
+from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, far_points_for
 from .gmres import gmres
 from .gpu_ilu import DeviceIlu0
-from .unknowns import UnknownLayout, unknown_layout
+from .unknowns import unknown_layout
 
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
 
@@ -40,6 +39,8 @@ class FmmSettings:
     precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
     # corrections); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
+    ilu_fp32: bool = True  # on the GPU, the ILU(0) factors in FP32: half their memory, as many iterations
+    # (measured: `bench fmbem`); GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
 
@@ -57,43 +58,22 @@ class GmresReport:
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
 
 
-def near_system(op: FmmBemOperator, layout: UnknownLayout):
-    """The near-field system matrix (3T, 3T) where the FMM runs (SciPy on the host, CuPy on the GPU): the
-    operator's near blocks (taken from it) with the rigid-body terms on the displacement unknowns, identity at
-    idle slots."""
-    xp = op.xp
-    interp = layout.interpolation(op.triangles).tocsr()  # its pattern is the rigid-body terms' block pattern
-    interp.sort_indices()  # block_matrix takes blocks sorted by row, then column
-    row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
-    on = ~layout.idle[row][:, :, None] & layout.displacement[interp.indices][:, None, :]
-    rigid = block_matrix(xp.asarray(row), xp.asarray(interp.indices),
-                         xp.asarray(op.diag[row] * interp.data[:, None, None] * on),
-                         (3 * layout.n_targets, 3 * layout.n_targets))
-    idle = xp.asarray(1.0 * layout.idle.reshape(-1))
-    if xp is np:
-        return (op.take_near() + rigid + sp.diags(idle)).tocsr()
-    import cupyx.scipy.sparse as csp  # noqa: PLC0415
-
-    return (op.take_near() + rigid + csp.diags(idle)).tocsr()
-
-
 @dataclass(frozen=True, eq=False)
 class Preconditioner:
     solve: Callable  # r -> M^-1 r on arrays of the FMM's module
     nbytes: int  # its host bytes (device bytes are in the memory pool)
 
 
-def near_field_preconditioner(op: FmmBemOperator, layout: UnknownLayout) -> Preconditioner:
-    """Incomplete LU of the near-field system matrix: with the FMM on the host a threshold ILU in reverse
-    Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour order of its 3x3 blocks
-    (DeviceIlu0)."""
+def near_field_preconditioner(op: FmmBemOperator, fp32: bool = False) -> Preconditioner:
+    """Incomplete LU of the near-field system matrix (the operator's near blocks, taken): with the FMM on the
+    host a threshold ILU in reverse Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour
+    order of its 3x3 blocks (DeviceIlu0; a node's or slot's components), its factors in FP32 where fp32."""
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
-    a = near_system(op, layout)
+    a = op.take_near().tocsr()  # with the rigid-body terms and the idle slots' identity
     if op.xp is not np:
-        op.memory.mark()  # the assembly's scratch freed before the factorisation's
         try:
-            return Preconditioner(DeviceIlu0(a, block=3).solve, 0)  # 3x3 blocks: a node's or slot's components
+            return Preconditioner(DeviceIlu0(a, 3, np.float32 if fp32 else np.float64).solve, 0)
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
@@ -131,7 +111,8 @@ def separation_of(settings: FmmSettings) -> int:
 def _solve(points, triangles, data, mu, poisson, layout, settings):
     with DeviceMemory(get_backend(settings.backend).xp) as memory:
         solution, report = _solve_counted(points, triangles, data, mu, poisson, layout, settings, memory)
-    report.memory.update(device_bytes=memory.in_use_peak, device_pool_bytes=memory.pool_peak)
+    report.memory.update(device_bytes=memory.in_use_peak, device_pool_bytes=memory.pool_peak,
+                         device_phase_bytes=dict(memory.phases))
     return solution, report
 
 
@@ -147,14 +128,15 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     xp = op.xp
     b = xp.asarray(op.known_part())
     t0 = time.perf_counter()
-    m = near_field_preconditioner(op, layout)
-    op.memory.mark()
+    m = near_field_preconditioner(op, settings.ilu_fp32)
+    op.memory.mark("preconditioner")
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
     # right preconditioning, A M^-1 y = b, x = M^-1 y: GMRES minimises and tests the true residual
     result = gmres(op.apply, m.solve, b, settings.rtol, restart, settings.max_iterations)
     timings["gmres"] = time.perf_counter() - t0
+    op.memory.mark("GMRES")
     residuals, relative = result.residuals, float(result.relative_residual)
     if not result.converged or not np.isfinite(relative):
         raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "

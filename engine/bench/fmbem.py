@@ -44,6 +44,8 @@ class FmbemBenchConfig:
     near_ratios: tuple[float, ...] = (CORRECTION_RATIO, 6.0)  # Table 4 on the GPU: the preconditioner's matrix
     # out to each many element sizes (the near field's reach), up to wide_near_up_to DOFs; CPU rows: the first
     wide_near_up_to: int = 150_000
+    ilu_fp64_up_to: int = 150_000  # Table 4 on the GPU: also with the ILU(0) factors in FP64 (the solve's
+    # default is FP32), up to this many DOFs
 
 
 def bracket_model(dofs: int):
@@ -63,9 +65,9 @@ def bracket_model(dofs: int):
 
 
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
-         ratio: float = CORRECTION_RATIO) -> dict:
+         ratio: float = CORRECTION_RATIO, ilu_fp32: bool = True) -> dict:
     settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
-                           precondition_ratio=ratio)
+                           precondition_ratio=ratio, ilu_fp32=ilu_fp32)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
 
@@ -75,15 +77,17 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     total = time.perf_counter() - t0
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
            "far_points": far_points_for(order), "near_field": ratio,
+           "ilu": "SuperLU FP64" if backend == "numpy" else "FP32" if ilu_fp32 else "FP64",
            "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
-    log(f"  {backend} p={order} {scheme}, near field {ratio:g}: {report.iterations} iterations, {total:.2f} s "
+    log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}: {report.iterations} iterations, {total:.2f} s "
         f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
-        f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB")
+        f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB "
+        f"({', '.join(f'{k} {v / 2**20:.0f}' for k, v in report.memory.get('device_phase_bytes', {}).items())})")
     return run
 
 
@@ -123,11 +127,13 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
                 case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log))
     else:
         ratios = config.near_ratios if case["dofs"] <= config.wide_near_up_to else config.near_ratios[:1]
-        work = [("cupy", r) for r in ratios] + ([("numpy", ratios[0])] if case["dofs"] <= config.cpu_up_to else [])
-        for backend, ratio in work:
+        work = ([("cupy", r, True) for r in ratios]
+                + ([("cupy", ratios[0], False)] if case["dofs"] <= config.ilu_fp64_up_to else [])
+                + ([("numpy", ratios[0], True)] if case["dofs"] <= config.cpu_up_to else []))
+        for backend, ratio, fp32 in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set())
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
-                                     ratio))
+                                     ratio, fp32))
     return case
 
 

@@ -2,8 +2,12 @@
 // diagonal; diagonal and upper part: U), one warp per row. Warps take rows in dependency order from an atomic
 // counter, so every row a warp waits on belongs to a warp already running; a row is published through its
 // ready flag after its value. The reference is scipy.sparse.linalg.spsolve_triangular on the same factors.
+// The factors' values are LU_T (double unless compiled with -DLU_T=float); vectors and sums are double.
 
 #define WARPS 4  // warps per block
+#ifndef LU_T
+#define LU_T double
+#endif
 
 __device__ __forceinline__ double warp_sum(double v)
 {
@@ -13,7 +17,7 @@ __device__ __forceinline__ double warp_sum(double v)
 
 // y = L^-1 r, L unit lower: y_i = r_i - sum_(j < i) LU_ij y_j
 extern "C" __global__ void lower_solve(const int* __restrict__ indptr, const int* __restrict__ indices,
-                                       const double* __restrict__ lu, const double* __restrict__ r, double* y,
+                                       const LU_T* __restrict__ lu, const double* __restrict__ r, double* y,
                                        volatile int* ready, int* counter, const int n)
 {
     __shared__ int rows[WARPS];
@@ -40,7 +44,7 @@ extern "C" __global__ void lower_solve(const int* __restrict__ indptr, const int
 
 // z = U^-1 y: z_i = (y_i - sum_(j > i) LU_ij z_j) / LU_ii, rows taken from the last
 extern "C" __global__ void upper_solve(const int* __restrict__ indptr, const int* __restrict__ indices,
-                                       const double* __restrict__ lu, const double* __restrict__ y, double* z,
+                                       const LU_T* __restrict__ lu, const double* __restrict__ y, double* z,
                                        volatile int* ready, int* counter, const int n)
 {
     __shared__ int rows[WARPS];
@@ -56,7 +60,7 @@ extern "C" __global__ void upper_solve(const int* __restrict__ indptr, const int
             while (ready[j] == 0) { }
             sum += lu[k] * __ldcg(z + j);
         } else if (j == i) {
-            diagonal = lu[k];
+            diagonal = (double)lu[k];
         }
     }
     sum = warp_sum(sum);
