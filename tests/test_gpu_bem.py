@@ -140,11 +140,14 @@ def test_permuted_csr_matches_scipy():
     a = sp.random(500, 500, density=0.03, random_state=2, format="csr")
     perm = np.random.default_rng(2).permutation(500).astype(np.int32)
     inverse = np.argsort(perm).astype(np.int32)
-    out = permuted(csp.csr_matrix(a), cp.asarray(perm), cp.asarray(inverse)).get()
     expected = a[perm][:, perm].tocsr()
     expected.sort_indices()
-    for name in ("indptr", "indices", "data"):
-        assert np.array_equal(getattr(out, name), getattr(expected, name)), name
+    for given, wanted in ((np.float64, np.float64), (np.float64, np.float32), (np.float32, np.float32)):
+        out = permuted(csp.csr_matrix(a.astype(given)), cp.asarray(perm), cp.asarray(inverse), wanted).get()
+        assert out.data.dtype == wanted
+        for name in ("indptr", "indices", "data"):  # each row sorted by the kernel
+            assert np.array_equal(getattr(out, name), getattr(expected, name).astype(
+                wanted if name == "data" else getattr(expected, name).dtype)), name
 
 
 def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu_pool):

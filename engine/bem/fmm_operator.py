@@ -53,15 +53,16 @@ class FmmBemOperator:
     near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None or
     less: as far as the corrections), pairs beyond the corrections entering it by the plain rule.
     The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
-    used by every product, and `near` (3T, 3T), the near blocks themselves without the rigid-body terms, the
-    preconditioner's matrix until take_near() hands it over; the prescribed data's corrections are summed
+    used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
+    idle slots' identity, the preconditioner's matrix (values of near_dtype: float32 where the preconditioner
+    is single precision) until take_near() hands it over; the prescribed data's corrections are summed
     into known_correction (3T,) as the pairs are integrated. memory: a DeviceMemory whose phases the set-up
     marks (its own one, not counting, if none is given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
-                 separation=1, precondition_ratio=None, known_displacement=None):
+                 separation=1, precondition_ratio=None, known_displacement=None, near_dtype=np.float64):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -74,6 +75,7 @@ class FmmBemOperator:
         self.bary, w = rule.points, rule.weights
         self.correction_ratio = correction_ratio
         self.reach = max(correction_ratio, precondition_ratio or correction_ratio)
+        self.near_dtype = near_dtype
         self.src = np.einsum("qa,eak->eqk", self.bary, self.el.corners).reshape(-1, 3)
         self.src_w0 = w
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
@@ -118,8 +120,8 @@ class FmmBemOperator:
         self.known_correction = to_host(self.known_correction)
         self.memory.mark("near-field integrals")
         matrices = []
-        for kind in parts:
-            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t)))
+        for kind, dtype in zip(parts, (np.float64, self.near_dtype)):
+            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t), dtype))
             self.memory.mark("near-field matrices")  # each built from blocks of a size the freed scratch
             # before it cannot serve
         self.correction, self.near = matrices
@@ -318,25 +320,25 @@ def _slot_pairs(p, slots, *pair_blocks):
     return xp.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), split
 
 
-def block_matrix(rows, cols, blocks, shape):
-    """The sparse matrix of 3x3 blocks (B, 3, 3) at block rows and columns (B,) sorted by row then column, no
-    two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR). blocks may also be
-    an iterable of consecutive pieces of them, written one at a time (block_csr)."""
+def block_matrix(rows, cols, blocks, shape, dtype=np.float64):
+    """The sparse matrix (values of dtype) of 3x3 blocks (B, 3, 3) at block rows and columns (B,) sorted by
+    row then column, no two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR).
+    blocks may also be an iterable of consecutive pieces of them, written one at a time (block_csr)."""
     xp = array_module(rows)
     if xp is np:
         blocks = blocks if isinstance(blocks, np.ndarray) else np.concatenate(list(blocks))
         indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
-        return sp.bsr_matrix((blocks, cols, indptr), shape=shape)
+        return sp.bsr_matrix((blocks.astype(dtype, copy=False), cols, indptr), shape=shape)
     from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
 
-    return csr_matrix(block_csr(rows, cols, blocks, shape[0] // 3), shape=shape)
+    return csr_matrix(block_csr(rows, cols, blocks, shape[0] // 3, dtype), shape=shape)
 
 
-def block_csr(rows, cols, blocks, n_block_rows: int):
+def block_csr(rows, cols, blocks, n_block_rows: int, dtype=np.float64):
     """(data, indices, indptr) of the CSR form of block_matrix's blocks, written in place without a sort:
     scalar row 3 r + l holds, block by block in column order, row l of each block of block row r. blocks:
-    (B, 3, 3), or an iterable of consecutive pieces of them (their scratch is a piece's, not the whole's).
-    NumPy or CuPy arrays."""
+    (B, 3, 3), or an iterable of consecutive pieces of them (their scratch is a piece's, not the whole's);
+    data of dtype. NumPy or CuPy arrays."""
     xp = array_module(rows)
     count = xp.bincount(rows, minlength=n_block_rows)
     start = xp.cumsum(count) - count  # first block of each block row
@@ -345,7 +347,7 @@ def block_csr(rows, cols, blocks, n_block_rows: int):
     indptr[:-1] = (9 * start[:, None] + 3 * count[:, None] * three[None, :]).reshape(-1)
     indptr[-1] = 9 * len(rows)
     index = xp.int32 if 9 * len(rows) < 2**31 else xp.int64  # positions in data: half the scratch where they fit
-    data = xp.empty(9 * len(rows))
+    data = xp.empty(9 * len(rows), dtype=dtype)
     indices = xp.empty(9 * len(rows), dtype=xp.int32)
     lo = 0
     for piece in ([blocks] if hasattr(blocks, "shape") else blocks):
@@ -364,12 +366,12 @@ def block_csr(rows, cols, blocks, n_block_rows: int):
     return data, indices, indptr
 
 
-def _blocks_of(parts, i, shape):
-    """block_matrix of the i-th block list of node_blocks parts (rows sorted across parts); each part's i-th
-    blocks are dropped once written."""
+def _blocks_of(parts, i, shape, dtype=np.float64):
+    """block_matrix (of dtype) of the i-th block list of node_blocks parts (rows sorted across parts); each
+    part's i-th blocks are dropped once written."""
     xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
     rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
-    return block_matrix(rows, cols, _taken(parts, i), shape)
+    return block_matrix(rows, cols, _taken(parts, i), shape, dtype)
 
 
 def _taken(parts, i):

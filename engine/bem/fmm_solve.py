@@ -39,8 +39,8 @@ class FmmSettings:
     precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
     # corrections); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
-    ilu_fp32: bool = True  # on the GPU, the ILU(0) factors in FP32: half their memory, as many iterations
-    # (measured: `bench fmbem`); GMRES's products and residuals stay FP64
+    ilu_fp32: bool = True  # on the GPU, the near matrix and its ILU(0) factors in FP32: two thirds of their
+    # memory, as many iterations (measured: `bench fmbem`); GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
 
@@ -70,12 +70,12 @@ def near_field_preconditioner(op: FmmBemOperator, fp32: bool = False) -> Precond
     order of its 3x3 blocks (DeviceIlu0; a node's or slot's components), its factors in FP32 where fp32."""
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
-    a = op.take_near().tocsr()  # with the rigid-body terms and the idle slots' identity
-    if op.xp is not np:
+    if op.xp is not np:  # the near matrix (with the rigid-body terms and the idle identity) handed over
         try:
-            return Preconditioner(DeviceIlu0(a, 3, np.float32 if fp32 else np.float64).solve, 0)
+            return Preconditioner(DeviceIlu0(op.take_near, 3, np.float32 if fp32 else np.float64).solve, 0)
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
+    a = op.take_near().tocsr()
     order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
@@ -122,7 +122,9 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                         settings.order, settings.leaf_size, settings.m2l, settings.backend,
                         settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
-                        settings.precondition_ratio, known_displacement=data.displacement)
+                        settings.precondition_ratio, known_displacement=data.displacement,
+                        near_dtype=np.float32 if settings.ilu_fp32 and get_backend(settings.backend).is_gpu
+                        else np.float64)
     timings = dict(op.timings)
     u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp

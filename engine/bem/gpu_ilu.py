@@ -17,18 +17,17 @@ from .multicolour import multicolour_order
 WARPS = 4  # warps per block, as in triangular.cu
 
 
-def _module(name: str, dtype) -> object:
-    """triangular.cu (factors of dtype) or permute.cu (output of dtype), float64 or float32."""
-    macro = {"triangular": "LU_T", "permute": "OUT_T"}[name]
-    single = np.dtype(dtype) == np.float32
-    return kernel_module(Path(__file__).with_name("kernels") / f"{name}.cu", (f"-D{macro}=float",) if single else ())
+def _module(name: str, **types) -> object:
+    """triangular.cu (LU_T: the factors' dtype) or permute.cu (IN_T, OUT_T), each float64 or float32."""
+    options = tuple(f"-D{macro}=float" for macro, dtype in sorted(types.items()) if np.dtype(dtype) == np.float32)
+    return kernel_module(Path(__file__).with_name("kernels") / f"{name}.cu", options)
 
 
 def permuted(a, perm, inverse, dtype=np.float64):
     """P a P^T of a square CuPy CSR matrix a (int32 indices) as a new CSR matrix of dtype (float64 or float32)
     with sorted columns: row i is a's row perm[i], column inverse[j] a's column j (perm, inverse (n,) int32).
-    Its scratch is a's size in row starts and cuSPARSE's sort, where a COO round trip took several times a's
-    size."""
+    Its scratch is a's row starts (each row sorted in place by the kernel), where a COO round trip took
+    several times a's size."""
     import cupy as cp  # noqa: PLC0415
     import cupyx.scipy.sparse as csp  # noqa: PLC0415
 
@@ -37,17 +36,14 @@ def permuted(a, perm, inverse, dtype=np.float64):
     cp.cumsum(cp.diff(a.indptr)[perm], dtype=cp.int32, out=indptr[1:])
     indices = cp.empty(a.nnz, dtype=cp.int32)
     data = cp.empty(a.nnz, dtype=dtype)
-    _module("permute", dtype).get_function("permute_rows")((-(-n // 128),), (128,), (
-        a.indptr, a.indices, cp.ascontiguousarray(a.data, dtype=cp.float64), perm, inverse, indptr, indices, data,
-        np.int32(n)))
-    out = csp.csr_matrix((data, indices, indptr), shape=a.shape)
-    out.sort_indices()  # cuSPARSE's csrsort
-    return out
+    _module("permute", IN_T=a.data.dtype, OUT_T=dtype).get_function("permute_rows")((-(-n // 128),), (128,), (
+        a.indptr, a.indices, cp.ascontiguousarray(a.data), perm, inverse, indptr, indices, data, np.int32(n)))
+    return csp.csr_matrix((data, indices, indptr), shape=a.shape)
 
 
 class DeviceIlu0:
-    """The ILU(0) factors of a square CuPy CSR matrix a (its pattern, no pivoting) in one combined CSR
-    matrix, a's rows and columns listed in a multicolour order of its blocks of `block` rows (permutation
+    """The ILU(0) factors of a square CuPy CSR matrix a (its pattern, no pivoting; or a function handing it
+    over, so that it goes once permuted) in one combined CSR matrix, a's rows and columns listed in a multicolour order of its blocks of `block` rows (permutation
     perm: factor row i is a's row perm[i]); solve(r) applies a's ILU(0) inverse, P^T U^-1 L^-1 P, to a CuPy
     vector. dtype: the factors' (float64, or float32 for half their memory; the solves sum in float64). A
     zero or non-finite pivot is a SolverError."""
@@ -56,12 +52,13 @@ class DeviceIlu0:
         import cupy as cp  # noqa: PLC0415
         from cupyx import cusparse  # noqa: PLC0415
 
-        a = a.tocsr()
+        a = (a() if callable(a) else a).tocsr()
         a.sum_duplicates()  # in place; a canonical matrix (CuPy's sums and products) stays as it is
         self.perm = multicolour_order(a.indptr, a.indices, block).astype(cp.int32)
         self.inverse = cp.empty_like(self.perm)
         self.inverse[self.perm] = cp.arange(len(self.perm), dtype=cp.int32)
         lu = permuted(a, self.perm, self.inverse, dtype)
+        del a  # a handed-over matrix goes here, before the factorisation's scratch
         self.dtype = lu.dtype
         try:
             cusparse.csrilu02(lu)
@@ -79,7 +76,7 @@ class DeviceIlu0:
         out = cp.empty_like(rhs)
         self._flags.fill(0)
         grid = (-(-self.n // WARPS),)
-        _module("triangular", self.dtype).get_function(name)(grid, (32 * WARPS,), (
+        _module("triangular", LU_T=self.dtype).get_function(name)(grid, (32 * WARPS,), (
             self.lu.indptr, self.lu.indices, self.lu.data, rhs, out, self._flags[:-1], self._flags[-1:],
             np.int32(self.n)))
         return out
