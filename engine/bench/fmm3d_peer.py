@@ -28,8 +28,10 @@ class Fmm3dLibrary:
 
     def __init__(self, folder: Path = BUILD):
         self.runtime = [ctypes.CDLL(str(folder / name), mode=ctypes.RTLD_GLOBAL) for name in RUNTIME]
-        self.gomp = self.runtime[-1]
         self.lib = ctypes.CDLL(str(folder / "libfmm3d.so"))
+        self.gomp = self.lib  # omp_* looked up from the library's handle: the OpenMP runtime it is bound to, which
+        # is another process-wide libgomp.so.1 where one was loaded first (KeOps's binder loads one; then the
+        # carried copy's omp_set_num_threads had no effect and FMM3D ran on every thread while asked for 1)
 
     def max_threads(self) -> int:
         """omp_get_max_threads: the count the last omp_set_num_threads asked for (OMP_NUM_THREADS's at first)."""
