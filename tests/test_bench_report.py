@@ -416,14 +416,16 @@ def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run(
     scratch = {"precision": 1e-6, "separation": 2, "order": 8, "setup_seconds": 0.2, "scratch_seconds": 5.0,
                "apply_seconds": 4.8, "error": 4e-7, "error_gradient": 5e-7, "m2l_pairs": 10_000_000,
                "phases": {"upward": 0.1, "m2l": 4.0, "downward": 0.1, "p2p": 0.1}}
-    data = {**committed, "dgemm_flops": 5e13, "copy_bandwidth": 3e12,
-            "cases": [{**case, "at_precision": {**case["at_precision"], "scratch": [scratch]}}]}
+    data = {**committed, "dgemm_flops": 1e14, "copy_bandwidth": 1e13,  # another run's: not these
+            "cases": [{**case, "ceilings": {"dgemm_flops": 5e13, "copy_bandwidth": 3e12},
+                       "at_precision": {**case["at_precision"], "scratch": [scratch]}}]}
     data.pop("merged_runs", None)
     text = render_fmm(data)
     # 2P = 90 at p = 8: 2 * 90^2 flops and 8 * (90^2 + 90) bytes a pair, 1e7 pairs in 4 s
     assert ("0.1% of the FP64 GEMM rate (40 GFLOP/s) and 5% of the copy bandwidth (164 GB/s: a table per pair and "
-            "an expansion per pair; uniform, N = 1,000,000, p = 8, separation 2, 10,000,000 pairs in 4.000 s); the "
-            "nearer ceiling is the memory bandwidth: MISSED.") in text
+            "an expansion per pair; uniform, N = 1,000,000, p = 8, separation 2, 10,000,000 pairs in 4.000 s; "
+            "ceilings 50.0 TFLOP/s and 3,000 GB/s, measured in that run); the nearer ceiling is the memory "
+            "bandwidth: MISSED.") in text
     assert "  - Reason: the list kernel of this run read a 2P x 2P table per pair" in text
     # the tiled kernel: 1e5 tables read (100 pairs each) in 0.1 s
     tiled = {**scratch, "m2l_segments": 100_000, "phases": {**scratch["phases"], "m2l": 0.1}}
@@ -452,3 +454,16 @@ def test_fmm_report_sets_keops_beside_our_direct_sum_or_says_why_it_did_not_run(
             "GPU (KeOps 2.3) | 1.0e-15 / 2.0e-15 |") in text
     assert "| did not run | ImportError: No module named 'pykeops' | |" in text
     assert "has run in none of these records" not in text
+
+
+def test_fmm_merge_keeps_each_case_s_ceilings_from_its_own_run():
+    from paraflux.engine.bench.fmm import merge
+
+    def record(date, flops, n):
+        return {"benchmark": "fmm", "gpu": {"device": "H100"}, "date": date, "command": "c", "commit": "x",
+                "dgemm_flops": flops, "copy_bandwidth": flops / 10,
+                "cases": [{"distribution": "uniform", "n": n, "runs": [{"order": 6}]}]}
+
+    merged = merge(record("later", 5e13, 100), record("earlier", 6e13, 1000))
+    ceilings = {c["n"]: c["ceilings"]["dgemm_flops"] for c in merged["cases"]}
+    assert ceilings == {100: 5e13, 1000: 6e13} and merged["dgemm_flops"] == 5e13

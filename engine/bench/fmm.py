@@ -236,13 +236,21 @@ def run_fmm_benchmark(config: FmmBenchConfig, command: list[str] | None = None,
     data["dgemm_flops"], data["copy_bandwidth"] = dgemm_rate(cp), environment.copy_bandwidth(cp)
     log(f"FP64 GEMM {data['dgemm_flops'] / 1e12:.1f} TFLOP/s, copy {data['copy_bandwidth'] / 1e9:.0f} GB/s")
     data["cases"] = [bench_case(cp, dist, n, config, log) for n in config.sizes for dist in config.distributions]
-    return data
+    return _with_ceilings(data)
+
+
+def _with_ceilings(data: dict) -> dict:
+    """Each case given its run's measured ceilings (FP64 GEMM rate, copy bandwidth) where it has none, so that
+    a case merged into a later record keeps the ceilings measured in its own run."""
+    own = {k: data[k] for k in ("dgemm_flops", "copy_bandwidth") if k in data}
+    return dict(data, cases=[c if "ceilings" in c or not own else {**c, "ceilings": own} for c in data["cases"]])
 
 
 def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure. A case this run
     measured for the peers alone (no orders: --orders 0) keeps the earlier run's scheme runs of that case,
-    each marked with the run that measured it."""
+    each marked with the run that measured it. Every case keeps the ceilings measured in its own run."""
+    data, earlier = _with_ceilings(data), _with_ceilings(earlier)
     before = {(c["distribution"], c["n"]): c for c in earlier["cases"]}
     for case in data["cases"]:
         old = before.get((case["distribution"], case["n"]))
