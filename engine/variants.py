@@ -178,8 +178,9 @@ BEM_PRECISION = VariantAxis("precision", "Precision", (
 MULTIPOLE_ORDER = Parameter("order", "Multipole order", 8, 2, 20, "expansion order p of the fast "
                             "multipole engine", integer=True, compare_values=(4, 6, 8, 10, 12))
 
-LEAF_SIZE = Parameter("leaf_size", "Leaf size", 32, 4, 1000, "points per octree leaf of the fast multipole "
-                      "engine", integer=True)
+LEAF_SIZE = Parameter("leaf_size", "Leaf size", 0, 0, 1000, "points per octree leaf of the fast multipole "
+                      "engine; 0: by backend, 32 on NumPy, 256 on the GPU (there faster than 32 with the same "
+                      "GMRES iterations: bench fmbem)", integer=True)
 
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket: half the GMRES iterations of 3, 1.9x faster, "

@@ -60,7 +60,7 @@ class FmmBemOperator:
     marks (its own one, not counting, if none is given). separation: the FMM's (LaplaceFMM), 1 or 2."""
 
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
-                 leaf_size=32, m2l="auto", backend="numpy", far_points=FAR_POINTS,
+                 leaf_size=None, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
                  separation=1, precondition_ratio=None, known_displacement=None, near_dtype=np.float64):
         self.centre = points.mean(axis=0)

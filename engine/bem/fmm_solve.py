@@ -27,7 +27,7 @@ ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took 
 @dataclass(frozen=True)
 class FmmSettings:
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
-    leaf_size: int = 32
+    leaf_size: int | None = None  # None: LaplaceFMM's default for the backend (32 on NumPy, 256 on the GPU)
     m2l: str = "auto"  # see fmm.resolve_m2l
     backend: str = "numpy"
     rtol: float = 1e-8  # GMRES relative residual

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import MeshError, ProblemError
 from ..mesh.checks import check_not_self_intersecting
-from ..fmm.fmm import resolve_m2l
+from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, resolve_m2l
 from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
 from ..variants import NEAR_FIELD
@@ -160,7 +160,9 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     if problem.solver.method == "fmm":  # the scheme and order that run, for the summary too
         m2l = resolve_m2l(problem.solver.m2l, backend.is_gpu)
         problem = problem.with_solver(m2l=m2l, order=order_for(problem.solver.precision, m2l, problem.solver.order),
-                                      near_field=NEAR_FIELD.resolve(problem.solver.near_field, backend.is_gpu))
+                                      near_field=NEAR_FIELD.resolve(problem.solver.near_field, backend.is_gpu),
+                                      leaf_size=problem.solver.leaf_size or (LEAF_SIZE_GPU if backend.is_gpu
+                                                                             else LEAF_SIZE_HOST))
     solver = problem.solver
     control.report(0.1, f"{solver.method}: {3 * len(s.points):,} DOFs")
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from ..bem.cases import BRACKET_GROUPS, bracket
 from ..bem.direct import BoundaryData
 from ..bem.fmm_operator import CORRECTION_RATIO, far_points_for
 from ..bem.fmm_solve import FmmSettings, separation_of, solve_fmm
-from ..fmm.fmm import M2L_SCHEMES
+from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, M2L_SCHEMES
 from . import environment
 from .environment import gpu_facts, run_facts
 
@@ -45,7 +45,9 @@ class FmbemBenchConfig:
     # out to each many element sizes (the near field's reach), up to wide_near_up_to DOFs; CPU rows: the first
     wide_near_up_to: int = 150_000
     ilu_fp64_up_to: int = 150_000  # Table 4 on the GPU: also with the ILU(0) factors in FP64 (the solve's
-    # default is FP32), up to this many DOFs
+    # default is FP32; at the solve's own GPU leaf size), up to this many DOFs
+    default_leaf_up_to: int = 150_000  # Table 4 on the GPU: also at the solve's own GPU leaf size (leaf_size
+    # above is the paper's), up to this many DOFs
 
 
 def bracket_model(dofs: int):
@@ -65,8 +67,8 @@ def bracket_model(dofs: int):
 
 
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
-         ratio: float = CORRECTION_RATIO, ilu_fp32: bool = True) -> dict:
-    settings = FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
+         ratio: float = CORRECTION_RATIO, ilu_fp32: bool = True, leaf_size: int | None = 32) -> dict:
+    settings = FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
                            precondition_ratio=ratio, ilu_fp32=ilu_fp32)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
@@ -78,13 +80,15 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
            "far_points": far_points_for(order), "near_field": ratio,
            "ilu": "SuperLU FP64" if backend == "numpy" else "FP32" if ilu_fp32 else "FP64",
+           "leaf_size": leaf_size or (LEAF_SIZE_GPU if backend == "cupy" else LEAF_SIZE_HOST),
            "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
-    log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}: {report.iterations} iterations, {total:.2f} s "
+    log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}, leaf {run['leaf_size']}: "
+        f"{report.iterations} iterations, {total:.2f} s "
         f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
         f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB "
         f"({', '.join(f'{k} {v / 2**20:.0f}' for k, v in report.memory.get('device_phase_bytes', {}).items())})")
@@ -124,16 +128,19 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
         for p in config.orders:
             for scheme in M2L_SCHEMES:
                 _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set())
-                case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log))
+                case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log,
+                                         leaf_size=config.leaf_size))
     else:
         ratios = config.near_ratios if case["dofs"] <= config.wide_near_up_to else config.near_ratios[:1]
-        work = ([("cupy", r, True) for r in ratios]
-                + ([("cupy", ratios[0], False)] if case["dofs"] <= config.ilu_fp64_up_to else [])
-                + ([("numpy", ratios[0], True)] if case["dofs"] <= config.cpu_up_to else []))
-        for backend, ratio, fp32 in work:
+        dofs, leaf = case["dofs"], config.leaf_size
+        work = ([("cupy", r, True, leaf) for r in ratios]
+                + ([("cupy", ratios[0], True, None)] if dofs <= config.default_leaf_up_to else [])
+                + ([("cupy", ratios[0], False, None)] if dofs <= config.ilu_fp64_up_to else [])
+                + ([("numpy", ratios[0], True, leaf)] if dofs <= config.cpu_up_to else []))
+        for backend, ratio, fp32, leaf_size in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set())
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
-                                     ratio, fp32))
+                                     ratio, fp32, leaf_size))
     return case
 
 

@@ -27,7 +27,7 @@ class BemSolverSettings:
     m2l: str = M2L.default
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
-    leaf_size: int = 32
+    leaf_size: int = LEAF_SIZE.default  # 0: by backend (run.py)
     near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
     backend: str = "auto"
     precision: str = BEM_PRECISION.default  # "order": run `order`; else the order for it (bem/precision.py)
