@@ -96,3 +96,46 @@ def test_fixed_face_meeting_a_roller_face_by_direct_and_fmm():
     solution, report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=10, rtol=1e-10))
     du, dt = errors(s, solution, exact)
     assert report.extra_nodes == 3 and du < 5e-3 and dt < 2e-2  # the FMM's own error at p = 10 on 128 elements
+
+
+def test_fmm_near_system_is_the_dense_system_where_every_pair_is_near(monkeypatch):
+    """Every pair integrated accurately (correction ratio 100) on a box with double nodes and idle slots: the
+    preconditioner's near matrix is the dense system matrix (its rigid-body blocks to the FMM's accuracy: they
+    come from its unit translations), whatever the chunks of pairs; the product and the right-hand side of
+    prescribed displacements and tractions follow the dense ones."""
+    from paraflux.engine.bem import fmm_operator
+    from paraflux.engine.bem.assembly import assemble
+    from paraflux.engine.bem.direct import system_matrix
+
+    s, face = box_surface((1.0, 0.5, 0.5), (6, 3, 3))
+    disp = np.zeros((len(s.triangles), 3), dtype=bool)
+    disp[face == BOX_FACES.index("x0")] = True
+    disp[face == BOX_FACES.index("y0"), 0] = True  # rollers: double nodes of one component, idle slots
+    traction = np.zeros((len(s.triangles), 3, 3))
+    traction[face == BOX_FACES.index("x1")] = [1e6, 2e5, -3e5]
+    layout = unknown_layout(s.points, s.triangles, disp)
+    assert len(layout.extra_node) > 0 and layout.idle.any()
+    mu, nu, n, t = 1e11, 0.3, len(s.points), layout.n_targets
+    direct = assemble(s.points, s.triangles, layout, disp, traction, mu, nu)
+    a = system_matrix(direct.h, direct.g, layout, mu)
+    u_known = np.random.default_rng(1).standard_normal((n, 3))
+    ops = []
+    for chunk in (fmm_operator.PAIR_CHUNK, 37):  # one chunk, then chunks ending inside the targets' range
+        monkeypatch.setattr(fmm_operator, "PAIR_CHUNK", chunk)
+        ops.append(fmm_operator.FmmBemOperator(s.points, s.triangles, layout, disp, traction, mu, nu, order=10,
+                                               correction_ratio=100.0, known_displacement=u_known))
+    near = ops[0].near.toarray()
+    assert np.array_equal(near, ops[1].near.toarray())
+    assert np.array_equal(ops[0].correction.toarray(), ops[1].correction.toarray())
+    rigid = np.zeros((t, t), dtype=bool)  # the rigid-body terms' blocks: a node's own, an extra point's element
+    rigid[np.arange(n), np.arange(n)] = True
+    rigid[n + np.arange(t - n)[:, None], s.triangles[layout.extra_element]] = True
+    rigid = np.kron(rigid, np.ones((3, 3), dtype=bool))
+    scale = np.abs(a).max()
+    assert np.abs(near - a)[~rigid].max() < 1e-12 * scale
+    assert np.abs(near - a)[rigid].max() < 1e-3 * scale
+    x = np.random.default_rng(0).standard_normal(3 * t)
+    assert np.linalg.norm(ops[1].apply(x) - a @ x) < 5e-4 * np.linalg.norm(a @ x)
+    b = np.where(layout.idle.reshape(-1), 0.0,
+                 direct.b_t - direct.h @ np.where(layout.displacement, 0.0, u_known).ravel())
+    assert np.linalg.norm(ops[1].known_part() - b) < 5e-4 * np.linalg.norm(b)

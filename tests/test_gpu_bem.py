@@ -51,7 +51,7 @@ def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     layout = unknown_layout(s.points, s.triangles, disp)
     assert len(layout.extra_node) > 0
     u_known = np.random.default_rng(1).standard_normal((len(s.points), 3))  # read where prescribed
-    ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b,
+    ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b, leaf_size=32,
                           precondition_ratio=reach, known_displacement=u_known) for b in ("numpy", "cupy")]
     for name in ("correction", "near"):
         host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get().toarray()
@@ -77,11 +77,9 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     else:
         s, disp, traction = _box_with_a_sharp_fixed_edge()
         data = BoundaryData(disp, np.zeros_like(s.points), traction)
-    cpu, cpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-12,
-                                                                                precondition_ratio=reach))
-    gpu, gpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(order=8, rtol=1e-12,
-                                                                                backend="cupy",
-                                                                                precondition_ratio=reach))
+    same = {"order": 8, "rtol": 1e-12, "precondition_ratio": reach, "leaf_size": 32}  # one octree on both
+    cpu, cpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(**same))
+    gpu, gpu_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(**same, backend="cupy"))
     assert gpu_report.relative_residual < 1e-12 and cpu_report.relative_residual < 1e-12
     assert np.linalg.norm(gpu.displacement - cpu.displacement) < 1e-10 * np.linalg.norm(cpu.displacement)
     assert np.linalg.norm(gpu.traction - cpu.traction) < 1e-10 * np.linalg.norm(cpu.traction)
@@ -90,8 +88,8 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     phases = memory["device_phase_bytes"]
     assert {"FMM set-up", "near-field integrals", "preconditioner", "GMRES"} <= set(phases)
     assert 0.9 * memory["device_bytes"] <= max(phases.values()) <= memory["device_bytes"]
-    _, fp64_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(
-        order=8, rtol=1e-12, backend="cupy", precondition_ratio=reach, ilu_fp32=False))
+    _, fp64_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(**same, backend="cupy",
+                                                                                 ilu_fp32=False))
     assert abs(fp64_report.iterations - gpu_report.iterations) <= 2  # FP32 factors precondition as well
 
 

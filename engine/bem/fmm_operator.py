@@ -113,8 +113,10 @@ class FmmBemOperator:
         parts = ([], [])  # correction, near: (rows, cols, [blocks]) per chunk
         self.known_correction, self.dev["diag"] = xp.zeros(3 * t), far_rows
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], el_x, *geometry)
+        first_rows = [0, *p[bounds[1:-1]].tolist(), t]  # the chunks' rows cover every target, pairs or not
+        for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+            rows = slice(first_rows[i], first_rows[i + 1])
+            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], rows, el_x, *geometry)
             for out, part in zip(parts, chunk):
                 out.append(part)
         self.known_correction = to_host(self.known_correction)
@@ -127,12 +129,12 @@ class FmmBemOperator:
         self.correction, self.near = matrices
         self.near_pairs = len(p)
 
-    def _near_chunk(self, p, e, distance, el_x, node, own, own_weights):
-        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary): the correction's
-        and near blocks in the unknowns' columns (system_blocks; the corrections from the pairs within
-        correction_ratio only, the others entering the near blocks by the plain rule); the prescribed data's
-        corrections go into known_correction, the H corrections' row sums into row_sums. Its scratch goes when
-        it returns."""
+    def _near_chunk(self, p, e, distance, rows: slice, el_x, node, own, own_weights):
+        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary; rows: the targets
+        whose pairs are all here): the correction's and near blocks in the unknowns' columns (system_blocks;
+        the corrections from the pairs within correction_ratio only, the others entering the near blocks by
+        the plain rule; the near blocks then in near_dtype); the prescribed data's corrections go into
+        known_correction, the rows' rigid-body diagonal is made final. Its scratch goes when it returns."""
         xp, dev, t = self.xp, self.dev, len(self.targets)
         pp, ee = xp.asarray(p), xp.asarray(e)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
@@ -151,7 +153,6 @@ class FmmBemOperator:
                  - xp.einsum("plka,pak->pl", dh, dev["u_known"][dev["tri"][ee]]))
         self.known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1), known.reshape(-1),
                                              minlength=3 * t)
-        rows = slice(int(p[0]), int(p[-1]) + 1)  # the chunk's rows: all their pairs are in it
         row_sums = xp.bincount((9 * (pp - rows.start)[:, None] + xp.arange(9)).reshape(-1),
                                dh.sum(axis=3).reshape(-1), minlength=9 * (rows.stop - rows.start))
         dev["diag"][rows] += row_sums.reshape(-1, 3, 3)
@@ -159,9 +160,12 @@ class FmmBemOperator:
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
         blocks, fixed = self.system_blocks, self._rigid_and_idle(rows)
         if every:
-            return _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown, fixed=(fixed, (0.0, 1.0))))
-        return (blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel]),
-                blocks(pp, ee, h_acc, g_acc * unknown, fixed=(fixed, (1.0,))))
+            correction, near = _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown,
+                                            fixed=(fixed, (0.0, 1.0))))
+        else:
+            correction = blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel])
+            near = blocks(pp, ee, h_acc, g_acc * unknown, fixed=(fixed, (1.0,)))
+        return correction, (near[0], near[1], [near[2][0].astype(self.near_dtype, copy=False)])
 
     def _rigid_and_idle(self, rows: slice):
         """Pseudo pairs of the rigid-body terms and the idle slots' identity in the given rows, as system_blocks
