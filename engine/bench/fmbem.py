@@ -101,15 +101,16 @@ def _small_model(dofs: int):
     return bracket_model(dofs)
 
 
-def _warm_up(config: FmbemBenchConfig, backend: str, order: int, scheme: str, warmed: set) -> None:
-    """One untimed solve of a small bracket per (backend, order, scheme): kernel compilation and the
-    operator tables stay out of the measured runs."""
-    if (backend, order, scheme) in warmed:
+def _warm_up(config: FmbemBenchConfig, backend: str, order: int, scheme: str, warmed: set,
+             leaf_size: int | None = 32) -> None:
+    """One untimed solve of a small bracket per (backend, order, scheme, leaf size): kernel compilation and
+    the operator tables stay out of the measured runs."""
+    if (backend, order, scheme, leaf_size) in warmed:
         return
     surface, data = _small_model(config.warm_up_dofs)
     solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson,
-              FmmSettings(order=order, leaf_size=config.leaf_size, m2l=scheme, backend=backend, rtol=config.rtol))
-    warmed.add((backend, order, scheme))
+              FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol))
+    warmed.add((backend, order, scheme, leaf_size))
 
 
 def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: set | None = None) -> dict:
@@ -127,7 +128,7 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
     if table == "1-3":
         for p in config.orders:
             for scheme in M2L_SCHEMES:
-                _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set())
+                _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set(), config.leaf_size)
                 case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log,
                                          leaf_size=config.leaf_size))
     else:
@@ -138,7 +139,7 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
                 + ([("cupy", ratios[0], False, None)] if dofs <= config.ilu_fp64_up_to else [])
                 + ([("numpy", ratios[0], True, leaf)] if dofs <= config.cpu_up_to else []))
         for backend, ratio, fp32, leaf_size in work:
-            _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set())
+            _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set(), leaf_size)
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
                                      ratio, fp32, leaf_size))
     return case

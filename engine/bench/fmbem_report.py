@@ -73,7 +73,7 @@ def render_markdown(data: dict) -> str:
         f"by ILU of the near field), {cfg['leaf_size']} points per leaf, {_far_and_separation(data)}, the "
         "near field corrected out to 3 element sizes, the ILU's matrix reaching as far (column `preconditioner "
         "reach`: further, the pairs beyond 3 by the plain rule).",
-        "- Times: one solve each after an untimed solve of a small bracket with the same backend, order and "
+        "- Times: one solve each after an untimed solve of a small bracket with the same backend, order, leaf size and "
         "scheme (kernel compilation excluded), wall clock from the mesh to the solution. GPU rows: near-field "
         "integrals (CUDA kernel), their block sums, the FMM, the near corrections and the ILU(0) of the near system "
         "in a multicolour order of its 3x3 blocks (cuSPARSE factorisation, sync-free triangular-solve kernels; "
