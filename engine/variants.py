@@ -184,7 +184,7 @@ LEAF_SIZE = Parameter("leaf_size", "Leaf size", 0, 0, 1000, "points per octree l
 
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket: half the GMRES iterations of 3, 1.9x faster, "
-                   "measured), 3 on the GPU (there 6 took 79 iterations instead of 88 at 100k DOFs for 1.9x "
+                   "measured), 3 on the GPU (there 6 took 79 iterations instead of 88 at 100k DOFs for 1.7x "
                    "the device memory and more time, measured)"),
     Choice("3", "the FMBEM's ILU preconditioner sees element pairs out to 3 element sizes (centroid distance "
                 "over size), as far as the accurate near-field integrals reach"),
