@@ -22,6 +22,8 @@ class KeopsRun:
 def direct(points: np.ndarray, charges: np.ndarray, backend: str = "GPU") -> KeopsRun:
     """The exact potential and gradient of charges (n,) at the points (n, 3) themselves by KeOps (backend "GPU"
     or "CPU"), the coincident pair skipped; ImportError or KeOps's own error where it cannot run."""
+    if backend == "GPU":
+        _load_nvrtc()
     import pykeops  # noqa: PLC0415
     from pykeops.numpy import LazyTensor  # noqa: PLC0415
 
@@ -36,6 +38,15 @@ def direct(points: np.ndarray, charges: np.ndarray, backend: str = "GPU") -> Keo
     grad = (-(qj * (inv * inv * inv)) * d).sum(1, backend=backend)  # not inv ** 3: KeOps's integer power
     # compiles to CUDA's powf, single precision even for float64 (gradient errors near 1e-6 on the GPU)
     return KeopsRun(phi[:, 0], grad, time.perf_counter() - t0, f"{backend} (KeOps {pykeops.__version__})")
+
+
+def _load_nvrtc() -> None:
+    """NVRTC loaded by CuPy before KeOps compiles: on the GPU machine KeOps's NVRTC binder crashed (a
+    segmentation fault) in a process where nothing had loaded NVRTC yet, and ran where CuPy had compiled a
+    kernel first, as in `paraflux bench fmm`."""
+    import cupy  # noqa: PLC0415
+
+    cupy.cuda.nvrtc.getVersion()
 
 
 def timed(points: np.ndarray, charges: np.ndarray, sample: np.ndarray, ref_phi: np.ndarray,
