@@ -170,8 +170,8 @@ def test_gpu_default_leaf_size_is_the_gpus(cp):
 
 def test_gpu_keops_peer_gives_our_direct_sum(cp, tmp_path):
     """bench fmm's second brute-force peer on the GPU, where pykeops (the peers extra) is there and compiles.
-    KeOps runs in a process of its own, as in `paraflux bench fmm`: in pytest's process on the GPU machine a
-    plugin has loaded PyTorch, whose own NVRTC made KeOps's compiler crash (a segmentation fault)."""
+    KeOps runs in a fresh process, where nothing has loaded NVRTC before it: there its compiler crashed (a
+    segmentation fault) until keops_peer loaded NVRTC through CuPy first."""
     import subprocess
     import sys
 
