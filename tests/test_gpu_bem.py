@@ -53,9 +53,9 @@ def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     u_known = np.random.default_rng(1).standard_normal((len(s.points), 3))  # read where prescribed
     ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b, leaf_size=32,
                           precondition_ratio=reach, known_displacement=u_known) for b in ("numpy", "cupy")]
-    for name, on_device in (("correction", "blocks"), ("near", "data")):  # DeviceBsr, CuPy CSR
+    for name in ("correction", "near"):
         host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get().toarray()
-        assert isinstance(getattr(getattr(ops[1], name), on_device), cp.ndarray)
+        assert isinstance(getattr(ops[1], name).data, cp.ndarray)
         assert np.abs(dev - host).max() < 1e-12 * np.abs(host).max(), name
     kc = ops[0].known_correction
     assert np.abs(ops[1].known_correction - kc).max() < 1e-12 * np.abs(kc).max()
@@ -169,24 +169,3 @@ def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu
     assert memory.in_use_peak == (1 << 27) + (1 << 23)
     assert memory.phases == {"first": (1 << 27) + (1 << 23), "second": (1 << 23) + (1 << 24)}
     assert DeviceMemory(np).mark() == 0
-
-
-def test_device_bsr_product_matches_scipy_bsr():
-    cp = pytest.importorskip("cupy")
-    import scipy.sparse as sp
-
-    from paraflux.engine.bem.block_sparse import device_bsr
-
-    rng = np.random.default_rng(5)
-    n_rows = 700  # block rows, some empty, some longer than a warp
-    counts = rng.integers(0, 70, n_rows)
-    counts[::50] = 0
-    rows = np.repeat(np.arange(n_rows), counts)
-    cols = np.concatenate([np.sort(rng.choice(n_rows, c, replace=False)) for c in counts])
-    blocks = rng.standard_normal((len(rows), 3, 3))
-    pieces = [cp.asarray(b) for b in np.array_split(blocks, 7)]  # copied in one by one
-    a = device_bsr(cp.asarray(rows), cp.asarray(cols), pieces, (3 * n_rows, 3 * n_rows))
-    expected = sp.bsr_matrix((blocks, cols, np.r_[0, np.cumsum(counts)]), shape=a.shape)
-    x = rng.standard_normal(3 * n_rows)
-    assert np.abs((a @ cp.asarray(x)).get() - expected @ x).max() < 1e-13 * np.abs(expected @ x).max()
-    assert np.array_equal(a.toarray(), expected.toarray()) and a.nbytes < 0.71 * 12 * 9 * len(rows)

@@ -27,7 +27,6 @@ from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
 from ..backend import DeviceMemory, array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
-from .block_sparse import device_bsr
 from .near_pairs import near_pairs
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
@@ -53,8 +52,8 @@ class FmmBemOperator:
     rule of 1, 3, 6, 7 or 12 points); correction_ratio: how far out (centroid distance over element size) the
     near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None or
     less: as far as the corrections), pairs beyond the corrections entering it by the plain rule.
-    The near field is kept once, in the unknowns' columns: `correction` (3T, 3T; 3x3 blocks: SciPy's BSR on
-    the host, a DeviceBsr on the GPU), accurate minus plain rule, used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
+    The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
+    used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
     idle slots' identity, the preconditioner's matrix (values of near_dtype: float32 where the preconditioner
     is single precision) until take_near() hands it over; the prescribed data's corrections are summed
     into known_correction (3T,) as the pairs are integrated. memory: a DeviceMemory whose phases the set-up
@@ -123,8 +122,8 @@ class FmmBemOperator:
         self.known_correction = to_host(self.known_correction)
         self.memory.mark("near-field integrals")
         matrices = []
-        for kind, dtype, bsr in zip(parts, (np.float64, self.near_dtype), (True, False)):  # the ILU takes CSR
-            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t), dtype, bsr))
+        for kind, dtype in zip(parts, (np.float64, self.near_dtype)):
+            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t), dtype))
             self.memory.mark("near-field matrices")  # each built from blocks of a size the freed scratch
             # before it cannot serve
         self.correction, self.near = matrices
@@ -371,13 +370,11 @@ def block_csr(rows, cols, blocks, n_block_rows: int, dtype=np.float64):
     return data, indices, indptr
 
 
-def _blocks_of(parts, i, shape, dtype=np.float64, bsr: bool = False):
-    """block_matrix (of dtype) of the i-th block list of node_blocks parts (rows sorted across parts), or on
-    the GPU where bsr a DeviceBsr (float64); each part's i-th blocks are dropped once written."""
+def _blocks_of(parts, i, shape, dtype=np.float64):
+    """block_matrix (of dtype) of the i-th block list of node_blocks parts (rows sorted across parts); each
+    part's i-th blocks are dropped once written."""
     xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
     rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
-    if bsr and xp is not np:
-        return device_bsr(rows, cols, _taken(parts, i), shape)
     return block_matrix(rows, cols, _taken(parts, i), shape, dtype)
 
 
