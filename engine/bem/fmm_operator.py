@@ -32,8 +32,7 @@ from .near_pairs import near_pairs
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 FINE_FAR_POINTS, FINE_FROM_ORDER = 6, 10  # from p = 10 the 3-point rule, not the FMM, limits the solve
-PAIR_CHUNK = 50_000  # near pairs integrated per block: its scratch, some 20 arrays of 27 doubles a pair, is
-# then below the near matrices themselves (200,000 made it the peak of the 100k-DOF solve)
+PAIR_CHUNK = 50_000  # near pairs integrated per block (their scratch goes between blocks)
 
 
 def far_points_for(order: int) -> int:
