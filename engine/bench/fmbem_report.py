@@ -163,6 +163,9 @@ def _table_4(data: dict) -> list[str]:
                        + (f" ({pp[0]})" if pp else "") + f" | {r['total_seconds']:.1f}"
                        + (f" ({pp[1]})" if pp else "") + f" | {_mb(r):,.1f}" + (f" ({pp[2]})" if pp else "")
                        + f" | {_mb(r) * 1e3 / c['dofs']:.2f} | {speed} |")
+    made = [f"{c['dofs']:,} DOFs: {c['run']['date']}, commit {c['run']['commit']}" for c in cases if "run" in c]
+    out += ["", "- Each size's run (the code of its commit; the header gives the latest): "
+            + "; ".join(made) + "."] if made else []
     missing = [d for d in data["config"]["dofs"] if d not in {c["target_dofs"] for c in cases}]
     out += [""] + [f"- {d:,} DOFs: not measured in this record." for d in missing] + ([""] if missing else [])
     out += ["Hexahedral p-FEM on the same part: not comparable. The bracket's bolt holes and triangular gusset "
