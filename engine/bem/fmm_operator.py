@@ -122,7 +122,7 @@ class FmmBemOperator:
         self.memory.mark("near-field integrals")
         matrices = []
         for kind, dtype in zip(parts, (np.float64, self.near_dtype)):
-            matrices.append(_blocks_of(kind, 0, (3 * t, 3 * t), dtype))
+            matrices.append(_blocks_of(kind, (3 * t, 3 * t), dtype))
             self.memory.mark("near-field matrices")  # each built from blocks of a size the freed scratch
             # before it cannot serve
         self.correction, self.near = matrices
@@ -222,6 +222,7 @@ class FmmBemOperator:
         self.dev["rigid_nodes"] = xp.asarray(np.r_[np.repeat(np.arange(n)[:, None], 3, axis=1),
                                                    self.triangles[extra].reshape(-1, 3)])
         self.dev["rigid_w"] = xp.asarray(np.r_[np.tile([1.0, 0.0, 0.0], (n, 1)), layout.extra_weights.reshape(-1, 3)])
+
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
         t (M, 3, 3) arrays of the FMM's backend."""
@@ -369,16 +370,16 @@ def block_csr(rows, cols, blocks, n_block_rows: int, dtype=np.float64):
     return data, indices, indptr
 
 
-def _blocks_of(parts, i, shape, dtype=np.float64):
-    """block_matrix (of dtype) of the i-th block list of node_blocks parts (rows sorted across parts); each
-    part's i-th blocks are dropped once written."""
+def _blocks_of(parts, shape, dtype=np.float64):
+    """block_matrix (of dtype) of node_blocks parts with one block list each (rows sorted across parts); each
+    part's blocks are dropped once written."""
     xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
     rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
-    return block_matrix(rows, cols, _taken(parts, i), shape, dtype)
+    return block_matrix(rows, cols, _taken(parts), shape, dtype)
 
 
-def _taken(parts, i):
-    """The parts' i-th blocks one by one, each part letting go of its own as it is handed out."""
+def _taken(parts):
+    """The parts' blocks one by one, each part letting go of its own as it is handed out."""
     for q in parts:
-        blocks, q[2][i] = q[2][i], None
+        blocks, q[2][0] = q[2][0], None
         yield blocks

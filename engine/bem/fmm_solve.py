@@ -64,7 +64,7 @@ class Preconditioner:
     nbytes: int  # its host bytes (device bytes are in the memory pool)
 
 
-def near_field_preconditioner(op: FmmBemOperator, fp32: bool = False) -> Preconditioner:
+def near_field_preconditioner(op: FmmBemOperator, fp32: bool) -> Preconditioner:
     """Incomplete LU of the near-field system matrix (the operator's near blocks, taken): with the FMM on the
     host a threshold ILU in reverse Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour
     order of its 3x3 blocks (DeviceIlu0; a node's or slot's components), its factors in FP32 where fp32."""
@@ -76,7 +76,7 @@ def near_field_preconditioner(op: FmmBemOperator, fp32: bool = False) -> Precond
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
     a = op.take_near().tocsr()
-    order = reverse_cuthill_mckee(a.tocsr(), symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
+    order = reverse_cuthill_mckee(a, symmetric_mode=False)  # a banded order: 2-3x faster than COLAMD
     back = np.argsort(order)
     try:
         ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=ILU_DROP, fill_factor=ILU_FILL, permc_spec="NATURAL")
@@ -126,7 +126,6 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                         near_dtype=np.float32 if settings.ilu_fp32 and get_backend(settings.backend).is_gpu
                         else np.float64)
     timings = dict(op.timings)
-    u_known = np.where(layout.displacement, 0.0, data.displacement)
     xp = op.xp
     b = xp.asarray(op.known_part())
     t0 = time.perf_counter()
@@ -144,7 +143,7 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
         raise SolverError(f"GMRES did not converge: relative residual {relative:.2e} after {len(residuals)} "
                           f"iterations (asked {settings.rtol:g}); raise the order or the iteration limit")
     x = to_host(result.x)
-    solution = solution_of(x.reshape(-1, 3), layout, data, u_known, triangles, mu)
+    solution = solution_of(x.reshape(-1, 3), layout, data, op.u_known, triangles, mu)
     c = op.correction  # (the near blocks went into m)
     near = 0 if op.xp is not np else c.data.nbytes + c.indices.nbytes + c.indptr.nbytes  # else on the GPU
     krylov = result.basis_rows * n3 * 8 if xp is np else 0  # else in the device pool

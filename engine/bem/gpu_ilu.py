@@ -43,9 +43,9 @@ def permuted(a, perm, inverse, dtype=np.float64):
 
 class DeviceIlu0:
     """The ILU(0) factors of a square CuPy CSR matrix a (its pattern, no pivoting; or a function handing it
-    over, so that it goes once permuted) in one combined CSR matrix, a's rows and columns listed in a multicolour order of its blocks of `block` rows (permutation
-    perm: factor row i is a's row perm[i]); solve(r) applies a's ILU(0) inverse, P^T U^-1 L^-1 P, to a CuPy
-    vector. dtype: the factors' (float64, or float32 for half their memory; the solves sum in float64). A
+    over, so that it goes once permuted) in one combined CSR matrix, a's rows and columns listed in a
+    multicolour order of its blocks of `block` rows (permutation perm: factor row i is a's row perm[i]);
+    solve(r) applies a's ILU(0) inverse, P^T U^-1 L^-1 P, to a CuPy vector. dtype: the factors' (float64, or float32 for half their memory; the solves sum in float64). A
     zero or non-finite pivot is a SolverError."""
 
     def __init__(self, a, block: int = 1, dtype=np.float64):
