@@ -390,7 +390,7 @@ def test_a_report_made_from_a_run_cut_short_says_so():
                for line in provenance_lines(cut_short(data)))
 
 
-def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_and_fp64_factors_on_the_gpu_and_the_first_on_the_cpu(
+def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coarse_level_on_the_gpu_and_the_cpu(
         monkeypatch):
     from types import SimpleNamespace
 
@@ -399,14 +399,15 @@ def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_and_fp64_factors_on_the_
     asked = []
     monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (SimpleNamespace(n_nodes=dofs // 3, n_elements=1), None))
     monkeypatch.setattr(fmbem, "_warm_up", lambda *a: None)
-    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-3:])) or {})
+    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-4:])) or {})
     config = fmbem.FmbemBenchConfig(epsilon_up_to=0)
     fmbem.bench_model(30_000, config, "4", lambda m: None)
-    assert asked == [("cupy", 3.0, True, 32), ("cupy", 6.0, True, 32), ("cupy", 3.0, True, None),
-                     ("cupy", 3.0, False, None), ("numpy", 3.0, True, 32)]  # None: the solve's own leaf size
+    # leaf None: the solve's own; coarse None: the solve's coarse level, 0: the ILU alone
+    assert asked == [("cupy", 3.0, True, 32, None), ("cupy", 6.0, True, 32, None), ("cupy", 3.0, True, None, None),
+                     ("cupy", 3.0, True, None, 0), ("cupy", 3.0, False, None, None), ("numpy", 3.0, True, 32, None)]
     asked.clear()
     fmbem.bench_model(1_000_000, config, "4", lambda m: None)
-    assert asked == [("cupy", 3.0, True, 32)]
+    assert asked == [("cupy", 3.0, True, 32, None)]
 
 
 def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run():

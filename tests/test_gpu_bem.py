@@ -65,6 +65,29 @@ def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     assert np.linalg.norm(dev - host) < 1e-10 * np.linalg.norm(host)
 
 
+def test_gpu_coarse_level_matches_the_host_one():
+    """The coarse level's Galerkin matrix and its correction on the GPU (FP64, and its LU in FP32) against the
+    host's, on the sharp-edged box (extra traction nodes, both kinds of unknown in some clusters)."""
+    cp = pytest.importorskip("cupy")
+    from paraflux.engine.bem import coarse
+    from paraflux.engine.bem.fmm_operator import FmmBemOperator
+    from paraflux.engine.bem.unknowns import unknown_layout
+
+    s, disp, traction = _box_with_a_sharp_fixed_edge()
+    layout = unknown_layout(s.points, s.triangles, disp)
+    ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=12, backend=b, leaf_size=32,
+                          separation=2) for b in ("numpy", "cupy")]
+    basis = coarse.coarse_basis(ops[0].targets, coarse.slot_kinds(layout), 30)
+    host, dev = (coarse.galerkin_matrix(op, basis) for op in ops)
+    assert isinstance(dev, cp.ndarray)
+    assert np.linalg.norm(dev.get() - host) < 1e-9 * np.linalg.norm(host)
+    r = np.random.default_rng(2).standard_normal(3 * layout.n_targets)
+    want = coarse.coarse_correction(ops[0], 30).solve(r)
+    for fp32, tol in ((False, 1e-8), (True, 1e-4)):
+        got = coarse.coarse_correction(ops[1], 30, fp32).solve(cp.asarray(r)).get()
+        assert np.linalg.norm(got - want) < tol * np.linalg.norm(want), fp32
+
+
 @pytest.mark.parametrize("case, reach", [("octant", None), ("sharp-edged box", None), ("octant", 6.0)])
 def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     pytest.importorskip("cupy")
@@ -86,7 +109,8 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     memory = gpu_report.memory
     assert 0 < memory["device_bytes"] <= memory["device_pool_bytes"] and cpu_report.memory["device_bytes"] == 0
     phases = memory["device_phase_bytes"]
-    assert {"FMM set-up", "near-field integrals", "preconditioner", "GMRES"} <= set(phases)
+    assert {"FMM set-up", "near-field integrals", "preconditioner", "coarse level", "GMRES"} <= set(phases)
+    assert gpu_report.coarse_size == cpu_report.coarse_size > 0
     assert 0.9 * memory["device_bytes"] <= max(phases.values()) <= memory["device_bytes"]
     _, fp64_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(**same, backend="cupy",
                                                                                  ilu_fp32=False))

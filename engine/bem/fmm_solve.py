@@ -1,5 +1,6 @@
 """The fast multipole boundary element solve: restarted GMRES (engine/bem/gmres.py, where the FMM runs) on the
-FmmBemOperator, preconditioned by an incomplete LU of the near-field matrix."""
+FmmBemOperator, preconditioned by an incomplete LU of the near-field matrix plus a coarse level
+(engine/bem/coarse.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..backend import DeviceMemory, get_backend, out_of_memory, to_host
 from ..errors import SolverError
 from ..fmm.fmm import resolve_m2l
 from ..fmm.m2l import SCHEMES
+from .coarse import CoarseCorrection, cluster_count, coarse_correction
 from .direct import BemSolution, BoundaryData, solution_of
 from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, far_points_for
 from .gmres import gmres
@@ -43,6 +45,8 @@ class FmmSettings:
     # memory, as many iterations (measured: `bench fmbem`); GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
+    coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
+    # collocation points; None: coarse.cluster_count (8 points each, at most 1,200), 0: none (ILU alone)
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +60,7 @@ class GmresReport:
     # use at once in CuPy's pool (device_bytes) and the most the pool held (device_pool_bytes), DeviceMemory
     right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3T,), by the FMM
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
+    coarse_size: int = 0  # unknowns of the preconditioner's coarse level (0: none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,9 +138,14 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     op.memory.mark("preconditioner")
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    coarse = _coarse_level(op, settings)
+    op.memory.mark("coarse level")
+    timings["coarse"] = time.perf_counter() - t0
+    solve = m.solve if coarse is None else lambda r: m.solve(r) + coarse.solve(r)
+    t0 = time.perf_counter()
     restart = min(settings.restart, settings.max_iterations)  # max_iterations counts inner iterations
     # right preconditioning, A M^-1 y = b, x = M^-1 y: GMRES minimises and tests the true residual
-    result = gmres(op.apply, m.solve, b, settings.rtol, restart, settings.max_iterations)
+    result = gmres(op.apply, solve, b, settings.rtol, restart, settings.max_iterations)
     timings["gmres"] = time.perf_counter() - t0
     op.memory.mark("GMRES")
     residuals, relative = result.residuals, float(result.relative_residual)
@@ -148,4 +158,13 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     near = 0 if op.xp is not np else c.data.nbytes + c.indices.nbytes + c.indptr.nbytes  # else on the GPU
     krylov = result.basis_rows * n3 * 8 if xp is np else 0  # else in the device pool
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
-                                 {"host_bytes": int(near + m.nbytes + krylov)}, to_host(b), len(layout.extra_node))
+                                 {"host_bytes": int(near + m.nbytes + krylov + (coarse.nbytes if coarse else 0))},
+                                 to_host(b), len(layout.extra_node), coarse.size if coarse else 0)
+
+
+def _coarse_level(op: FmmBemOperator, settings: FmmSettings) -> CoarseCorrection | None:
+    """The preconditioner's coarse level (settings.coarse_clusters), or None where 0."""
+    clusters = cluster_count(len(op.targets)) if settings.coarse_clusters is None else settings.coarse_clusters
+    if clusters <= 0:
+        return None
+    return coarse_correction(op, clusters, settings.ilu_fp32 and op.xp is not np)

@@ -67,9 +67,10 @@ def bracket_model(dofs: int):
 
 
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
-         ratio: float = CORRECTION_RATIO, ilu_fp32: bool = True, leaf_size: int | None = 32) -> dict:
+         ratio: float = CORRECTION_RATIO, ilu_fp32: bool = True, leaf_size: int | None = 32,
+         coarse: int | None = None) -> dict:
     settings = FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
-                           precondition_ratio=ratio, ilu_fp32=ilu_fp32)
+                           precondition_ratio=ratio, ilu_fp32=ilu_fp32, coarse_clusters=coarse)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
 
@@ -81,13 +82,14 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
            "far_points": far_points_for(order), "near_field": ratio,
            "ilu": "SuperLU FP64" if backend == "numpy" else "FP32" if ilu_fp32 else "FP64",
            "leaf_size": leaf_size or (LEAF_SIZE_GPU if backend == "cupy" else LEAF_SIZE_HOST),
-           "iterations": report.iterations,
+           "coarse_unknowns": report.coarse_size, "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,
            "memory": report.memory, "near_pairs": report.near_pairs,
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
-    log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}, leaf {run['leaf_size']}: "
+    log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}, leaf {run['leaf_size']}, coarse "
+        f"{report.coarse_size}: "
         f"{report.iterations} iterations, {total:.2f} s "
         f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
         f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB "
@@ -134,14 +136,15 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
     else:
         ratios = config.near_ratios if case["dofs"] <= config.wide_near_up_to else config.near_ratios[:1]
         dofs, leaf = case["dofs"], config.leaf_size
-        work = ([("cupy", r, True, leaf) for r in ratios]
-                + ([("cupy", ratios[0], True, None)] if dofs <= config.default_leaf_up_to else [])
-                + ([("cupy", ratios[0], False, None)] if dofs <= config.ilu_fp64_up_to else [])
-                + ([("numpy", ratios[0], True, leaf)] if dofs <= config.cpu_up_to else []))
-        for backend, ratio, fp32, leaf_size in work:
+        small = dofs <= config.default_leaf_up_to  # also at the solve's GPU leaf size, and without the coarse level
+        work = ([("cupy", r, True, leaf, None) for r in ratios]
+                + ([("cupy", ratios[0], True, None, None), ("cupy", ratios[0], True, None, 0)] if small else [])
+                + ([("cupy", ratios[0], False, None, None)] if dofs <= config.ilu_fp64_up_to else [])
+                + ([("numpy", ratios[0], True, leaf, None)] if dofs <= config.cpu_up_to else []))
+        for backend, ratio, fp32, leaf_size, coarse in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set(), leaf_size)
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
-                                     ratio, fp32, leaf_size))
+                                     ratio, fp32, leaf_size, coarse))
     return case
 
 

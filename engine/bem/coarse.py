@@ -1,0 +1,308 @@
+"""The coarse level of the FMBEM preconditioner, added to the ILU of the near field (two-level, additive):
+M^-1 r = ILU^-1 r + P Ac^-1 P^T r.
+
+P (3T, C): one column per cluster of collocation points, component and kind of unknown (displacement or
+traction), the indicator of its slots scaled to unit norm; the clusters come from recursive coordinate
+bisection (equal sizes, compact). Ac = P^T A P (Galerkin): the operator's near-field corrections and
+rigid-body terms exactly (sparse products), its plain-rule far field summed point by point where a quadrature
+point lies within NEAR_RADII radii of the cluster's centre and, beyond, at the centre itself, weighted by the
+cluster's size (second order in radius over distance: the centre is the points' mean). The ILU of the near field
+leaves the smooth, far-coupled modes (the traction unknowns' single layer on the fixed faces above all) to
+GMRES; the coarse level takes them (measured: `bench fmbem`, README)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from ..backend import to_host
+from ..errors import SolverError
+from .kelvin import kelvin_t, kelvin_u
+
+TARGETS_PER_CLUSTER = 8  # collocation points per cluster, up to MAX_CLUSTERS clusters (smaller clusters, fewer
+# GMRES iterations: 37 with 16, 30 with 5 on a bracket of 19k DOFs)
+MAX_CLUSTERS = 1200  # the coarse matrix (about 3.2 unknowns per cluster) stays near 4,000 x 4,000
+NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
+LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)
+PAIRS_PER_CHUNK = 1 << 19  # (target, quadrature point) pairs evaluated at once: the set-up's scratch
+
+
+def bisection_clusters(points: np.ndarray, n: int) -> np.ndarray:
+    """Labels (P,) in [0, n) of points (P, 3): recursive coordinate bisection across each part's longest
+    extent, the parts' sizes in proportion to the clusters they get (so every cluster holds P // n or one
+    more)."""
+    labels = np.empty(len(points), dtype=np.int64)
+    stack = [(np.arange(len(points)), 0, n)]
+    while stack:
+        idx, first, count = stack.pop()
+        if count == 1:
+            labels[idx] = first
+            continue
+        x = points[idx]
+        axis = int(np.argmax(x.max(axis=0) - x.min(axis=0)))
+        left = count // 2
+        k = len(idx) * left // count
+        order = np.argpartition(x[:, axis], k) if 0 < k < len(idx) else np.arange(len(idx))
+        stack += [(idx[order[:k]], first, left), (idx[order[k:]], first + left, count - left)]
+    return labels
+
+
+def compact_clusters(points: np.ndarray, n: int, sweeps: int = LLOYD_SWEEPS) -> np.ndarray:
+    """Labels (P,) in [0, n') (n' <= n, none empty): bisection_clusters, then `sweeps` Lloyd (k-means) sweeps
+    that move each point to its nearest centre, rounding the slabs that bisection leaves."""
+    labels = bisection_clusters(points, n)
+    for _ in range(sweeps):
+        sizes = np.bincount(labels, minlength=n)
+        centres = np.stack([np.bincount(labels, points[:, a], n) for a in range(3)], axis=1)[sizes > 0]
+        labels = cKDTree(centres / sizes[sizes > 0, None]).query(points, workers=-1)[1]
+        n = len(centres)
+    return np.unique(labels, return_inverse=True)[1]
+
+
+@dataclass(frozen=True, eq=False)
+class CoarseBasis:
+    """p (3T, C) host CSR; per coarse unknown its cluster, component and slot count (C,); per cluster its
+    centre (n, 3) and radius (n,) m, members (n, m) target indices padded with -1; member_weight (n, m, 3, 2):
+    P's value at the member's slot of component l and kind (displacement, traction), 0 elsewhere; row_of
+    (n, 3, 2): the coarse unknown of (cluster, component, kind) or -1."""
+
+    p: sp.csr_matrix
+    cluster: np.ndarray
+    component: np.ndarray
+    count: np.ndarray
+    centres: np.ndarray
+    radius: np.ndarray
+    members: np.ndarray
+    member_weight: np.ndarray
+    row_of: np.ndarray
+
+
+def coarse_basis(targets: np.ndarray, kinds: np.ndarray, n_clusters: int) -> CoarseBasis:
+    """The basis for the collocation points targets (T, 3) whose slots' kinds (T, 3) are 0 idle,
+    1 displacement, 2 traction unknown."""
+    t = len(targets)
+    labels = compact_clusters(targets, n_clusters)
+    n_clusters = int(labels.max()) + 1
+    key = np.where(kinds > 0, (labels[:, None] * 3 + np.arange(3)) * 2 + kinds - 1, -1).reshape(-1)
+    busy = np.flatnonzero(key >= 0)
+    keys, column, count = np.unique(key[busy], return_inverse=True, return_counts=True)
+    value = 1.0 / np.sqrt(count[column])
+    p = sp.csr_matrix((value, (busy, column)), shape=(3 * t, len(keys)))
+    row_of = np.full((n_clusters, 3, 2), -1)
+    row_of.reshape(-1)[keys] = np.arange(len(keys))
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels, minlength=n_clusters)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    members = np.full((n_clusters, sizes.max()), -1)
+    slot = np.arange(t) - np.repeat(starts, sizes)
+    members[labels[order], slot] = order
+    member_weight = np.zeros((n_clusters, members.shape[1], 3, 2))
+    i, l = np.divmod(busy, 3)
+    member_weight[labels[i], slot[np.argsort(order)][i], l, kinds[i, l] - 1] = value
+    centres = np.stack([np.bincount(labels, targets[:, a], n_clusters) for a in range(3)], axis=1) / sizes[:, None]
+    radius = np.zeros(n_clusters)
+    np.maximum.at(radius, labels, np.linalg.norm(targets - centres[labels], axis=1))
+    return CoarseBasis(p, keys // 6, keys // 2 % 3, count, centres, radius, members, member_weight, row_of)
+
+
+def quadrature_columns(op) -> sp.csr_matrix:
+    """(6Q, 3T) host CSR: the operator's unknowns seen from far-field quadrature point q, row 6q + k with the
+    single layer's weights (-mu w N_a at traction unknowns, component k) and row 6q + 3 + k with the double
+    layer's (w N_a at displacement unknowns): the plain-rule product at x is sum_q [U(y_q - x) | T(y_q - x)]
+    rows(q)."""
+    layout, tri = op.layout, op.triangles
+    q = np.arange(len(op.src))
+    e, s = np.divmod(q, len(op.bary))
+    rows, cols, vals = [], [], []
+    for a in range(3):
+        w = op.src_w * op.bary[s, a]
+        for k in range(3):
+            on = op.disp[e, k]  # a traction unknown where the element prescribes the displacement
+            rows.append((6 * q + k)[on])
+            cols.append((3 * layout.traction_node[e, a, k] + k)[on])
+            vals.append(-op.mu * w[on])
+            on = layout.displacement[tri[e, a], k]
+            rows.append((6 * q + 3 + k)[on])
+            cols.append((3 * tri[e, a] + k)[on])
+            vals.append(w[on])
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(6 * len(q), 3 * layout.n_targets))
+
+
+def _kernels(r, normals, mu, nu, xp):
+    """[U | T] (pairs, 3, 2, 3) [l, layer, k] for r (pairs, 3) = y - x and the normals at y (pairs, 3); zero
+    where r = 0 (the FMM skips coincident points)."""
+    d2 = (r * r).sum(axis=1)
+    r = xp.where(d2[:, None] > 0, r, 1.0)
+    out = xp.stack([kelvin_u(r, mu, nu), kelvin_t(r, normals, nu)], axis=2)
+    return out * (d2 > 0)[:, None, None, None]
+
+
+def far_galerkin(op, basis: CoarseBasis, xp):
+    """P^T A_plain P (C, C), an array of xp: A's plain-rule far field (the FMM's sum over every pair) at the
+    cluster centres, corrected point by point near them."""
+    n_c, n_q = basis.p.shape[1], len(op.src)
+    cols = _to_xp(quadrature_columns(op) @ basis.p, xp)  # (6Q, C)
+    y, normals = xp.asarray(op.src), xp.asarray(op.src_n)
+    out = xp.zeros((n_c, n_c))
+    root = xp.asarray(np.sqrt(basis.count))
+    cluster, component = xp.asarray(basis.cluster), xp.asarray(basis.component)
+    centres = xp.asarray(basis.centres)
+    span = min(n_q, PAIRS_PER_CHUNK)
+    per = max(1, PAIRS_PER_CHUNK // span)
+    for q0 in range(0, n_q, span):
+        q1 = min(n_q, q0 + span)
+        part_t = cols[6 * q0:6 * q1].T.tocsr()  # (C, 6 span)
+        for c0 in range(0, len(basis.centres), per):
+            c1 = min(len(basis.centres), c0 + per)
+            r = (y[None, q0:q1] - centres[c0:c1, None]).reshape(-1, 3)
+            k = _kernels(r, xp.broadcast_to(normals[None, q0:q1], (c1 - c0, q1 - q0, 3)).reshape(-1, 3),
+                         op.mu, op.nu, xp)
+            rows = k.reshape(c1 - c0, q1 - q0, 3, 6).transpose(0, 2, 1, 3).reshape(3 * (c1 - c0), -1)
+            g = (part_t @ rows.T).T  # (3c, C): centre rows (cluster, component)
+            mine = xp.flatnonzero((cluster >= c0) & (cluster < c1))
+            out[mine] += root[mine, None] * g[3 * (cluster[mine] - c0) + component[mine]]
+    _near_terms(op, basis, cols, out, xp)
+    return out
+
+
+def _near_terms(op, basis: CoarseBasis, cols, out, xp) -> None:
+    """Add to out (C, C) the point-by-point sums minus the centre's where a quadrature point lies within
+    NEAR_RADII radii of a cluster's centre."""
+    found = cKDTree(op.src).query_ball_point(basis.centres, NEAR_RADII * basis.radius, workers=-1)
+    sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    if not sizes.sum():
+        return
+    cl_all = np.repeat(np.arange(len(found)), sizes)
+    q_all = np.concatenate([np.asarray(f, dtype=np.int64) for f in found])
+    m = basis.members.shape[1]
+    y, normals, targets = xp.asarray(op.src), xp.asarray(op.src_n), xp.asarray(op.targets)
+    members, weight = xp.asarray(basis.members), xp.asarray(basis.member_weight)
+    centres, root_of = xp.asarray(basis.centres), _root_of(basis, xp)
+    row_of = xp.asarray(basis.row_of)
+    per = max(1, PAIRS_PER_CHUNK // m)
+    for s0 in range(0, len(q_all), per):
+        cl, q = xp.asarray(cl_all[s0:s0 + per]), xp.asarray(q_all[s0:s0 + per])
+        who = members[cl]  # (n, m)
+        r = (y[q, None] - targets[xp.maximum(who, 0)]).reshape(-1, 3)
+        k = _kernels(r, xp.repeat(normals[q], m, axis=0), op.mu, op.nu, xp).reshape(len(q), m, 3, 2, 3)
+        w = xp.einsum("nmlpk,nmlt->nltpk", k, weight[cl])  # (n, l, kind, layer, k)
+        w -= xp.einsum("nlpk,nlt->nltpk", _kernels(y[q] - centres[cl], normals[q], op.mu, op.nu, xp), root_of[cl])
+        row = xp.broadcast_to(row_of[cl][:, :, :, None, None], w.shape)
+        col = xp.broadcast_to(6 * q[:, None, None, None, None] + 3 * xp.arange(2)[:, None] + xp.arange(3),
+                              w.shape)
+        keep = row >= 0
+        near = _sparse(xp, w[keep], row[keep], col[keep], (out.shape[0], cols.shape[0]))
+        out += _dense(near @ cols)
+
+
+def _root_of(basis: CoarseBasis, xp):
+    """(n, 3, 2): sqrt of each (cluster, component, kind)'s slot count (0 where none): P^T's weight of a row
+    summed at the centre."""
+    root = np.zeros(basis.row_of.shape)
+    has = basis.row_of >= 0
+    root[has] = np.sqrt(basis.count[basis.row_of[has]])
+    return xp.asarray(root)
+
+
+def _sparse(xp, data, rows, cols, shape):
+    if xp is np:
+        return sp.csr_matrix((data, (rows, cols)), shape=shape)
+    import cupyx.scipy.sparse as csp  # noqa: PLC0415
+
+    return csp.coo_matrix((data, (rows, cols)), shape=shape).tocsr()
+
+
+def _dense(m):
+    return m.toarray() if hasattr(m, "toarray") else m
+
+
+def _to_xp(m: sp.spmatrix, xp):
+    """A host sparse matrix as CSR of xp's sparse module."""
+    if xp is np:
+        return m.tocsr()
+    import cupyx.scipy.sparse as csp  # noqa: PLC0415
+
+    return csp.csr_matrix(m.tocsr())
+
+
+def slot_kinds(layout) -> np.ndarray:
+    """(T, 3): 0 idle, 1 displacement unknown, 2 traction unknown."""
+    kinds = np.where(layout.traction, 2, 0)
+    kinds[: layout.n_nodes][layout.displacement] = 1
+    return kinds
+
+
+def rigid_matrix(op) -> sp.csr_matrix:
+    """(3T, 3T) host CSR: the operator's rigid-body terms on the displacement unknowns, diag (T, 3, 3) times the
+    nodal displacements interpolated to the collocation points."""
+    layout = op.layout
+    near = layout.interpolation(op.triangles).tocoo()
+    diag = to_host(op.dev["diag"])
+    rows, cols, vals = [], [], []
+    for k in range(3):
+        on = layout.displacement[near.col, k]
+        for l in range(3):
+            rows.append(3 * near.row[on] + l)
+            cols.append(3 * near.col[on] + k)
+            vals.append(near.data[on] * diag[near.row[on], l, k])
+    n3 = 3 * layout.n_targets
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n3, n3))
+
+
+def galerkin_matrix(op, basis: CoarseBasis):
+    """Ac = P^T A P (C, C), an array of the operator's module: far_galerkin plus the near-field corrections and
+    the rigid-body terms."""
+    xp = op.xp
+    ac = far_galerkin(op, basis, xp)
+    p = _to_xp(basis.p, xp)
+    ac += _dense(p.T @ (op.correction @ p) + _to_xp(basis.p.T @ (rigid_matrix(op) @ basis.p), xp))
+    return ac
+
+
+@dataclass(frozen=True, eq=False)
+class CoarseCorrection:
+    """r -> P Ac^-1 P^T r on arrays of the operator's module; size: coarse unknowns C; nbytes: its host bytes."""
+
+    solve: object
+    size: int
+    nbytes: int
+
+
+def coarse_correction(op, n_clusters: int, fp32: bool = False) -> CoarseCorrection:
+    """The coarse level for the FmmBemOperator op with n_clusters clusters (at most its collocation points);
+    Ac's LU in FP32 where fp32 (on the GPU, as the ILU's factors). SolverError if Ac is singular."""
+    xp = op.xp
+    basis = coarse_basis(op.targets, slot_kinds(op.layout), min(n_clusters, len(op.targets)))
+    ac = galerkin_matrix(op, basis)
+    p = _to_xp(basis.p, xp)
+    lu_factor, lu_solve = _lu(xp)
+    lu = lu_factor(ac.astype(np.float32) if fp32 else ac, overwrite_a=True, check_finite=False)
+    pivots = xp.abs(xp.diagonal(lu[0]))
+    if not float(pivots.min()) > 1e-12 * float(pivots.max()):
+        raise SolverError("the coarse-level matrix of the FMBEM preconditioner is singular: the prescribed "
+                          "displacements leave a rigid-body motion free")
+    p_t = p.T.tocsr()
+    dtype = lu[0].dtype
+
+    def solve(r):
+        return p @ lu_solve(lu, (p_t @ r).astype(dtype), check_finite=False).astype(np.float64)
+
+    nbytes = 0 if xp is not np else lu[0].nbytes + basis.p.data.nbytes * 3
+    return CoarseCorrection(solve, len(basis.count), nbytes)
+
+
+def _lu(xp):
+    if xp is np:
+        import scipy.linalg as sla  # noqa: PLC0415
+    else:
+        import cupyx.scipy.linalg as sla  # noqa: PLC0415
+    return sla.lu_factor, sla.lu_solve
+
+
+def cluster_count(n_targets: int) -> int:
+    """The default number of clusters: TARGETS_PER_CLUSTER collocation points each, at most MAX_CLUSTERS."""
+    return max(1, min(MAX_CLUSTERS, n_targets // TARGETS_PER_CLUSTER))
