@@ -13,12 +13,13 @@ GMRES; the coarse level takes them (measured: `bench fmbem`, README)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from ..backend import to_host
+from ..backend import kernel_function, to_host
 from ..errors import SolverError
 from .kelvin import kelvin_t, kelvin_u
 
@@ -27,7 +28,8 @@ TARGETS_PER_CLUSTER = 8  # collocation points per cluster, up to MAX_CLUSTERS cl
 MAX_CLUSTERS = 1200  # the coarse matrix (about 3.2 unknowns per cluster) stays near 4,000 x 4,000
 NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
 LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)
-PAIRS_PER_CHUNK = 1 << 19  # (target, quadrature point) pairs evaluated at once: the set-up's scratch
+PAIRS_PER_CHUNK = 1 << 19  # (target, quadrature point) pairs evaluated at once on the host
+COARSE_THREADS = 256  # kernels/coarse_galerkin.cu's block
 
 
 def bisection_clusters(points: np.ndarray, n: int) -> np.ndarray:
@@ -146,6 +148,8 @@ def far_galerkin(op, basis: CoarseBasis, xp):
     cluster centres, corrected point by point near them."""
     n_c, n_q = basis.p.shape[1], len(op.src)
     cols = _to_xp(quadrature_columns(op) @ basis.p, xp)  # (6Q, C)
+    if xp is not np:
+        return _device_rows(op, basis, cols, xp)
     y, normals = xp.asarray(op.src), xp.asarray(op.src_n)
     out = xp.zeros((n_c, n_c))
     root = xp.asarray(np.sqrt(basis.count))
@@ -167,6 +171,30 @@ def far_galerkin(op, basis: CoarseBasis, xp):
             out[mine] += root[mine, None] * g[3 * (cluster[mine] - c0) + component[mine]]
     _near_terms(op, basis, cols, out, xp)
     return out
+
+
+def _device_rows(op, basis: CoarseBasis, cols, cp):
+    """far_galerkin on the GPU: kernels/coarse_galerkin.cu, a block per cluster, in passes over the columns that
+    the far sums' shared memory holds."""
+    n_c = cols.shape[1]
+    out = cp.zeros((n_c, n_c))
+    kernel = kernel_function(Path(__file__).with_name("kernels") / "coarse_galerkin.cu", "coarse_rows")
+    width = min(n_c, _shared_limit(cp) // 24)
+    kernel.max_dynamic_shared_size_bytes = 24 * width
+    args = [cp.asarray(a, dtype=np.float64) for a in (basis.centres, basis.radius, op.src, op.src_n)]
+    args += [cols.indptr.astype(cp.int32), cols.indices.astype(cp.int32), cols.data,
+             cp.asarray(basis.members), cp.asarray(basis.member_weight), cp.asarray(basis.row_of),
+             _root_of(basis, cp), cp.asarray(op.targets), out]
+    for col0 in range(0, n_c, width):
+        kernel((len(basis.centres),), (COARSE_THREADS,), (*args, np.int32(len(op.src)),
+               np.int32(basis.members.shape[1]), np.int32(n_c), np.int32(col0), np.int32(min(n_c, col0 + width)),
+               np.float64(NEAR_RADII), np.float64(op.mu), np.float64(op.nu)), shared_mem=24 * width)
+    return out
+
+
+def _shared_limit(cp) -> int:
+    """Bytes of shared memory a block may opt in to on the current device."""
+    return int(cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
 
 
 def _near_terms(op, basis: CoarseBasis, cols, out, xp) -> None:
@@ -272,24 +300,24 @@ class CoarseCorrection:
     nbytes: int
 
 
-def coarse_correction(op, n_clusters: int, fp32: bool = False) -> CoarseCorrection:
+def coarse_correction(op, n_clusters: int) -> CoarseCorrection:
     """The coarse level for the FmmBemOperator op with n_clusters clusters (at most its collocation points);
-    Ac's LU in FP32 where fp32 (on the GPU, as the ILU's factors). SolverError if Ac is singular."""
+    Ac's LU in FP64 (in FP32 it took a third more iterations to a residual of 1e-12). SolverError if Ac is
+    singular."""
     xp = op.xp
     basis = coarse_basis(op.targets, slot_kinds(op.layout), min(n_clusters, len(op.targets)))
     ac = galerkin_matrix(op, basis)
     p = _to_xp(basis.p, xp)
     lu_factor, lu_solve = _lu(xp)
-    lu = lu_factor(ac.astype(np.float32) if fp32 else ac, overwrite_a=True, check_finite=False)
+    lu = lu_factor(ac, overwrite_a=True, check_finite=False)
     pivots = xp.abs(xp.diagonal(lu[0]))
     if not float(pivots.min()) > 1e-12 * float(pivots.max()):
         raise SolverError("the coarse-level matrix of the FMBEM preconditioner is singular: the prescribed "
                           "displacements leave a rigid-body motion free")
     p_t = p.T.tocsr()
-    dtype = lu[0].dtype
 
     def solve(r):
-        return p @ lu_solve(lu, (p_t @ r).astype(dtype), check_finite=False).astype(np.float64)
+        return p @ lu_solve(lu, p_t @ r, check_finite=False)
 
     nbytes = 0 if xp is not np else lu[0].nbytes + basis.p.data.nbytes * 3
     return CoarseCorrection(solve, len(basis.count), nbytes)

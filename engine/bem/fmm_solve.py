@@ -167,4 +167,4 @@ def _coarse_level(op: FmmBemOperator, settings: FmmSettings) -> CoarseCorrection
     clusters = cluster_count(len(op.targets)) if settings.coarse_clusters is None else settings.coarse_clusters
     if clusters <= 0:
         return None
-    return coarse_correction(op, clusters, settings.ilu_fp32 and op.xp is not np)
+    return coarse_correction(op, clusters)
