@@ -23,9 +23,10 @@ from ..backend import kernel_function, to_host
 from ..errors import SolverError
 from .kelvin import kelvin_t, kelvin_u
 
-TARGETS_PER_CLUSTER = 8  # collocation points per cluster, up to MAX_CLUSTERS clusters (smaller clusters, fewer
-# GMRES iterations: 37 with 16, 30 with 5 on a bracket of 19k DOFs)
-MAX_CLUSTERS = 1200  # the coarse matrix (about 3.2 unknowns per cluster) stays near 4,000 x 4,000
+TARGETS_PER_CLUSTER = 8  # collocation points per cluster (smaller clusters, fewer GMRES iterations: 37 with 16,
+# 30 with 5 on a bracket of 19k DOFs), up to CLUSTERS_PER_ROOT sqrt(T) clusters: the coarse matrix (about 3.1
+# unknowns per cluster, FP64) then holds at most about 0.9 KB per DOF
+CLUSTERS_PER_ROOT = 6.0
 NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
 LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)
 PAIRS_PER_CHUNK = 1 << 19  # (target, quadrature point) pairs evaluated at once on the host
@@ -286,9 +287,37 @@ def galerkin_matrix(op, basis: CoarseBasis):
     the rigid-body terms."""
     xp = op.xp
     ac = far_galerkin(op, basis, xp)
-    p = _to_xp(basis.p, xp)
-    ac += _dense(p.T @ (op.correction @ p) + _to_xp(basis.p.T @ (rigid_matrix(op) @ basis.p), xp))
+    _add_galerkin(ac, op.correction, basis, xp)
+    ac += xp.asarray((basis.p.T @ (rigid_matrix(op) @ basis.p)).toarray())
     return ac
+
+
+def _add_galerkin(ac, m, basis: CoarseBasis, xp) -> None:
+    """ac (C, C) += P^T m P for a sparse matrix m (3T, 3T) of xp (CSR on the GPU), entry by entry (P has one entry per row), in
+    chunks of PAIRS_PER_CHUNK entries: no sparse-product workspace."""
+    coarse = basis.p.tocoo()
+    col_of, value = np.full(basis.p.shape[0], -1), np.zeros(basis.p.shape[0])
+    col_of[coarse.row], value[coarse.row] = coarse.col, coarse.data
+    col_of, value = xp.asarray(col_of), xp.asarray(value)
+    flat = ac.reshape(-1)
+    m = m.tocsr() if xp is np else m  # (the host's correction is BSR)
+    stored = int(m.indptr[-1])  # (the index and value arrays may run longer)
+    for k0 in range(0, stored, PAIRS_PER_CHUNK):
+        k = slice(k0, min(stored, k0 + PAIRS_PER_CHUNK))
+        row = xp.searchsorted(m.indptr, xp.arange(k.start, k.stop), side="right") - 1
+        r, c = col_of[row], col_of[m.indices[k]]
+        keep = (r >= 0) & (c >= 0)
+        _scatter_add(xp, flat, (r * ac.shape[1] + c)[keep], (value[row] * value[m.indices[k]] * m.data[k])[keep])
+
+
+def _scatter_add(xp, a, where, values) -> None:
+    """a[where] += values, repeated indices summed."""
+    if xp is np:
+        np.add.at(a, where, values)
+    else:
+        import cupyx  # noqa: PLC0415
+
+        cupyx.scatter_add(a, where, values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -309,7 +338,7 @@ def coarse_correction(op, n_clusters: int) -> CoarseCorrection:
     ac = galerkin_matrix(op, basis)
     p = _to_xp(basis.p, xp)
     lu_factor, lu_solve = _lu(xp)
-    lu = lu_factor(ac, overwrite_a=True, check_finite=False)
+    lu = lu_factor(ac.T, overwrite_a=True, check_finite=False)  # Ac^T, Fortran-ordered: factorised in place
     pivots = xp.abs(xp.diagonal(lu[0]))
     if not float(pivots.min()) > 1e-12 * float(pivots.max()):
         raise SolverError("the coarse-level matrix of the FMBEM preconditioner is singular: the prescribed "
@@ -317,7 +346,7 @@ def coarse_correction(op, n_clusters: int) -> CoarseCorrection:
     p_t = p.T.tocsr()
 
     def solve(r):
-        return p @ lu_solve(lu, p_t @ r, check_finite=False)
+        return p @ lu_solve(lu, p_t @ r, trans=1, check_finite=False)
 
     nbytes = 0 if xp is not np else lu[0].nbytes + basis.p.data.nbytes * 3
     return CoarseCorrection(solve, len(basis.count), nbytes)
@@ -332,5 +361,6 @@ def _lu(xp):
 
 
 def cluster_count(n_targets: int) -> int:
-    """The default number of clusters: TARGETS_PER_CLUSTER collocation points each, at most MAX_CLUSTERS."""
-    return max(1, min(MAX_CLUSTERS, n_targets // TARGETS_PER_CLUSTER))
+    """The default number of clusters for n_targets collocation points: TARGETS_PER_CLUSTER points each, at most
+    CLUSTERS_PER_ROOT sqrt(n_targets)."""
+    return max(1, min(int(CLUSTERS_PER_ROOT * np.sqrt(n_targets)), n_targets // TARGETS_PER_CLUSTER))

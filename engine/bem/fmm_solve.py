@@ -46,7 +46,7 @@ class FmmSettings:
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
-    # collocation points; None: coarse.cluster_count (8 points each, at most 1,200), 0: none (ILU alone)
+    # collocation points; None: coarse.cluster_count (8 points each, at most 6 sqrt(T)), 0: none (ILU alone)
 
 
 @dataclass(frozen=True, eq=False)
