@@ -21,7 +21,7 @@ from scipy.spatial import cKDTree
 
 from ..backend import kernel_function, to_host
 from ..errors import SolverError
-from .kelvin import kelvin_t, kelvin_u
+from .coarse_rows import coarse_rows_host
 
 TARGETS_PER_CLUSTER = 8  # collocation points per cluster (smaller clusters, fewer GMRES iterations: 37 with 16,
 # 30 with 5 on a bracket of 19k DOFs), up to CLUSTERS_PER_ROOT sqrt(T) clusters: the coarse matrix (about 3.1
@@ -29,7 +29,7 @@ TARGETS_PER_CLUSTER = 8  # collocation points per cluster (smaller clusters, few
 CLUSTERS_PER_ROOT = 6.0
 NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
 LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)
-PAIRS_PER_CHUNK = 1 << 19  # (target, quadrature point) pairs evaluated at once on the host
+PAIRS_PER_CHUNK = 1 << 19  # correction entries summed into the coarse matrix at once
 COARSE_THREADS = 256  # kernels/coarse_galerkin.cu's block
 
 
@@ -135,42 +135,16 @@ def quadrature_columns(op) -> sp.csr_matrix:
                          shape=(6 * len(q), 3 * layout.n_targets))
 
 
-def _kernels(r, normals, mu, nu, xp):
-    """[U | T] (pairs, 3, 2, 3) [l, layer, k] for r (pairs, 3) = y - x and the normals at y (pairs, 3); zero
-    where r = 0 (the FMM skips coincident points)."""
-    d2 = (r * r).sum(axis=1)
-    r = xp.where(d2[:, None] > 0, r, 1.0)
-    out = xp.stack([kelvin_u(r, mu, nu), kelvin_t(r, normals, nu)], axis=2)
-    return out * (d2 > 0)[:, None, None, None]
-
-
 def far_galerkin(op, basis: CoarseBasis, xp):
     """P^T A_plain P (C, C), an array of xp: A's plain-rule far field (the FMM's sum over every pair) at the
-    cluster centres, corrected point by point near them."""
-    n_c, n_q = basis.p.shape[1], len(op.src)
+    cluster centres, summed point by point near them (Numba on the host, kernels/coarse_galerkin.cu on the GPU)."""
     cols = _to_xp(quadrature_columns(op) @ basis.p, xp)  # (6Q, C)
     if xp is not np:
         return _device_rows(op, basis, cols, xp)
-    y, normals = xp.asarray(op.src), xp.asarray(op.src_n)
-    out = xp.zeros((n_c, n_c))
-    root = xp.asarray(np.sqrt(basis.count))
-    cluster, component = xp.asarray(basis.cluster), xp.asarray(basis.component)
-    centres = xp.asarray(basis.centres)
-    span = min(n_q, PAIRS_PER_CHUNK)
-    per = max(1, PAIRS_PER_CHUNK // span)
-    for q0 in range(0, n_q, span):
-        q1 = min(n_q, q0 + span)
-        part_t = cols[6 * q0:6 * q1].T.tocsr()  # (C, 6 span)
-        for c0 in range(0, len(basis.centres), per):
-            c1 = min(len(basis.centres), c0 + per)
-            r = (y[None, q0:q1] - centres[c0:c1, None]).reshape(-1, 3)
-            k = _kernels(r, xp.broadcast_to(normals[None, q0:q1], (c1 - c0, q1 - q0, 3)).reshape(-1, 3),
-                         op.mu, op.nu, xp)
-            rows = k.reshape(c1 - c0, q1 - q0, 3, 6).transpose(0, 2, 1, 3).reshape(3 * (c1 - c0), -1)
-            g = (part_t @ rows.T).T  # (3c, C): centre rows (cluster, component)
-            mine = xp.flatnonzero((cluster >= c0) & (cluster < c1))
-            out[mine] += root[mine, None] * g[3 * (cluster[mine] - c0) + component[mine]]
-    _near_terms(op, basis, cols, out, xp)
+    out = np.zeros((cols.shape[1], cols.shape[1]))
+    coarse_rows_host(basis.centres, basis.radius, op.src, op.src_n, cols.indptr, cols.indices, cols.data,
+                     basis.members, basis.member_weight, basis.row_of, _root_of(basis, np), op.targets, out,
+                     NEAR_RADII, op.mu, op.nu)
     return out
 
 
@@ -198,36 +172,6 @@ def _shared_limit(cp) -> int:
     return int(cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
 
 
-def _near_terms(op, basis: CoarseBasis, cols, out, xp) -> None:
-    """Add to out (C, C) the point-by-point sums minus the centre's where a quadrature point lies within
-    NEAR_RADII radii of a cluster's centre."""
-    found = cKDTree(op.src).query_ball_point(basis.centres, NEAR_RADII * basis.radius, workers=-1)
-    sizes = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-    if not sizes.sum():
-        return
-    cl_all = np.repeat(np.arange(len(found)), sizes)
-    q_all = np.concatenate([np.asarray(f, dtype=np.int64) for f in found])
-    m = basis.members.shape[1]
-    y, normals, targets = xp.asarray(op.src), xp.asarray(op.src_n), xp.asarray(op.targets)
-    members, weight = xp.asarray(basis.members), xp.asarray(basis.member_weight)
-    centres, root_of = xp.asarray(basis.centres), _root_of(basis, xp)
-    row_of = xp.asarray(basis.row_of)
-    per = max(1, PAIRS_PER_CHUNK // m)
-    for s0 in range(0, len(q_all), per):
-        cl, q = xp.asarray(cl_all[s0:s0 + per]), xp.asarray(q_all[s0:s0 + per])
-        who = members[cl]  # (n, m)
-        r = (y[q, None] - targets[xp.maximum(who, 0)]).reshape(-1, 3)
-        k = _kernels(r, xp.repeat(normals[q], m, axis=0), op.mu, op.nu, xp).reshape(len(q), m, 3, 2, 3)
-        w = xp.einsum("nmlpk,nmlt->nltpk", k, weight[cl])  # (n, l, kind, layer, k)
-        w -= xp.einsum("nlpk,nlt->nltpk", _kernels(y[q] - centres[cl], normals[q], op.mu, op.nu, xp), root_of[cl])
-        row = xp.broadcast_to(row_of[cl][:, :, :, None, None], w.shape)
-        col = xp.broadcast_to(6 * q[:, None, None, None, None] + 3 * xp.arange(2)[:, None] + xp.arange(3),
-                              w.shape)
-        keep = row >= 0
-        near = _sparse(xp, w[keep], row[keep], col[keep], (out.shape[0], cols.shape[0]))
-        out += _dense(near @ cols)
-
-
 def _root_of(basis: CoarseBasis, xp):
     """(n, 3, 2): sqrt of each (cluster, component, kind)'s slot count (0 where none): P^T's weight of a row
     summed at the centre."""
@@ -235,18 +179,6 @@ def _root_of(basis: CoarseBasis, xp):
     has = basis.row_of >= 0
     root[has] = np.sqrt(basis.count[basis.row_of[has]])
     return xp.asarray(root)
-
-
-def _sparse(xp, data, rows, cols, shape):
-    if xp is np:
-        return sp.csr_matrix((data, (rows, cols)), shape=shape)
-    import cupyx.scipy.sparse as csp  # noqa: PLC0415
-
-    return csp.coo_matrix((data, (rows, cols)), shape=shape).tocsr()
-
-
-def _dense(m):
-    return m.toarray() if hasattr(m, "toarray") else m
 
 
 def _to_xp(m: sp.spmatrix, xp):

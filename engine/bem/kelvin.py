@@ -10,32 +10,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import array_module
-
 EYE = np.eye(3)
 
 
-def kelvin_u(r, mu: float, nu: float):
-    """U (..., 3, 3) for r (..., 3) in m; mu in Pa. NumPy or CuPy arrays."""
-    xp = array_module(r)
-    d = xp.sqrt((r * r).sum(axis=-1))
+def kelvin_u(r: np.ndarray, mu: float, nu: float) -> np.ndarray:
+    """U (..., 3, 3) for r (..., 3) in m; mu in Pa."""
+    d = np.linalg.norm(r, axis=-1)
     e = r / d[..., None]
     c = 1.0 / (16 * np.pi * mu * (1 - nu) * d)
-    return c[..., None, None] * ((3 - 4 * nu) * xp.eye(3) + e[..., :, None] * e[..., None, :])
+    return c[..., None, None] * ((3 - 4 * nu) * EYE + e[..., :, None] * e[..., None, :])
 
 
-def kelvin_t(r, n, nu: float):
-    """T (..., 3, 3) for r (..., 3) in m and normals n broadcastable to r (T is linear in n: unit normals give
-    the traction kernel, area-weighted ones its integral); 1 / m^2. NumPy or CuPy arrays."""
-    xp = array_module(r)
-    d = xp.sqrt((r * r).sum(axis=-1))
+def kelvin_t(r: np.ndarray, n: np.ndarray, nu: float) -> np.ndarray:
+    """T (..., 3, 3) for r (..., 3) in m and unit normals n broadcastable to r; 1 / m^2."""
+    d = np.linalg.norm(r, axis=-1)
     e = r / d[..., None]
-    n = xp.broadcast_to(n, e.shape)
-    drdn = (e * n).sum(axis=-1)
+    n = np.broadcast_to(n, e.shape)
+    drdn = np.einsum("...k,...k->...", e, n)
     outer = e[..., :, None] * e[..., None, :]
     skew = e[..., :, None] * n[..., None, :] - n[..., :, None] * e[..., None, :]
     c = -1.0 / (8 * np.pi * (1 - nu) * d * d)
-    return c[..., None, None] * (drdn[..., None, None] * ((1 - 2 * nu) * xp.eye(3) + 3 * outer) - (1 - 2 * nu) * skew)
+    return c[..., None, None] * (drdn[..., None, None] * ((1 - 2 * nu) * EYE + 3 * outer) - (1 - 2 * nu) * skew)
 
 
 def kelvin_d(r: np.ndarray, nu: float) -> np.ndarray:

@@ -1,5 +1,5 @@
-// The coarse level's Galerkin matrix, plain-rule part (engine/bem/coarse.py; NumPy reference: far_galerkin with
-// NumPy arrays): out[R, col] += sum_q K_R(q) cols(q, col) for every coarse row R = (cluster I, component l, kind t).
+// The coarse level's Galerkin matrix, plain-rule part (engine/bem/coarse.py; host twin: engine/bem/coarse_rows.py,
+// Numba): out[R, col] += sum_q K_R(q) cols(q, col) for every coarse row R = (cluster I, component l, kind t).
 // One block per cluster I, its threads striding over the quadrature points q. K_R(q) is the cluster's sum over its
 // members i of P's weight times [U | T](y_q - x_i) where y_q lies within near_radii radii of the centre, else
 // sqrt(count_R) times [U | T](y_q - c_I). cols: the quadrature-to-coarse map, CSR of 6Q rows (6q + 3 layer + k,
