@@ -25,7 +25,7 @@ from .coarse_rows import coarse_rows_host
 
 TARGETS_PER_CLUSTER = 8  # collocation points per cluster (smaller clusters, fewer GMRES iterations: 37 with 16,
 # 30 with 5 on a bracket of 19k DOFs), up to CLUSTERS_PER_ROOT sqrt(T) clusters: the coarse matrix (about 3.1
-# unknowns per cluster, FP64) then holds at most about 0.9 KB per DOF
+# unknowns per cluster, FP64) then holds about 1 KB per DOF (0.98 at 99,948 DOFs)
 CLUSTERS_PER_ROOT = 6.0
 NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
 LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)

@@ -70,16 +70,19 @@ def render_markdown(data: dict) -> str:
         f"- Model: the `bracket` case (120 x 80 x 10 mm plate with two bolt holes, a 110 mm web and a gusset), "
         f"linear triangles, base fixed, traction on the web's top; E = {cfg['young'] / 1e9:g} GPa, nu = "
         f"{cfg['poisson']:g} (the paper's). GMRES to {cfg['rtol']:g} (true relative residual, right-preconditioned "
-        f"by ILU of the near field), {cfg['leaf_size']} points per leaf, {_far_and_separation(data)}, the "
+        "by ILU of the near field plus, where a row says `+ coarse level (C)`, a coarse level of C unknowns: the "
+        "Galerkin projection P^T A P on clusters of 8 collocation points, at most 6 sqrt(T) clusters, per "
+        f"component and kind of unknown, engine/bem/coarse.py), {cfg['leaf_size']} points per leaf, {_far_and_separation(data)}, the "
         "near field corrected out to 3 element sizes, the ILU's matrix reaching as far (column `preconditioner "
         "reach`: further, the pairs beyond 3 by the plain rule).",
         "- Times: one solve each after an untimed solve of a small bracket with the same backend, order, leaf size and "
         "scheme (kernel compilation excluded), wall clock from the mesh to the solution. GPU rows: near-field "
         "integrals (CUDA kernel), their block sums, the FMM, the near corrections and the ILU(0) of the near system "
         "in a multicolour order of its 3x3 blocks (cuSPARSE factorisation, sync-free triangular-solve kernels; "
-        "the near system and the factors in FP32 or FP64 as each GPU row says, the operator always FP64) and "
-        "GMRES's Krylov basis on the GPU; CPU "
-        "rows: all on the host cores (Numba, SuperLU's ILU with drop 1e-3, fill 2). "
+        "the near system and the factors in FP32 or FP64 as each GPU row says, the operator always FP64), the "
+        "coarse level (its Galerkin matrix by a CUDA kernel, its LU by cuSOLVER in FP64) and GMRES's Krylov "
+        "basis on the GPU; CPU rows: all on the host cores (Numba, SuperLU's ILU with drop 1e-3, fill 2, the "
+        "coarse level by Numba and LAPACK). "
         "Memory: host (on the CPU: the near-field blocks, ILU factors and the Krylov basis) plus device (the "
         "most bytes in use at once in CuPy's memory pool over the solve, counted by a memory hook: the FMM's "
         "lists and expansions, the near-field correction matrix, the near system and its ILU(0) factors, the "
@@ -272,11 +275,19 @@ def _memory_target(case: dict, run: dict) -> list[str]:
                    f"{run['memory']['device_bytes'] / case['dofs'] / 1e3:.2f} KB at the peak. "
                    f"{_memory_phases(case, run)}What stays through GMRES: the FMM's lists and tables and an "
                    "application's scratch for the seven densities (the 'FMM set-up' phase's peak), the "
-                   "correction matrix (FP64 CSR of 3x3 blocks, 12 bytes an entry), the ILU(0) factors and the "
-                   "Krylov basis (8 bytes per DOF per iteration). What would reach it: the FMM's index lists in "
-                   "int32 and its seven densities' expansions applied in turn, the correction matrix as 3x3 "
-                   "blocks (BSR, 8.4 bytes an entry), fewer iterations (a shorter basis).")
+                   "correction matrix (FP64 CSR of 3x3 blocks, 12 bytes an entry), the ILU(0) factors, "
+                   f"{_coarse_bytes(case, run)}the Krylov basis (8 bytes per DOF per iteration). What would reach "
+                   "it: the FMM's index lists in int32 and its seven densities' expansions applied in turn, the "
+                   "correction matrix as 3x3 blocks (BSR, 8.4 bytes an entry), a smaller coarse level in FP32 "
+                   "with a refinement step in FP64.")
     return out
+
+
+def _coarse_bytes(case: dict, run: dict) -> str:
+    """'the coarse level's LU (C x C in FP64, X KB per DOF), ' where the run had one."""
+    c = run.get("coarse_unknowns", 0)
+    return (f"the coarse level's LU ({c:,} x {c:,} in FP64, {c * c * 8 / case['dofs'] / 1e3:.2f} KB per DOF) and "
+            if c else "and ")
 
 
 def _memory_phases(case: dict, run: dict) -> str:
