@@ -183,15 +183,22 @@ LEAF_SIZE = Parameter("leaf_size", "Leaf size", 0, 0, 1000, "points per octree l
                       "GMRES iterations: bench fmbem)", integer=True)
 
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
-    Choice("auto", "6 element sizes on NumPy (on the bracket: half the GMRES iterations of 3, 1.9x faster, "
-                   "measured), 3 on the GPU (there 6 took 79 iterations instead of 88 at 100k DOFs for 1.7x "
-                   "the device memory and more time, measured)"),
+    Choice("auto", "6 element sizes on NumPy (on the bracket, ILU alone: half the GMRES iterations of 3, 1.9x "
+                   "faster, measured), 3 on the GPU (there 6 took 29 iterations instead of 34 at 100k DOFs "
+                   "with the coarse level, for 1.5x the device memory and more time, measured)"),
     Choice("3", "the FMBEM's ILU preconditioner sees element pairs out to 3 element sizes (centroid distance "
                 "over size), as far as the accurate near-field integrals reach"),
     Choice("4.5", "out to 4.5 element sizes, the pairs beyond 3 by the plain rule: fewer iterations, a larger ILU"),
     Choice("6", "out to 6: about half the iterations of 3 for twice the host memory (measured on NumPy)"),
     Choice("8", "out to 8: a few iterations fewer than 6 for more memory and set-up"),
 ), "auto", applies_when=("method", "fmm"), auto=lambda on_gpu: "3" if on_gpu else "6")
+
+COARSE_LEVEL = VariantAxis("coarse", "Coarse level", (
+    Choice("on", "the FMBEM preconditioner's coarse level beside the ILU: a Galerkin solve on clusters of 8 "
+                 "collocation points (engine/bem/coarse.py; at 100k DOFs 34 GMRES iterations instead of 88, "
+                 "half the time, 1 KB more per DOF, measured)"),
+    Choice("off", "the ILU of the near field alone"),
+), "on", applies_when=("method", "fmm"))
 
 M2L = VariantAxis("m2l", "M2L scheme", (
     Choice("auto", "batched-gemm on NumPy (1.4-2.4x standard's speed there, measured), standard on the GPU "

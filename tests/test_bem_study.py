@@ -318,3 +318,26 @@ def test_a_near_field_reach_not_offered_is_refused(tmp_path, capsys):
     (tmp_path / "p.toml").write_text(text)
     assert main(["solve", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert "[solver] near_field = '0.5' is not one of: auto, 3, 4.5, 6, 8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where, written, clusters", [("file", '"off"', 0), ("option", "off", 0),
+                                                      ("none", None, None)])
+def test_the_coarse_level_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where,
+                                                                            written, clusters):
+    """coarse = "off" (or --coarse off) leaves the ILU alone; on by default, its size in summary.json."""
+    from paraflux.engine.bem import run
+
+    asked = []
+    solve = run.solve_fmm
+    monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1]) or solve(*a))
+    text = (RESOURCES / "bar.toml").read_text()
+    if where == "file":
+        text = text.replace('method = "fmm"', f'method = "fmm"\ncoarse = {written}')
+    (tmp_path / "p.toml").write_text(text)
+    option = ["--coarse", written] if where == "option" else []
+    out = tmp_path / "out"
+    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300", *option]) == 0
+    assert [s.coarse_clusters for s in asked] == [clusters]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["coarse"] == ("off" if clusters == 0 else "on")
+    assert (summary["memory"]["coarse_unknowns"] > 0) == (clusters is None)

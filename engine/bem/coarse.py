@@ -3,8 +3,8 @@ M^-1 r = ILU^-1 r + P Ac^-1 P^T r.
 
 P (3T, C): one column per cluster of collocation points, component and kind of unknown (displacement or
 traction), the indicator of its slots scaled to unit norm; the clusters come from recursive coordinate
-bisection (equal sizes, compact). Ac = P^T A P (Galerkin): the operator's near-field corrections and
-rigid-body terms exactly (sparse products), its plain-rule far field summed point by point where a quadrature
+bisection and k-means sweeps. Ac = P^T A P (Galerkin): the operator's near-field corrections and
+rigid-body terms exactly (entry by entry), its plain-rule far field summed point by point where a quadrature
 point lies within NEAR_RADII radii of the cluster's centre and, beyond, at the centre itself, weighted by the
 cluster's size (second order in radius over distance: the centre is the points' mean). The ILU of the near field
 leaves the smooth, far-coupled modes (the traction unknowns' single layer on the fixed faces above all) to

@@ -173,11 +173,12 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
     else:
         settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
                                max_iterations=solver.max_iterations, precondition_ratio=float(solver.near_field),
-                               exponential_nodes=int(solver.exponential_nodes))
+                               exponential_nodes=int(solver.exponential_nodes),
+                               coarse_clusters=None if solver.coarse == "on" else 0)
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
-        memory = {**report.memory, "near_pairs": report.near_pairs}
+        memory = {**report.memory, "near_pairs": report.near_pairs, "coarse_unknowns": report.coarse_size}
     timings["solve"] = time.perf_counter() - t0
     control.check()
     control.report(0.9, "stress and probes")
@@ -225,6 +226,7 @@ def bem_summary(result: BemResult) -> dict:
             "m2l": p.solver.m2l, "order": p.solver.order, "precision": p.solver.precision,
             "leaf_size": p.solver.leaf_size,
             "near_field": float(p.solver.near_field) if p.solver.method == "fmm" else None,
+            "coarse": p.solver.coarse if p.solver.method == "fmm" else None,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,
             "max_displacement": result.max_displacement,
             "max_von_mises": float(result.nodal_von_mises.max()),

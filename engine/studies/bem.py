@@ -10,13 +10,14 @@ from ..bem.run import bem_summary
 from ..output import write_bem
 from ..problems.bem import BemProblem, bem_to_dict, parse_bem
 from ..study import Case
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, EXPONENTIAL_NODES, LEAF_SIZE, M2L, MULTIPOLE_ORDER,
-                        NEAR_FIELD, RTOL)
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, LEAF_SIZE, M2L,
+                        MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
-    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "near_field", "rtol")
+    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "near_field", "coarse",
+            "rtol")
     return problem.with_solver(**{k: v for k, v in variants.items() if k in keys})
 
 
@@ -26,7 +27,7 @@ def describe(result) -> list[str]:
     m2l = p.solver.m2l + (f" ({p.solver.exponential_nodes} nodes)" if p.solver.m2l == "exponential" else "")
     solver = (f"GMRES {result.iterations} iterations to {result.relative_residual:.2e}, m2l {m2l}, "
               f"p = {p.solver.order}" + ("" if p.solver.precision == "order" else f" (for {p.solver.precision})")
-              + f", near field {p.solver.near_field} element sizes"
+              + f", near field {p.solver.near_field} element sizes, coarse level {p.solver.coarse}"
               if p.solver.method == "fmm" else "dense LU")
     lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
              f"{result.backend} ({result.device})",
@@ -44,7 +45,7 @@ BEM = register(Study(
     mesh_kind="surface-triangles",
     field_dtype="real",
     max_devices=1,
-    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, NEAR_FIELD, BACKEND),
+    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, NEAR_FIELD, COARSE_LEVEL, BACKEND),
     parameters=(MULTIPOLE_ORDER, LEAF_SIZE, RTOL),
     apply_variants=_apply,
     run=run_problem,
