@@ -161,7 +161,7 @@ def _device_rows(op, basis: CoarseBasis, cols, cp):
              cp.asarray(basis.members), cp.asarray(basis.member_weight), cp.asarray(basis.row_of),
              _root_of(basis, cp), cp.asarray(op.targets), out]
     for col0 in range(0, n_c, width):
-        kernel((len(basis.centres),), (COARSE_THREADS,), (*args, np.int32(len(op.src)),
+        kernel((len(basis.centres),), (COARSE_THREADS,), (*args, np.int32(len(op.src)), np.int32(len(op.bary)),
                np.int32(basis.members.shape[1]), np.int32(n_c), np.int32(col0), np.int32(min(n_c, col0 + width)),
                np.float64(NEAR_RADII), np.float64(op.mu), np.float64(op.nu)), shared_mem=24 * width)
     return out
