@@ -84,8 +84,8 @@ class CoarseBasis:
 
 
 def coarse_basis(targets: np.ndarray, kinds: np.ndarray, n_clusters: int) -> CoarseBasis:
-    """The basis for the collocation points targets (T, 3) whose slots' kinds (T, 3) are 0 idle,
-    1 displacement, 2 traction unknown."""
+    """The basis on at most n_clusters clusters (compact_clusters: its k-means sweeps may empty some) of the
+    collocation points targets (T, 3) whose slots' kinds (T, 3) are 0 idle, 1 displacement, 2 traction unknown."""
     t = len(targets)
     labels = compact_clusters(targets, n_clusters)
     n_clusters = int(labels.max()) + 1
