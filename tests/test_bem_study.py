@@ -297,6 +297,14 @@ def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(
                                                                                  written, ratio):
     """near_field sets how far the preconditioner reaches (auto: 6 on NumPy); the accurate corrections stay
     at 3 element sizes."""
+    asked, summary = _solve_the_bar_with(tmp_path, monkeypatch, "near_field", where, written)
+    assert [(s.precondition_ratio, s.correction_ratio) for s in asked] == [(ratio, 3.0)]
+    assert summary["near_field"] == ratio
+
+
+def _solve_the_bar_with(tmp_path, monkeypatch, key, where, written):
+    """(the FmmSettings solve_fmm got, summary.json) for the bar solved with [solver] key = written in the
+    problem file (where "file"), as its option (where "option"), or neither."""
     from paraflux.engine.bem import run
 
     asked = []
@@ -304,13 +312,12 @@ def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(
     monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1]) or solve(*a))
     text = (RESOURCES / "bar.toml").read_text()
     if where == "file":
-        text = text.replace('method = "fmm"', f'method = "fmm"\nnear_field = {written}')
+        text = text.replace('method = "fmm"', f'method = "fmm"\n{key} = {written}')
     (tmp_path / "p.toml").write_text(text)
-    option = ["--near-field", written] if where == "option" else []
+    option = [f"--{key.replace('_', '-')}", written] if where == "option" else []
     out = tmp_path / "out"
     assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300", *option]) == 0
-    assert [(s.precondition_ratio, s.correction_ratio) for s in asked] == [(ratio, 3.0)]
-    assert json.loads((out / "summary.json").read_text())["near_field"] == ratio
+    return asked, json.loads((out / "summary.json").read_text())
 
 
 def test_a_near_field_reach_not_offered_is_refused(tmp_path, capsys):
@@ -325,19 +332,7 @@ def test_a_near_field_reach_not_offered_is_refused(tmp_path, capsys):
 def test_the_coarse_level_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where,
                                                                             written, clusters):
     """coarse = "off" (or --coarse off) leaves the ILU alone; on by default, its size in summary.json."""
-    from paraflux.engine.bem import run
-
-    asked = []
-    solve = run.solve_fmm
-    monkeypatch.setattr(run, "solve_fmm", lambda *a: asked.append(a[-1]) or solve(*a))
-    text = (RESOURCES / "bar.toml").read_text()
-    if where == "file":
-        text = text.replace('method = "fmm"', f'method = "fmm"\ncoarse = {written}')
-    (tmp_path / "p.toml").write_text(text)
-    option = ["--coarse", written] if where == "option" else []
-    out = tmp_path / "out"
-    assert main(["solve", str(tmp_path / "p.toml"), "--out", str(out), "--quiet", "--size", "300", *option]) == 0
+    asked, summary = _solve_the_bar_with(tmp_path, monkeypatch, "coarse", where, written)
     assert [s.coarse_clusters for s in asked] == [clusters]
-    summary = json.loads((out / "summary.json").read_text())
     assert summary["coarse"] == ("off" if clusters == 0 else "on")
     assert (summary["memory"]["coarse_unknowns"] > 0) == (clusters is None)

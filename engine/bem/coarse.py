@@ -12,6 +12,7 @@ GMRES; the coarse level takes them (measured: `bench fmbem`, README)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,11 +101,12 @@ def coarse_basis(targets: np.ndarray, kinds: np.ndarray, n_clusters: int) -> Coa
     sizes = np.bincount(labels, minlength=n_clusters)
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     members = np.full((n_clusters, sizes.max()), -1)
-    slot = np.arange(t) - np.repeat(starts, sizes)
-    members[labels[order], slot] = order
+    slot = np.empty(t, dtype=np.int64)  # each target's place in its cluster
+    slot[order] = np.arange(t) - np.repeat(starts, sizes)
+    members[labels, slot] = np.arange(t)
     member_weight = np.zeros((n_clusters, members.shape[1], 3, 2))
     i, l = np.divmod(busy, 3)
-    member_weight[labels[i], slot[np.argsort(order)][i], l, kinds[i, l] - 1] = value
+    member_weight[labels[i], slot[i], l, kinds[i, l] - 1] = value
     centres = np.stack([np.bincount(labels, targets[:, a], n_clusters) for a in range(3)], axis=1) / sizes[:, None]
     radius = np.zeros(n_clusters)
     np.maximum.at(radius, labels, np.linalg.norm(targets - centres[labels], axis=1))
@@ -256,7 +258,7 @@ def _scatter_add(xp, a, where, values) -> None:
 class CoarseCorrection:
     """r -> P Ac^-1 P^T r on arrays of the operator's module; size: coarse unknowns C; nbytes: its host bytes."""
 
-    solve: object
+    solve: Callable
     size: int
     nbytes: int
 
