@@ -84,11 +84,15 @@ def test_the_preconditioner_s_reach_leaves_the_corrections_and_the_operator_as_t
     s, _, data = pressurised_octant(300)
     layout = unknown_layout(s.points, s.triangles, data.displacement_type)
     ops = [FmmBemOperator(s.points, s.triangles, layout, data.displacement_type, data.traction, 1e11, 0.3,
-                          order=6, precondition_ratio=reach) for reach in (None, 6.0)]
-    narrow, wide = (op.correction.toarray() for op in ops)
-    assert np.abs(narrow - wide).max() <= 1e-14 * np.abs(narrow).max()  # the sums' order may differ
-    assert np.array_equal(ops[0].known_correction, ops[1].known_correction)
+                          order=6, precondition_ratio=reach) for reach in (None, 6.0, 1.5)]
+    usual, wide, short = (op.correction.toarray() for op in ops)
+    assert np.abs(usual - wide).max() <= 1e-14 * np.abs(usual).max()  # the sums' order may differ
+    assert np.abs(usual - short).max() <= 1e-14 * np.abs(usual).max()
     x = np.random.default_rng(0).standard_normal((layout.n_targets, 3))
-    assert np.array_equal(ops[0].apply(x), ops[1].apply(x))
-    narrow, wide = (op.near.toarray() for op in ops)  # the preconditioner's blocks: more of them
-    assert np.count_nonzero(wide) > 2 * np.count_nonzero(narrow)
+    for op in ops[1:]:
+        assert np.array_equal(ops[0].known_correction, op.known_correction)
+        assert np.allclose(ops[0].apply(x), op.apply(x), rtol=0, atol=1e-13 * np.abs(ops[0].apply(x)).max())
+    usual, wide, short = (op.near.toarray() for op in ops)  # the preconditioner's blocks: more, or fewer
+    assert np.count_nonzero(wide) > 2 * np.count_nonzero(usual) > 4 * np.count_nonzero(short)
+    # a target's own elements are all within reach 1.5: its diagonal (with the rigid-body terms) is complete
+    assert np.abs(np.diag(short) - np.diag(usual)).max() <= 1e-12 * np.abs(np.diag(usual)).max()

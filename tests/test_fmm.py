@@ -523,3 +523,16 @@ def test_tiles_refuse_two_targets_under_one_key():
     with pytest.raises(ValueError, match="share a key"):
         by_tile(tgt, src, off, key=np.array([7, 7]))
     assert len(by_tile(tgt, src, off, key=np.array([7, 8]))[0]) == 64
+
+
+def test_densities_given_in_the_tree_s_order_give_the_same_fields_without_a_copy():
+    rng = np.random.default_rng(3)
+    src, tgt = rng.random((600, 3)), rng.random((200, 3))
+    q, d = rng.standard_normal((2, 600)), rng.standard_normal((2, 600, 3))
+    fmm = LaplaceFMM(src, tgt, order=6)
+    order = fmm.source_order
+    assert np.array_equal(fmm.sorted_sources(), src[order])
+    phi, grad = fmm.apply(q, d, gradient=True)
+    phi_t, grad_t = fmm.apply(q[:, order], d[:, order], gradient=True, in_tree_order=True)
+    assert np.array_equal(phi, phi_t) and np.array_equal(grad, grad_t)
+    assert not np.array_equal(order, np.arange(600))  # the orders differ: the test compares something

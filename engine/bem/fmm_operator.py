@@ -49,8 +49,9 @@ class FmmBemOperator:
     prescribes as displacements; known_traction (M, 3, 3) Pa and known_displacement (N, 3) m (None: zero): the
     prescribed data, read where prescribed (known_part); far_points: the FMM sources per element (a Dunavant
     rule of 1, 3, 6, 7 or 12 points); correction_ratio: how far out (centroid distance over element size) the
-    near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None or
-    less: as far as the corrections), pairs beyond the corrections entering it by the plain rule.
+    near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None:
+    as far as the corrections; at least 1, so that a target's own elements are in it), pairs beyond the
+    corrections entering it by the plain rule.
     The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
     used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
     idle slots' identity, the preconditioner's matrix (values of near_dtype: float32 where the preconditioner
@@ -73,7 +74,10 @@ class FmmBemOperator:
         rule = dunavant(POINTS_TO_DEGREE[far_points])
         self.bary, w = rule.points, rule.weights
         self.correction_ratio = correction_ratio
-        self.reach = max(correction_ratio, precondition_ratio or correction_ratio)
+        self.near_reach = precondition_ratio or correction_ratio
+        if self.near_reach < 1.0:
+            raise ValueError(f"the preconditioner's reach {self.near_reach} is under 1 element size")
+        self.reach = max(correction_ratio, self.near_reach)
         self.near_dtype = near_dtype
         self.src = np.einsum("qa,eak->eqk", self.bary, self.el.corners).reshape(-1, 3)
         self.src_w0 = w
@@ -158,9 +162,13 @@ class FmmBemOperator:
         dev["diag"][rows] *= -1.0
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
         blocks, fixed = self.system_blocks, self._rigid_and_idle(rows)
-        if every:
+        if every and self.near_reach == self.reach:
             correction, near = _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown,
                                             fixed=(fixed, (0.0, 1.0))))
+        elif every:  # the near matrix reaches less far than the corrections
+            keep = xp.asarray(np.flatnonzero(relative < self.near_reach))
+            correction = blocks(pp, ee, dh, dg * unknown)
+            near = blocks(pp[keep], ee[keep], h_acc[keep], (g_acc * unknown)[keep], fixed=(fixed, (1.0,)))
         else:
             correction = blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel])
             near = blocks(pp, ee, h_acc, g_acc * unknown, fixed=(fixed, (1.0,)))
@@ -210,8 +218,13 @@ class FmmBemOperator:
         """The geometry, the prescribed data and the unknowns' masks where the FMM runs (CuPy arrays on the GPU
         backend)."""
         xp, layout = self.xp, self.layout
-        self.dev = {"bary": xp.asarray(self.bary), "tri": xp.asarray(self.triangles), "w": xp.asarray(self.src_w),
-                    "n": xp.asarray(self.src_n), "y": xp.asarray(self.src), "x": xp.asarray(self.targets),
+        order = self.fmm.source_order  # the FMM's sources (element-major here) in its tree's order
+        element, point = np.divmod(order, len(self.bary))
+        self.dev = {"q_nodes": xp.asarray(self.triangles[element].astype(np.int32)),
+                    "q_weight": xp.asarray(self.bary[point] * self.src_w[order][:, None]),
+                    "n": xp.asarray(self.src_n[order]), "y": self.fmm.sorted_sources(),
+                    "q_element": xp.asarray(element.astype(np.int32)),
+                    "tri": xp.asarray(self.triangles), "x": xp.asarray(self.targets),
                     "disp": xp.asarray(self.disp), "slot": xp.asarray(layout.traction_node),
                     "component": xp.arange(3)[None, None, :], "t_known": xp.asarray(self.t_known),
                     "u_known": xp.asarray(self.u_known), "displacement": xp.asarray(layout.displacement),
@@ -225,21 +238,28 @@ class FmmBemOperator:
 
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
-        t (M, 3, 3) arrays of the FMM's backend."""
+        t (M, 3, 3) arrays of the FMM's backend. The seven densities are written in the FMM's source order,
+        one (Q, 3) slice at a time: their scratch is little beyond the densities themselves."""
         xp, dev, mu, nu = self.xp, self.dev, self.mu, self.nu
         cu, ct = 1 / (16 * np.pi * mu * (1 - nu)), 1 / (8 * np.pi * (1 - nu))
-        uq = xp.einsum("qa,eak->eqk", dev["bary"], u[dev["tri"]]).reshape(-1, 3) * dev["w"][:, None]
-        tq = xp.einsum("qa,eak->eqk", dev["bary"], t).reshape(-1, 3) * dev["w"][:, None]
-        n, y = dev["n"], dev["y"]
+        n, y, weight = dev["n"], dev["y"], dev["q_weight"]
+        uq, tq = xp.zeros((len(y), 3)), xp.zeros((len(y), 3))  # u and t at the points, times the weights
+        for a in range(3):
+            uq += weight[:, a, None] * u[dev["q_nodes"][:, a]]
+            tq += weight[:, a, None] * t[dev["q_element"], a]
         charges = xp.empty((7, len(y)))
         dipoles = xp.empty((7, len(y), 3))
-        charges[:3] = -(3 - 4 * nu) * cu * tq.T
-        dipoles[:3] = ct * ((1 - 2 * nu) * uq.T[:, :, None] * n[None] + 2 * (1 - nu) * n.T[:, :, None] * uq[None])
-        charges[3:6] = -cu * tq.T
-        dipoles[3:6] = ct * uq.T[:, :, None] * n[None]
+        for k in range(3):
+            charges[k] = -(3 - 4 * nu) * cu * tq[:, k]
+            charges[3 + k] = -cu * tq[:, k]
+            dipoles[k] = ((1 - 2 * nu) * ct) * uq[:, k, None] * n
+            dipoles[k] += (2 * (1 - nu) * ct) * n[:, k, None] * uq
+            dipoles[3 + k] = ct * uq[:, k, None] * n
         charges[6] = ct * (1 - 2 * nu) * (n * uq).sum(axis=1) - cu * (y * tq).sum(axis=1)
         dipoles[6] = ct * (y * uq).sum(axis=1)[:, None] * n
-        pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=True)
+        del uq, tq
+        pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=True, in_tree_order=True)
+        del charges, dipoles
         out = pot[:3].T + grad[6] - xp.einsum("nm,mnl->nl", dev["x"], grad[3:6])
         return out.reshape(-1)
 

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ..backend import get_backend
+from ..backend import get_backend, to_host
 from ..errors import ProblemError
 from ..variants import M2L
 from .m2l import SCHEMES
@@ -93,16 +93,28 @@ class LaplaceFMM:
                                                        self.plan.tree)
         self.p2p_reference = False  # True: the near field by the NumPy specification (tests compare the two)
 
-    def apply(self, charges=None, dipoles=None, gradient: bool = False, timings: dict | None = None):
+    @property
+    def source_order(self) -> np.ndarray:
+        """(n_s,) host indices: the tree's i-th source is the caller's source_order[i]."""
+        return to_host(self.plan.tree.src_order)
+
+    def sorted_sources(self):
+        """(n_s, 3) the sources in the tree's order, the plan's own array on the backend (not a copy)."""
+        return self.plan.resident().src
+
+    def apply(self, charges=None, dipoles=None, gradient: bool = False, timings: dict | None = None,
+              in_tree_order: bool = False):
         """Potential (n_dens, n_t) and gradient (n_dens, n_t, 3) or None at the targets.
 
-        charges: (n_dens, n_s) or (n_s,); dipoles: (n_dens, n_s, 3) or (n_s, 3); real. timings: a dict
-        that receives the seconds of each phase (upward, m2l, downward, p2p), device work waited for.
+        charges: (n_dens, n_s) or (n_s,); dipoles: (n_dens, n_s, 3) or (n_s, 3); real. in_tree_order: the
+        densities are given in the tree's source order (source_order), float64 arrays of the backend, and are
+        read in place instead of copied into that order. timings: a dict that receives the seconds of each
+        phase (upward, m2l, downward, p2p), device work waited for.
         """
         plan, passes, xp = self.plan, self.plan.passes, self.xp
         clock = _Clock(self.backend, timings)
         res = plan.resident()
-        q, d = self._densities(charges, dipoles, res.src_order)
+        q, d = self._densities(charges, dipoles, None if in_tree_order else res.src_order)
         n_dens, levels = (q if q is not None else d).shape[0], range(1, len(plan.tree.levels))
         multipole = xp.zeros((int(plan.box_offset[-1]), n_dens, 2 * plan.n_coef))
         local = xp.zeros_like(multipole)
@@ -127,7 +139,8 @@ class LaplaceFMM:
 
     def _densities(self, charges, dipoles, order):
         """Charges (n_dens, n_s) and dipoles (n_dens, n_s, 3) in the tree's source order (None where not
-        given), on the backend; ProblemError on a wrong shape."""
+        given), on the backend: taken in that order (order, a permutation) or as they are (order None);
+        ProblemError on a wrong shape."""
         if charges is None and dipoles is None:
             raise ProblemError("give charges, dipoles or both")
         n_s, xp = len(self.plan.sources), self.xp
@@ -136,8 +149,9 @@ class LaplaceFMM:
                                       or tuple(np.shape(value)[-len(shape):]) != shape):
                 raise ProblemError(f"{name} must have the shape {shape} or (n_densities, "
                                    f"{', '.join(map(str, shape))}) for {n_s} sources, got {tuple(np.shape(value))}")
-        q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, n_s)[:, order]
-        d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(-1, n_s, 3)[:, order]
+        pick = slice(None) if order is None else order
+        q = None if charges is None else xp.asarray(charges, dtype=xp.float64).reshape(-1, n_s)[:, pick]
+        d = None if dipoles is None else xp.asarray(dipoles, dtype=xp.float64).reshape(-1, n_s, 3)[:, pick]
         return q, d
 
 
