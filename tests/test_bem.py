@@ -435,25 +435,29 @@ def test_near_pairs_list_a_pair_once_even_for_a_repeated_vertex():
     assert sorted(zip(p.tolist(), e.tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]
 
 
-def test_block_csr_is_the_csr_form_of_the_bsr_matrix():
-    from paraflux.engine.bem.fmm_operator import block_csr
+@pytest.mark.parametrize("form", ["bsr", "csr"])
+def test_blocks_written_piece_by_piece_on_their_pattern_make_the_bsr_matrix(form):
+    from paraflux.engine.bem.block_sparse import BlockFiller
 
     rng = np.random.default_rng(3)
-    n_block_rows, n_block_cols = 40, 30
-    dense = rng.random((n_block_rows, n_block_cols)) < 0.2
+    n = 40
+    dense = rng.random((n, n)) < 0.2
     dense[7] = False  # an empty block row
     rows, cols = np.nonzero(dense)  # sorted by row, then column
     blocks = rng.standard_normal((len(rows), 3, 3))
-    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n_block_rows))]
-    expected = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n_block_rows, 3 * n_block_cols)).tocsr()
-    expected.sort_indices()
-    for given in (blocks, [blocks[:5], blocks[5:5], blocks[5:100], blocks[100:]]):  # whole, or in pieces
-        data, indices, ptr = block_csr(rows, cols, given, n_block_rows)
-        assert np.array_equal(ptr, expected.indptr)
-        assert np.array_equal(indices, expected.indices)
-        assert np.array_equal(data, expected.data)
-    with pytest.raises(ValueError, match="blocks for"):
-        block_csr(rows, cols, [blocks[:-1]], n_block_rows)
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
+    expected = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n, 3 * n))
+    filler = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64, form)
+    for piece in (blocks[:5], blocks[5:5], blocks[5:100], blocks[100:]):
+        filler.write(piece)
+    got = filler.matrix()
+    assert got.format == form and np.array_equal(got.toarray(), expected.toarray())
+    if form == "csr":  # the CSR form as the ILU reads it: each row's columns sorted
+        assert np.array_equal(got.indices, got.sorted_indices().indices)
+    short = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64, form)
+    short.write(blocks[:-1])
+    with pytest.raises(ValueError, match="blocks written to a pattern of"):
+        short.matrix()
 
 
 def test_system_matrix_takes_the_unknowns_columns():

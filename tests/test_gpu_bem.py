@@ -41,7 +41,7 @@ def _box_with_a_sharp_fixed_edge():
     return s, disp, traction
 
 
-@pytest.mark.parametrize("reach", [None, 6.0])
+@pytest.mark.parametrize("reach", [None, 6.0, 1.5])
 def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     cp = pytest.importorskip("cupy")
     from paraflux.engine.bem.fmm_operator import FmmBemOperator
@@ -53,9 +53,10 @@ def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     u_known = np.random.default_rng(1).standard_normal((len(s.points), 3))  # read where prescribed
     ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b, leaf_size=32,
                           precondition_ratio=reach, known_displacement=u_known) for b in ("numpy", "cupy")]
-    for name in ("correction", "near"):
-        host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get().toarray()
-        assert isinstance(getattr(ops[1], name).data, cp.ndarray)
+    for name, form in (("correction", "bsr"), ("near", "csr")):  # the ILU takes CSR
+        host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get()
+        assert isinstance(getattr(ops[1], name).data, cp.ndarray) and dev.format == form
+        dev = dev.toarray()
         assert np.abs(dev - host).max() < 1e-12 * np.abs(host).max(), name
     kc = ops[0].known_correction
     assert np.abs(ops[1].known_correction - kc).max() < 1e-12 * np.abs(kc).max()
@@ -196,3 +197,26 @@ def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu
     assert memory.in_use_peak == (1 << 27) + (1 << 23)
     assert memory.phases == {"first": (1 << 27) + (1 << 23), "second": (1 << 23) + (1 << 24)}
     assert DeviceMemory(np).mark() == 0
+
+
+def test_device_bsr_product_matches_scipy_bsr():
+    cp = pytest.importorskip("cupy")
+    import scipy.sparse as sp
+
+    from paraflux.engine.bem.block_sparse import BlockFiller
+
+    rng = np.random.default_rng(5)
+    n = 700  # block rows, some empty, some longer than a warp
+    counts = rng.integers(0, 70, n)
+    counts[::50] = 0
+    rows = np.repeat(np.arange(n), counts)
+    cols = np.concatenate([np.sort(rng.choice(n, c, replace=False)) for c in counts])
+    blocks = rng.standard_normal((len(rows), 3, 3))
+    filler = BlockFiller(cp.asarray(rows, dtype=cp.int32), cp.asarray(cols, dtype=cp.int32), n)
+    for piece in np.array_split(blocks, 7):  # written one by one
+        filler.write(cp.asarray(piece))
+    a = filler.matrix()
+    expected = sp.bsr_matrix((blocks, cols, np.r_[0, np.cumsum(counts)]), shape=a.shape)
+    x = rng.standard_normal(3 * n)
+    assert np.abs((a @ cp.asarray(x)).get() - expected @ x).max() < 1e-13 * np.abs(expected @ x).max()
+    assert np.array_equal(a.get().toarray(), expected.toarray()) and a.nbytes < 0.71 * 12 * 9 * len(rows)

@@ -227,21 +227,22 @@ def galerkin_matrix(op, basis: CoarseBasis):
 
 
 def _add_galerkin(ac, m, basis: CoarseBasis, xp) -> None:
-    """ac (C, C) += P^T m P for a sparse matrix m (3T, 3T) of xp (CSR on the GPU), entry by entry (P has one entry per row), in
-    chunks of PAIRS_PER_CHUNK entries: no sparse-product workspace."""
+    """ac (C, C) += P^T m P for a matrix m (3T, 3T) of 3x3 blocks (SciPy's BSR on the host, a DeviceBsr on the
+    GPU), entry by entry (P has one entry per row), in chunks of PAIRS_PER_CHUNK entries: no sparse-product
+    workspace."""
     coarse = basis.p.tocoo()
     col_of, value = np.full(basis.p.shape[0], -1), np.zeros(basis.p.shape[0])
     col_of[coarse.row], value[coarse.row] = coarse.col, coarse.data
     col_of, value = xp.asarray(col_of), xp.asarray(value)
-    flat = ac.reshape(-1)
-    m = m.tocsr() if xp is np else m  # (the host's correction is BSR)
-    stored = int(m.indptr[-1])  # (the index and value arrays may run longer)
-    for k0 in range(0, stored, PAIRS_PER_CHUNK):
-        k = slice(k0, min(stored, k0 + PAIRS_PER_CHUNK))
-        row = xp.searchsorted(m.indptr, xp.arange(k.start, k.stop), side="right") - 1
-        r, c = col_of[row], col_of[m.indices[k]]
+    flat, three = ac.reshape(-1), xp.arange(3)
+    stored = int(m.indptr[-1])  # blocks
+    for k0 in range(0, stored, PAIRS_PER_CHUNK // 9):
+        k = xp.arange(k0, min(stored, k0 + PAIRS_PER_CHUNK // 9))
+        row = 3 * (xp.searchsorted(m.indptr, k, side="right") - 1)[:, None, None] + three[None, :, None]
+        col = 3 * m.indices[k].astype(xp.int64)[:, None, None] + three[None, None, :]
+        r, c = col_of[row], col_of[col]
         keep = (r >= 0) & (c >= 0)
-        _scatter_add(xp, flat, (r * ac.shape[1] + c)[keep], (value[row] * value[m.indices[k]] * m.data[k])[keep])
+        _scatter_add(xp, flat, (r * ac.shape[1] + c)[keep], (value[row] * value[col] * m.data[k])[keep])
 
 
 def _scatter_add(xp, a, where, values) -> None:

@@ -20,13 +20,13 @@ import time
 from dataclasses import fields
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..fmm.fmm import LaplaceFMM
 from ..quadrature import dunavant
 from ..truncation.surfaces import POINTS_TO_DEGREE
 from ..backend import DeviceMemory, array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
+from .block_sparse import BlockFiller
 from .near_pairs import near_pairs
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
@@ -107,51 +107,71 @@ class FmmBemOperator:
         """The near-field pairs (listed on the host, sorted by target so that chunks end at a row boundary),
         their integrals and block sums where the FMM runs (Numba on the host, CUDA on the GPU): the
         correction and near matrices, known_correction and the rigid-body diagonal (T, 3, 3) from the plain
-        rule's unit translations far_rows (_unit_translations) and the corrections' row sums."""
+        rule's unit translations far_rows (_unit_translations) and the corrections' row sums. The matrices'
+        patterns are listed first, chunk by chunk, so that each chunk's blocks are written into place
+        (BlockFiller): the set-up holds the matrices and one chunk's scratch."""
         el, xp, t = self.el, self.xp, len(self.targets)
         p, e, distance = near_pairs(self.targets, self.target_node, self.triangles, el.centroids, el.sizes,
                                     self.reach)
+        relative = distance / el.sizes[e]
         el_x = el if xp is np else Elements(*(xp.asarray(getattr(el, f.name)) for f in fields(Elements)))
         geometry = [xp.asarray(a) for a in (self.target_node, self.own, self.own_weights)]
-        parts = ([], [])  # correction, near: (rows, cols, [blocks]) per chunk
         self.known_correction, self.dev["diag"] = xp.zeros(3 * t), far_rows
         bounds = np.unique(np.searchsorted(p, p[np.r_[0:len(p):PAIR_CHUNK]], side="left").tolist() + [len(p)])
         first_rows = [0, *p[bounds[1:-1]].tolist(), t]  # the chunks' rows cover every target, pairs or not
-        for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-            rows = slice(first_rows[i], first_rows[i + 1])
-            chunk = self._near_chunk(p[lo:hi], e[lo:hi], distance[lo:hi], rows, el_x, *geometry)
-            for out, part in zip(parts, chunk):
-                out.append(part)
+        chunks = [(slice(lo, hi), slice(first_rows[i], first_rows[i + 1]))
+                  for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        patterns = zip(*(self._chunk_pattern(p[k], e[k], relative[k], rows) for k, rows in chunks))
+        fillers = [BlockFiller(xp.concatenate([r for r, _ in pattern]), xp.concatenate([c for _, c in pattern]),
+                               t, dtype, form) for pattern, dtype, form in
+                   zip(patterns, (np.float64, self.near_dtype), ("bsr", "bsr" if xp is np else "csr"))]
+        self.memory.mark("near-field pattern")
+        for k, rows in chunks:
+            for filler, blocks in zip(fillers, self._near_chunk(p[k], e[k], relative[k], rows, el_x, *geometry)):
+                filler.write(blocks)
         self.known_correction = to_host(self.known_correction)
+        self.correction, self.near = (filler.matrix() for filler in fillers)
         self.memory.mark("near-field integrals")
-        matrices = []
-        for kind, dtype in zip(parts, (np.float64, self.near_dtype)):
-            matrices.append(_blocks_of(kind, (3 * t, 3 * t), dtype))
-            self.memory.mark("near-field matrices")  # each built from blocks of a size the freed scratch
-            # before it cannot serve
-        self.correction, self.near = matrices
         self.near_pairs = len(p)
 
-    def _near_chunk(self, p, e, distance, rows: slice, el_x, node, own, own_weights):
-        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary; rows: the targets
-        whose pairs are all here): the correction's and near blocks in the unknowns' columns (system_blocks;
-        the corrections from the pairs within correction_ratio only, the others entering the near blocks by
-        the plain rule; the near blocks then in near_dtype); the prescribed data's corrections go into
-        known_correction, the rows' rigid-body diagonal is made final. Its scratch goes when it returns."""
+    def _picks(self, relative):
+        """(correction's, near's) pairs of a chunk (index arrays; None: all) from their centroid distances over
+        element size: the corrections within correction_ratio, the near matrix within near_reach."""
+        if self.reach == self.correction_ratio:  # every listed pair corrected (vertex and own pairs lie within
+            # 2/3 of an element size of its centroid, so a ratio of 1 or more keeps them)
+            return None, None if self.near_reach == self.reach else np.flatnonzero(relative < self.near_reach)
+        return np.flatnonzero(relative < self.correction_ratio), None
+
+    def _chunk_pattern(self, p, e, relative, rows: slice):
+        """The block rows and columns (int32) of a chunk's correction and near blocks (as _near_chunk sums them)."""
+        xp, fixed = self.xp, self._rigid_and_idle(rows)
+        pp, ee = xp.asarray(p), xp.asarray(e)
+        out = []
+        for pick, with_fixed in zip(self._picks(relative), (False, True)):
+            sel = slice(None) if pick is None else xp.asarray(pick)
+            r, c, _ = self.system_blocks(pp[sel], ee[sel], fixed=(fixed, ()) if with_fixed else None)
+            out.append((r.astype(xp.int32), c.astype(xp.int32)))
+        return out
+
+    def _near_chunk(self, p, e, relative, rows: slice, el_x, node, own, own_weights):
+        """One chunk of near pairs (rows p, elements e, host arrays ending at a row boundary, relative: their
+        centroid distances over element size; rows: the targets whose pairs are all here): the correction's and
+        near blocks (B, 3, 3) in the unknowns' columns (system_blocks; the corrections from the pairs _picks
+        gives, the near blocks from its pairs, those beyond the corrections by the plain rule, then in
+        near_dtype); the prescribed data's corrections go into known_correction, the rows' rigid-body diagonal
+        is made final. Its scratch goes when it returns."""
         xp, dev, t = self.xp, self.dev, len(self.targets)
         pp, ee = xp.asarray(p), xp.asarray(e)
         h_base, g_base = plain_pair_integrals(dev["x"], el_x, pp, ee, self.mu, self.nu, (self.bary, self.src_w0))
-        relative = distance / self.el.sizes[e]
-        every = self.reach == self.correction_ratio  # every listed pair corrected (vertex and own pairs lie
-        # within 2/3 of an element size of its centroid, so a correction ratio of 1 or more keeps them corrected)
-        inner = np.ones(len(p), dtype=bool) if every else relative < self.correction_ratio
-        sel = xp.asarray(np.flatnonzero(inner))
-        if every:
+        pick, near_pick = self._picks(relative)
+        if pick is None:
             h_acc, g_acc = self._accurate(pp, ee, relative, el_x, node, own, own_weights)
         else:  # pairs beyond correction_ratio keep the plain rule
             h_acc, g_acc = h_base.copy(), g_base.copy()
-            h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], relative[inner], el_x, node, own, own_weights)
+            sel = xp.asarray(pick)
+            h_acc[sel], g_acc[sel] = self._accurate(pp[sel], ee[sel], relative[pick], el_x, node, own, own_weights)
         dh, dg = h_acc - h_base, g_acc - g_base
+        del h_base, g_base
         known = (xp.einsum("plka,pak->pl", dg, dev["t_known"][ee])
                  - xp.einsum("plka,pak->pl", dh, dev["u_known"][dev["tri"][ee]]))
         self.known_correction += xp.bincount((3 * pp[:, None] + xp.arange(3)).reshape(-1), known.reshape(-1),
@@ -161,18 +181,13 @@ class FmmBemOperator:
         dev["diag"][rows] += row_sums.reshape(-1, 3, 3)
         dev["diag"][rows] *= -1.0
         unknown = dev["disp"][ee][:, None, :, None]  # traction component k unknown on this element
-        blocks, fixed = self.system_blocks, self._rigid_and_idle(rows)
-        if every and self.near_reach == self.reach:
-            correction, near = _both(blocks(pp, ee, dh, dg * unknown, h_acc, g_acc * unknown,
-                                            fixed=(fixed, (0.0, 1.0))))
-        elif every:  # the near matrix reaches less far than the corrections
-            keep = xp.asarray(np.flatnonzero(relative < self.near_reach))
-            correction = blocks(pp, ee, dh, dg * unknown)
-            near = blocks(pp[keep], ee[keep], h_acc[keep], (g_acc * unknown)[keep], fixed=(fixed, (1.0,)))
-        else:
-            correction = blocks(pp[sel], ee[sel], dh[sel], dg[sel] * unknown[sel])
-            near = blocks(pp, ee, h_acc, g_acc * unknown, fixed=(fixed, (1.0,)))
-        return correction, (near[0], near[1], [near[2][0].astype(self.near_dtype, copy=False)])
+        sel = slice(None) if pick is None else xp.asarray(pick)
+        correction = self.system_blocks(pp[sel], ee[sel], dh[sel], (dg * unknown)[sel])[2][0]
+        del dh, dg
+        sel = slice(None) if near_pick is None else xp.asarray(near_pick)
+        near = self.system_blocks(pp[sel], ee[sel], h_acc[sel], (g_acc * unknown)[sel],
+                                  fixed=(self._rigid_and_idle(rows), (1.0,)))[2][0]
+        return correction, near.astype(self.near_dtype, copy=False)
 
     def _rigid_and_idle(self, rows: slice):
         """Pseudo pairs of the rigid-body terms and the idle slots' identity in the given rows, as system_blocks
@@ -326,12 +341,6 @@ def node_blocks(p, nodes, n, *pair_blocks):
     return key[first] // n, key[first] % n, summed
 
 
-def _both(blocks):
-    """(correction part, near part) from one system_blocks call that summed both."""
-    rows, cols, (c, b) = blocks
-    return (rows, cols, [c]), (rows, cols, [b])
-
-
 def _slot_pairs(p, slots, *pair_blocks):
     """Pair blocks (pairs, 3, 3, 3) onto traction slots (pairs, 3 element nodes a, 3 components k) as
     node_blocks takes them, (rows, slots (pairs', 3), [blocks]): where a pair's slot depends on k (a double
@@ -342,64 +351,3 @@ def _slot_pairs(p, slots, *pair_blocks):
     one_k = xp.eye(3)[:, None, :, None]  # (k, l, k', a): keep component k
     split = [(b[:, None] * one_k).reshape(-1, 3, 3, 3) for b in pair_blocks]
     return xp.repeat(p, 3), slots.transpose(0, 2, 1).reshape(-1, 3), split
-
-
-def block_matrix(rows, cols, blocks, shape, dtype=np.float64):
-    """The sparse matrix (values of dtype) of 3x3 blocks (B, 3, 3) at block rows and columns (B,) sorted by
-    row then column, no two alike: BSR for NumPy arrays, a CuPy CSR matrix for CuPy arrays (CuPy has no BSR).
-    blocks may also be an iterable of consecutive pieces of them, written one at a time (block_csr)."""
-    xp = array_module(rows)
-    if xp is np:
-        blocks = blocks if isinstance(blocks, np.ndarray) else np.concatenate(list(blocks))
-        indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=shape[0] // 3))]
-        return sp.bsr_matrix((blocks.astype(dtype, copy=False), cols, indptr), shape=shape)
-    from cupyx.scipy.sparse import csr_matrix  # noqa: PLC0415
-
-    return csr_matrix(block_csr(rows, cols, blocks, shape[0] // 3, dtype), shape=shape)
-
-
-def block_csr(rows, cols, blocks, n_block_rows: int, dtype=np.float64):
-    """(data, indices, indptr) of the CSR form of block_matrix's blocks, written in place without a sort:
-    scalar row 3 r + l holds, block by block in column order, row l of each block of block row r. blocks:
-    (B, 3, 3), or an iterable of consecutive pieces of them (their scratch is a piece's, not the whole's);
-    data of dtype. NumPy or CuPy arrays."""
-    xp = array_module(rows)
-    count = xp.bincount(rows, minlength=n_block_rows)
-    start = xp.cumsum(count) - count  # first block of each block row
-    three = xp.arange(3)
-    indptr = xp.empty(3 * n_block_rows + 1, dtype=xp.int64)  # CuPy keeps int32 indices (cuSPARSE)
-    indptr[:-1] = (9 * start[:, None] + 3 * count[:, None] * three[None, :]).reshape(-1)
-    indptr[-1] = 9 * len(rows)
-    index = xp.int32 if 9 * len(rows) < 2**31 else xp.int64  # positions in data: half the scratch where they fit
-    data = xp.empty(9 * len(rows), dtype=dtype)
-    indices = xp.empty(9 * len(rows), dtype=xp.int32)
-    lo = 0
-    for piece in ([blocks] if hasattr(blocks, "shape") else blocks):
-        hi = lo + len(piece)
-        r = rows[lo:hi]
-        first = (6 * start[r] + 3 * xp.arange(lo, hi)).astype(index)  # 9 start + 3 (its place in its block row)
-        stride = (3 * count[r]).astype(index)  # from one scalar row of a block row to the next
-        at = (first[:, None, None] + stride[:, None, None] * three.astype(index)[None, :, None]
-              + three.astype(index)[None, None, :]).reshape(-1)
-        data[at] = piece.reshape(-1)
-        column = 3 * cols[lo:hi].astype(xp.int32)[:, None, None] + three.astype(xp.int32)[None, None, :]
-        indices[at] = xp.broadcast_to(column, piece.shape).reshape(-1)
-        lo = hi
-    if lo != len(rows):
-        raise ValueError(f"{lo} blocks for {len(rows)} block positions")
-    return data, indices, indptr
-
-
-def _blocks_of(parts, shape, dtype=np.float64):
-    """block_matrix (of dtype) of node_blocks parts with one block list each (rows sorted across parts); each
-    part's blocks are dropped once written."""
-    xp = array_module(parts[0][0])  # every target has pairs (its own elements): parts is never empty
-    rows, cols = (xp.concatenate([q[j] for q in parts]) for j in (0, 1))
-    return block_matrix(rows, cols, _taken(parts), shape, dtype)
-
-
-def _taken(parts):
-    """The parts' blocks one by one, each part letting go of its own as it is handed out."""
-    for q in parts:
-        blocks, q[2][0] = q[2][0], None
-        yield blocks
