@@ -291,7 +291,7 @@ def test_a_requested_precision_picks_the_multipole_order_for_the_scheme(tmp_path
     assert not (tmp_path / "no").exists()
 
 
-@pytest.mark.parametrize("where, written, ratio", [("file", "4.5", 4.5), ("file", '"8"', 8.0),
+@pytest.mark.parametrize("where, written, ratio", [("file", "4.5", 4.5), ("file", '"8"', 8.0), ("file", "2", 2.0),
                                                    ("option", "4.5", 4.5), ("none", None, 6.0)])
 def test_the_near_field_reach_goes_from_the_problem_file_or_option_to_the_solve(tmp_path, monkeypatch, where,
                                                                                  written, ratio):
@@ -324,7 +324,7 @@ def test_a_near_field_reach_not_offered_is_refused(tmp_path, capsys):
     text = (RESOURCES / "bar.toml").read_text().replace('method = "fmm"', 'method = "fmm"\nnear_field = 0.5')
     (tmp_path / "p.toml").write_text(text)
     assert main(["solve", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
-    assert "[solver] near_field = '0.5' is not one of: auto, 3, 4.5, 6, 8" in capsys.readouterr().err
+    assert "[solver] near_field = '0.5' is not one of: auto, 2, 3, 4.5, 6, 8" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("where, written, clusters", [("file", '"off"', 0), ("option", "off", 0),

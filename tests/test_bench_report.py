@@ -404,7 +404,8 @@ def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coar
     fmbem.bench_model(30_000, config, "4", lambda m: None)
     # leaf None: the solve's own; coarse None: the solve's coarse level, 0: the ILU alone
     assert asked == [("cupy", 3.0, True, 32, None), ("cupy", 6.0, True, 32, None), ("cupy", 3.0, True, None, None),
-                     ("cupy", 3.0, True, None, 0), ("cupy", 3.0, False, None, None), ("numpy", 3.0, True, 32, None)]
+                     ("cupy", 3.0, True, None, 0), ("cupy", 3.0, False, None, None), ("cupy", 2.0, True, None, None),
+                     ("cupy", 2.0, False, None, None), ("numpy", 3.0, True, 32, None)]
     asked.clear()
     fmbem.bench_model(1_000_000, config, "4", lambda m: None)
     assert asked == [("cupy", 3.0, True, 32, None)]

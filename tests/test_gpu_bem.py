@@ -117,7 +117,7 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     assert gpu_report.coarse_size == cpu_report.coarse_size > 0
     assert 0.9 * memory["device_bytes"] <= max(phases.values()) <= memory["device_bytes"]
     _, fp64_report = solve_fmm(s.points, s.triangles, data, E, NU, FmmSettings(**same, backend="cupy",
-                                                                                 ilu_fp32=False))
+                                                                                 preconditioner_fp32=False))
     assert abs(fp64_report.iterations - gpu_report.iterations) <= 2  # FP32 factors precondition as well
 
 
@@ -220,3 +220,19 @@ def test_device_bsr_product_matches_scipy_bsr():
     x = rng.standard_normal(3 * n)
     assert np.abs((a @ cp.asarray(x)).get() - expected @ x).max() < 1e-13 * np.abs(expected @ x).max()
     assert np.array_equal(a.get().toarray(), expected.toarray()) and a.nbytes < 0.71 * 12 * 9 * len(rows)
+
+
+def test_far_densities_kernel_matches_its_reference():
+    cp = pytest.importorskip("cupy")
+    from paraflux.engine.bem.far_densities import far_densities, far_densities_reference
+
+    rng = np.random.default_rng(8)
+    n_nodes, n_elements, q = 300, 500, 1500
+    points = {"q_nodes": rng.integers(0, n_nodes, (q, 3)).astype(np.int32),
+              "q_element": rng.integers(0, n_elements, q).astype(np.int32), "q_weight": rng.random((q, 3)),
+              "n": rng.standard_normal((q, 3)), "y": rng.standard_normal((q, 3))}
+    u, t = rng.standard_normal((n_nodes, 3)), rng.standard_normal((n_elements, 3, 3))
+    host = far_densities_reference(u, t, points, MU, NU)
+    dev = far_densities(cp, cp.asarray(u), cp.asarray(t), {k: cp.asarray(v) for k, v in points.items()}, MU, NU)
+    for h, d in zip(host, dev):
+        assert d.shape == h.shape and np.abs(d.get() - h).max() <= 1e-14 * np.abs(h).max()

@@ -222,7 +222,10 @@ def galerkin_matrix(op, basis: CoarseBasis):
     xp = op.xp
     ac = far_galerkin(op, basis, xp)
     _add_galerkin(ac, op.correction, basis, xp)
-    ac += xp.asarray((basis.p.T @ (rigid_matrix(op) @ basis.p)).toarray())
+    rigid = (basis.p.T @ (rigid_matrix(op) @ basis.p)).tocoo()  # a few entries per row: added as they are, no
+    # dense (C, C) copy beside ac
+    _scatter_add(xp, ac.reshape(-1), xp.asarray(rigid.row.astype(np.int64) * ac.shape[1] + rigid.col),
+                 xp.asarray(rigid.data))
     return ac
 
 
@@ -257,23 +260,26 @@ def _scatter_add(xp, a, where, values) -> None:
 
 @dataclass(frozen=True, eq=False)
 class CoarseCorrection:
-    """r -> P Ac^-1 P^T r on arrays of the operator's module; size: coarse unknowns C; nbytes: its host bytes."""
+    """r -> P Ac^-1 P^T r on arrays of the operator's module; size: coarse unknowns C; nbytes: its host bytes;
+    lu_bytes: its LU's, host or device."""
 
     solve: Callable
     size: int
     nbytes: int
+    lu_bytes: int = 0
 
 
-def coarse_correction(op, n_clusters: int) -> CoarseCorrection:
+def coarse_correction(op, n_clusters: int, dtype=np.float64) -> CoarseCorrection:
     """The coarse level for the FmmBemOperator op with n_clusters clusters (at most its collocation points);
-    Ac's LU in FP64 (in FP32 it took a third more iterations to a residual of 1e-12). SolverError if Ac is
-    singular."""
+    Ac's LU in dtype (float64, or float32 for half its memory: to a residual of 1e-12 that took a third more
+    iterations). SolverError if Ac is singular."""
     xp = op.xp
     basis = coarse_basis(op.targets, slot_kinds(op.layout), min(n_clusters, len(op.targets)))
     ac = galerkin_matrix(op, basis)
     p = _to_xp(basis.p, xp)
     lu_factor, lu_solve = _lu(xp)
-    lu = lu_factor(ac.T, overwrite_a=True, check_finite=False)  # Ac^T, Fortran-ordered: factorised in place
+    ac = ac.T.astype(dtype, copy=False)  # Ac^T, Fortran-ordered: factorised in place
+    lu = lu_factor(ac, overwrite_a=True, check_finite=False)
     pivots = xp.abs(xp.diagonal(lu[0]))
     if not float(pivots.min()) > 1e-12 * float(pivots.max()):
         raise SolverError("the coarse-level matrix of the FMBEM preconditioner is singular: the prescribed "
@@ -281,10 +287,10 @@ def coarse_correction(op, n_clusters: int) -> CoarseCorrection:
     p_t = p.T.tocsr()
 
     def solve(r):
-        return p @ lu_solve(lu, p_t @ r, trans=1, check_finite=False)
+        return p @ lu_solve(lu, (p_t @ r).astype(dtype, copy=False), trans=1, check_finite=False).astype(r.dtype)
 
     nbytes = 0 if xp is not np else lu[0].nbytes + basis.p.data.nbytes * 3
-    return CoarseCorrection(solve, len(basis.count), nbytes)
+    return CoarseCorrection(solve, len(basis.count), nbytes, int(lu[0].nbytes))
 
 
 def _lu(xp):

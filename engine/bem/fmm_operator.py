@@ -27,12 +27,13 @@ from ..truncation.surfaces import POINTS_TO_DEGREE
 from ..backend import DeviceMemory, array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 from .block_sparse import BlockFiller
+from .far_densities import far_densities
 from .near_pairs import near_pairs
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 FINE_FAR_POINTS, FINE_FROM_ORDER = 6, 10  # from p = 10 the 3-point rule, not the FMM, limits the solve
-PAIR_CHUNK = 50_000  # near pairs integrated per block (their scratch goes between blocks)
+PAIR_CHUNK = 32_000  # near pairs integrated per block (their scratch, about 3 KB a pair, goes between blocks)
 
 
 def far_points_for(order: int) -> int:
@@ -253,29 +254,12 @@ class FmmBemOperator:
 
     def far(self, u, t):
         """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
-        t (M, 3, 3) arrays of the FMM's backend. The seven densities are written in the FMM's source order,
-        one (Q, 3) slice at a time: their scratch is little beyond the densities themselves."""
-        xp, dev, mu, nu = self.xp, self.dev, self.mu, self.nu
-        cu, ct = 1 / (16 * np.pi * mu * (1 - nu)), 1 / (8 * np.pi * (1 - nu))
-        n, y, weight = dev["n"], dev["y"], dev["q_weight"]
-        uq, tq = xp.zeros((len(y), 3)), xp.zeros((len(y), 3))  # u and t at the points, times the weights
-        for a in range(3):
-            uq += weight[:, a, None] * u[dev["q_nodes"][:, a]]
-            tq += weight[:, a, None] * t[dev["q_element"], a]
-        charges = xp.empty((7, len(y)))
-        dipoles = xp.empty((7, len(y), 3))
-        for k in range(3):
-            charges[k] = -(3 - 4 * nu) * cu * tq[:, k]
-            charges[3 + k] = -cu * tq[:, k]
-            dipoles[k] = ((1 - 2 * nu) * ct) * uq[:, k, None] * n
-            dipoles[k] += (2 * (1 - nu) * ct) * n[:, k, None] * uq
-            dipoles[3 + k] = ct * uq[:, k, None] * n
-        charges[6] = ct * (1 - 2 * nu) * (n * uq).sum(axis=1) - cu * (y * tq).sum(axis=1)
-        dipoles[6] = ct * (y * uq).sum(axis=1)[:, None] * n
-        del uq, tq
+        t (M, 3, 3) arrays of the FMM's backend. The seven densities are written in the FMM's source order
+        (far_densities): an application's scratch is little beyond the densities themselves."""
+        charges, dipoles = far_densities(self.xp, u, t, self.dev, self.mu, self.nu)
         pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=True, in_tree_order=True)
         del charges, dipoles
-        out = pot[:3].T + grad[6] - xp.einsum("nm,mnl->nl", dev["x"], grad[3:6])
+        out = pot[:3].T + grad[6] - self.xp.einsum("nm,mnl->nl", self.dev["x"], grad[3:6])
         return out.reshape(-1)
 
     def _unit_translations(self):

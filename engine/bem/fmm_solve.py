@@ -41,8 +41,9 @@ class FmmSettings:
     precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
     # corrections); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
-    ilu_fp32: bool = True  # on the GPU, the near matrix and its ILU(0) factors in FP32: two thirds of their
-    # memory, as many iterations (measured: `bench fmbem`); GMRES's products and residuals stay FP64
+    preconditioner_fp32: bool = True  # on the GPU, the near matrix, its ILU(0) factors and the coarse level's LU
+    # in FP32: two thirds and half of their memory, as many iterations to 1e-3 (34 or 35 at 100k DOFs, measured:
+    # `bench fmbem`); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
@@ -56,7 +57,8 @@ class GmresReport:
     relative_residual: float  # ||b - A x|| / ||b|| of the returned solution, unpreconditioned
     timings: dict = field(default_factory=dict)  # s: near and far setup, preconditioner, GMRES
     near_pairs: int = 0
-    memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis); device: the most in
+    memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis); parts: the correction
+    # matrix's, the ILU factors', the coarse LU's and the Krylov basis's, host or device; device: the most in
     # use at once in CuPy's pool (device_bytes) and the most the pool held (device_pool_bytes), DeviceMemory
     right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3T,), by the FMM
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
@@ -67,6 +69,7 @@ class GmresReport:
 class Preconditioner:
     solve: Callable  # r -> M^-1 r on arrays of the FMM's module
     nbytes: int  # its host bytes (device bytes are in the memory pool)
+    factor_bytes: int = 0  # its factors' bytes, host or device
 
 
 def near_field_preconditioner(op: FmmBemOperator, fp32: bool) -> Preconditioner:
@@ -77,7 +80,8 @@ def near_field_preconditioner(op: FmmBemOperator, fp32: bool) -> Preconditioner:
                 "motion free")
     if op.xp is not np:  # the near matrix (with the rigid-body terms and the idle identity) handed over
         try:
-            return Preconditioner(DeviceIlu0(op.take_near, 3, np.float32 if fp32 else np.float64).solve, 0)
+            ilu = DeviceIlu0(op.take_near, 3, np.float32 if fp32 else np.float64)
+            return Preconditioner(ilu.solve, 0, int(ilu.lu.data.nbytes + ilu.lu.indices.nbytes + ilu.lu.indptr.nbytes))
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
     a = op.take_near().tocsr()
@@ -87,8 +91,8 @@ def near_field_preconditioner(op: FmmBemOperator, fp32: bool) -> Preconditioner:
         ilu = sla.spilu(a[order][:, order].tocsc(), drop_tol=ILU_DROP, fill_factor=ILU_FILL, permc_spec="NATURAL")
     except RuntimeError as exc:
         raise SolverError(singular.format(exc)) from None
-    return Preconditioner(lambda r: ilu.solve(r[order])[back],
-                          int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (a.shape[0] + 1) * 4))
+    factors = int((ilu.L.nnz + ilu.U.nnz) * 12 + 2 * (a.shape[0] + 1) * 4)
+    return Preconditioner(lambda r: ilu.solve(r[order])[back], factors, factors)
 
 
 def solve_fmm(points, triangles, data: BoundaryData, young: float, poisson: float,
@@ -128,13 +132,12 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                         settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
                         settings.precondition_ratio, known_displacement=data.displacement,
-                        near_dtype=np.float32 if settings.ilu_fp32 and get_backend(settings.backend).is_gpu
-                        else np.float64)
+                        near_dtype=_preconditioner_dtype(settings))
     timings = dict(op.timings)
     xp = op.xp
     b = xp.asarray(op.known_part())
     t0 = time.perf_counter()
-    m = near_field_preconditioner(op, settings.ilu_fp32)
+    m = near_field_preconditioner(op, settings.preconditioner_fp32)
     op.memory.mark("preconditioner")
     timings["preconditioner"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -155,11 +158,13 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     x = to_host(result.x)
     solution = solution_of(x.reshape(-1, 3), layout, data, op.u_known, triangles, mu)
     c = op.correction  # (the near blocks went into m)
-    near = 0 if op.xp is not np else c.data.nbytes + c.indices.nbytes + c.indptr.nbytes  # else on the GPU
-    krylov = result.basis_rows * n3 * 8 if xp is np else 0  # else in the device pool
+    parts = {"correction": int(c.data.nbytes + c.indices.nbytes + c.indptr.nbytes), "ilu": m.factor_bytes,
+             "coarse_lu": coarse.lu_bytes if coarse else 0, "krylov": result.basis_rows * n3 * 8}
+    host = parts["correction"] + m.nbytes + parts["krylov"] + (coarse.nbytes if coarse else 0) if xp is np else 0
+    # (else all in the device pool)
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
-                                 {"host_bytes": int(near + m.nbytes + krylov + (coarse.nbytes if coarse else 0))},
-                                 to_host(b), len(layout.extra_node), coarse.size if coarse else 0)
+                                 {"host_bytes": int(host), "parts": parts}, to_host(b), len(layout.extra_node),
+                                 coarse.size if coarse else 0)
 
 
 def _coarse_level(op: FmmBemOperator, settings: FmmSettings) -> CoarseCorrection | None:
@@ -167,4 +172,9 @@ def _coarse_level(op: FmmBemOperator, settings: FmmSettings) -> CoarseCorrection
     clusters = cluster_count(len(op.targets)) if settings.coarse_clusters is None else settings.coarse_clusters
     if clusters <= 0:
         return None
-    return coarse_correction(op, clusters)
+    return coarse_correction(op, clusters, _preconditioner_dtype(settings))
+
+
+def _preconditioner_dtype(settings: FmmSettings):
+    """The near matrix's, ILU(0) factors' and coarse LU's dtype: float32 on the GPU where asked, else float64."""
+    return np.float32 if settings.preconditioner_fp32 and get_backend(settings.backend).is_gpu else np.float64

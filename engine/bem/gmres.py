@@ -11,17 +11,40 @@ import numpy as np
 from ..backend import array_module, to_host
 
 
-BASIS_CHUNK = 32  # Krylov vectors allocated at a time: the basis holds what the iterations used, not `restart`
+BASIS_CHUNK = 8  # Krylov vectors allocated at a time: the basis holds what the iterations used, not `restart`
 
 
-def _room_for(basis, row: int, most: int):
-    """basis itself, or a copy with BASIS_CHUNK more rows (at most `most`) when row is past its end."""
-    if row < len(basis):
-        return basis
-    xp = array_module(basis)
-    grown = xp.empty((min(most, len(basis) + BASIS_CHUNK), basis.shape[1]))
-    grown[:len(basis)] = basis
-    return grown
+class KrylovBasis:
+    """At most `most` Krylov vectors (n,) of module xp, in chunks of BASIS_CHUNK allocated as the iterations
+    reach them and never copied (a grown copy would hold the old basis and the new one at once)."""
+
+    def __init__(self, xp, n: int, most: int):
+        self.xp, self.n, self.most, self.chunks = xp, n, most, []
+
+    @property
+    def rows(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    def __setitem__(self, i: int, v) -> None:
+        while i >= self.rows:
+            self.chunks.append(self.xp.empty((min(BASIS_CHUNK, self.most - self.rows), self.n)))
+        self.chunks[i // BASIS_CHUNK][i % BASIS_CHUNK] = v
+
+    def __getitem__(self, i: int):
+        return self.chunks[i // BASIS_CHUNK][i % BASIS_CHUNK]
+
+    def _parts(self, k: int):
+        """(first row, rows) of each chunk's part of the first k vectors."""
+        for c, chunk in enumerate(self.chunks[:-(-k // BASIS_CHUNK)]):
+            yield c * BASIS_CHUNK, chunk[:k - c * BASIS_CHUNK]
+
+    def dot(self, w, k: int):
+        """V_k w (k,): the first k vectors' products with w (n,)."""
+        return self.xp.concatenate([part @ w for _, part in self._parts(k)])
+
+    def combine(self, h, k: int):
+        """V_k^T h (n,): the first k vectors weighted by h (k,)."""
+        return sum(part.T @ h[lo:lo + len(part)] for lo, part in self._parts(k))
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,13 +63,13 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
     n = len(b)
     norm_b = float(xp.linalg.norm(b)) or 1.0
     x = xp.zeros(n)
-    basis = xp.empty((min(restart + 1, BASIS_CHUNK), n))  # grown as the iterations need it
+    basis = KrylovBasis(xp, n, restart + 1)
     residuals: list[float] = []
     r = b.copy()
     while True:
         beta = float(xp.linalg.norm(r))
         if beta / norm_b <= rtol or len(residuals) >= max_iterations or not np.isfinite(beta):
-            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b, len(basis))
+            return GmresResult(x, tuple(residuals), beta / norm_b <= rtol, beta / norm_b, basis.rows)
         basis[0] = r / beta
         hessenberg = np.zeros((restart + 1, restart))
         cos, sin = np.zeros(restart), np.zeros(restart)
@@ -55,13 +78,12 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
         k = 0
         while k < restart and len(residuals) < max_iterations:
             w = matvec(precondition(basis[k]))
-            h = basis[:k + 1] @ w
-            w = w - basis[:k + 1].T @ h
-            again = basis[:k + 1] @ w  # the second pass restores orthogonality lost to cancellation
-            w = w - basis[:k + 1].T @ again
+            h = basis.dot(w, k + 1)
+            w = w - basis.combine(h, k + 1)
+            again = basis.dot(w, k + 1)  # the second pass restores orthogonality lost to cancellation
+            w = w - basis.combine(again, k + 1)
             column = np.r_[to_host(h + again), float(xp.linalg.norm(w))]
             if column[-1] > 0:
-                basis = _room_for(basis, k + 1, restart + 1)
                 basis[k + 1] = w / column[-1]
             for i in range(k):  # earlier rotations, then a new one zeroing the subdiagonal
                 column[i], column[i + 1] = (cos[i] * column[i] + sin[i] * column[i + 1],
@@ -76,5 +98,5 @@ def gmres(matvec, precondition, b, rtol: float, restart: int, max_iterations: in
             if residuals[-1] <= rtol or radius == 0:
                 break
         y = np.linalg.lstsq(np.triu(hessenberg[:k, :k]), g[:k], rcond=None)[0]
-        x = x + precondition(basis[:k].T @ xp.asarray(y))
+        x = x + precondition(basis.combine(xp.asarray(y), k))
         r = b - matvec(x)
