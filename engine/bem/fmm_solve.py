@@ -23,6 +23,9 @@ from .gmres import gmres
 from .gpu_ilu import DeviceIlu0
 from .unknowns import unknown_layout
 
+COARSE_FP32_FROM = 1e-3  # the coarse LU in FP32 (with the ILU) only for tolerances this coarse: on the bracket
+# at 100k DOFs (H100) it took 35 GMRES iterations against FP64's 34 to 1e-3, but 65 against 51 to 1e-6 and 96
+# against 61 to 1e-8 (at 20k DOFs: 36/35, 66/52, 99/62)
 ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took as many GMRES iterations)
 
 
@@ -41,9 +44,9 @@ class FmmSettings:
     precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
     # corrections); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
-    preconditioner_fp32: bool = True  # on the GPU, the near matrix, its ILU(0) factors and the coarse level's LU
-    # in FP32: two thirds and half of their memory, as many iterations to 1e-3 (34 or 35 at 100k DOFs, measured:
-    # `bench fmbem`); the operator, GMRES's products and residuals stay FP64
+    preconditioner_fp32: bool = True  # on the GPU, the near matrix and its ILU(0) factors in FP32 (two thirds of
+    # their memory, as many iterations), and the coarse level's LU where rtol >= COARSE_FP32_FROM (half its
+    # memory); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
@@ -172,9 +175,14 @@ def _coarse_level(op: FmmBemOperator, settings: FmmSettings) -> CoarseCorrection
     clusters = cluster_count(len(op.targets)) if settings.coarse_clusters is None else settings.coarse_clusters
     if clusters <= 0:
         return None
-    return coarse_correction(op, clusters, _preconditioner_dtype(settings))
+    return coarse_correction(op, clusters, coarse_dtype(settings))
 
 
 def _preconditioner_dtype(settings: FmmSettings):
-    """The near matrix's, ILU(0) factors' and coarse LU's dtype: float32 on the GPU where asked, else float64."""
+    """The near matrix's and ILU(0) factors' dtype: float32 on the GPU where asked, else float64."""
     return np.float32 if settings.preconditioner_fp32 and get_backend(settings.backend).is_gpu else np.float64
+
+
+def coarse_dtype(settings: FmmSettings):
+    """The coarse LU's dtype: the ILU's where the tolerance is COARSE_FP32_FROM or coarser, else float64."""
+    return _preconditioner_dtype(settings) if settings.rtol >= COARSE_FP32_FROM else np.float64

@@ -19,7 +19,7 @@ from ..bem.assembly import traction_load
 from ..bem.cases import BRACKET_GROUPS, bracket
 from ..bem.direct import BoundaryData
 from ..bem.fmm_operator import CORRECTION_RATIO, far_points_for
-from ..bem.fmm_solve import FmmSettings, separation_of, solve_fmm
+from ..bem.fmm_solve import FmmSettings, coarse_dtype, separation_of, solve_fmm
 from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, M2L_SCHEMES
 from . import environment
 from .environment import gpu_facts, run_facts
@@ -83,7 +83,7 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
            "far_points": far_points_for(order), "near_field": ratio,
            "ilu": "SuperLU FP64" if backend == "numpy" else "FP32" if fp32 else "FP64",
-           "coarse_lu": "FP32" if fp32 and backend == "cupy" else "FP64",
+           "coarse_lu": "FP32" if coarse_dtype(settings) == np.float32 else "FP64",
            "leaf_size": leaf_size or (LEAF_SIZE_GPU if backend == "cupy" else LEAF_SIZE_HOST),
            "coarse_unknowns": report.coarse_size, "iterations": report.iterations,
            "relative_residual": report.relative_residual, "total_seconds": total, "timings": report.timings,

@@ -80,7 +80,8 @@ def render_markdown(data: dict) -> str:
         "integrals (CUDA kernel), their block sums, the FMM, the near corrections and the ILU(0) of the near system "
         "in a multicolour order of its 3x3 blocks (cuSPARSE factorisation, sync-free triangular-solve kernels; "
         "the near system and the factors in FP32 or FP64 as each GPU row says, the operator always FP64), the "
-        "coarse level (its Galerkin matrix by a CUDA kernel, its LU by cuSOLVER in FP64) and GMRES's Krylov "
+        "coarse level (its Galerkin matrix by a CUDA kernel, its LU by cuSOLVER in FP64, or in FP32 with "
+        "FP32 factors where the run records coarse_lu FP32) and GMRES's Krylov "
         "basis on the GPU; CPU rows: all on the host cores (Numba, SuperLU's ILU with drop 1e-3, fill 2, the "
         "coarse level by Numba and LAPACK). "
         "Memory: host (on the CPU: the near-field blocks, ILU factors and the Krylov basis) plus device (the "
@@ -247,7 +248,8 @@ def _iteration_target(data: dict, case: dict, run: dict) -> list[str]:
     wide = [r for r in case["runs"] if r["backend"] == "cupy" and _ratio(r) != _ratio(run)]
     it = min([run["iterations"]] + [r["iterations"] for r in wide])
     out.append(f"- GMRES iterations at {case['dofs']:,} DOFs: " + "; ".join(
-        f"{r['iterations']} with the preconditioner out to {_ratio(r):g} element sizes ({r['total_seconds']:.1f} s, "
+        f"{r['iterations']} with the preconditioner ({_ilu(r)}) out to {_ratio(r):g} element sizes "
+        f"({r['total_seconds']:.1f} s, "
         f"{_mb(r) * 1e3 / case['dofs']:.1f} KB per DOF)" for r in [run] + wide)
         + f" (at most {TARGET_ITERATIONS} asked; the paper: 58): {'met' if it <= TARGET_ITERATIONS else 'MISSED'}.")
     if it > TARGET_ITERATIONS:
@@ -276,12 +278,14 @@ def _memory_target(case: dict, run: dict) -> list[str]:
            f"{TARGET_KB_PER_DOF:g} KB in FP64 asked; the paper: 2.9 KB in single precision): "
            f"{'met' if met else 'MISSED'}."]
     if not met:
-        worst = fp64[0] if fp64 else run
-        out.append(f"  - Reason: {_memory_phases(case, worst)}{_memory_parts(case, worst)}What would reach it: "
-                   "the ILU(0) factors as 3x3 blocks (a BSR factorisation and triangular solves: 8.4 bytes an "
-                   "entry in FP64 where CSR takes 12), fewer preconditioner entries at the same iterations (the "
-                   "runs above trade the reach against iterations), FP32 M2L tables where the precision asked "
-                   "allows them.")
+        least = fp64[0] if fp64 else run
+        parts = least["memory"].get("parts", {})
+        bsr = f" ({parts['ilu'] * 0.3 / case['dofs'] / 1e3:.2f} KB per DOF less here)" if "ilu" in parts else ""
+        out.append(f"  - Reason: {_memory_phases(case, least)}{_memory_parts(case, least)}What would reach it: "
+                   f"the ILU(0) factors as 3x3 blocks (a BSR factorisation and triangular solves: 8.4 bytes an "
+                   f"entry in FP64 where CSR takes 12{bsr}), FP32 M2L tables where the precision asked allows "
+                   "them; beyond those the correction matrix itself (the accurate near field out to 3 element "
+                   "sizes, kept for every product) would have to shrink or be recomputed in each product.")
     return out
 
 
