@@ -435,8 +435,7 @@ def test_near_pairs_list_a_pair_once_even_for_a_repeated_vertex():
     assert sorted(zip(p.tolist(), e.tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]
 
 
-@pytest.mark.parametrize("form", ["bsr", "csr"])
-def test_blocks_written_piece_by_piece_on_their_pattern_make_the_bsr_matrix(form):
+def test_blocks_written_piece_by_piece_on_their_pattern_make_the_bsr_matrix():
     from paraflux.engine.bem.block_sparse import BlockFiller
 
     rng = np.random.default_rng(3)
@@ -447,17 +446,49 @@ def test_blocks_written_piece_by_piece_on_their_pattern_make_the_bsr_matrix(form
     blocks = rng.standard_normal((len(rows), 3, 3))
     indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
     expected = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n, 3 * n))
-    filler = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64, form)
+    filler = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64)
     for piece in (blocks[:5], blocks[5:5], blocks[5:100], blocks[100:]):
         filler.write(piece)
     got = filler.matrix()
-    assert got.format == form and np.array_equal(got.toarray(), expected.toarray())
-    if form == "csr":  # the CSR form as the ILU reads it: each row's columns sorted
-        assert np.array_equal(got.indices, got.sorted_indices().indices)
-    short = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64, form)
+    assert got.format == "bsr" and np.array_equal(got.toarray(), expected.toarray())
+    short = BlockFiller(rows.astype(np.int32), cols.astype(np.int32), n, np.float64)
     short.write(blocks[:-1])
     with pytest.raises(ValueError, match="blocks written to a pattern of"):
         short.matrix()
+    with pytest.raises(ValueError, match="written to a pattern of fewer"):
+        short.write(blocks[:2])
+
+
+def test_block_ilu0_reference_is_ilu0_on_the_pattern_of_full_blocks():
+    """The block factors' L (identity diagonal blocks) times U (the inverted diagonal blocks inverted back)
+    equals the matrix on its pattern of blocks, and is scalar ILU(0)'s L U on the same pattern, fill included:
+    the scalar elimination within full blocks drops nothing."""
+    from paraflux.engine.bem.block_ilu import block_ilu0_reference
+
+    rng = np.random.default_rng(4)
+    n = 30
+    pattern = (rng.random((n, n)) < 0.15) | np.eye(n, dtype=bool)
+    rows, cols = np.nonzero(pattern)
+    blocks = rng.standard_normal((len(rows), 3, 3)) + 8 * np.eye(3) * (rows == cols)[:, None, None]
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
+    lu = block_ilu0_reference(indptr, cols, blocks)
+    lower, upper = np.eye(3 * n), np.zeros((3 * n, 3 * n))
+    for b, (i, j) in enumerate(zip(rows, cols)):
+        if j < i:
+            lower[3 * i:3 * i + 3, 3 * j:3 * j + 3] = lu[b]
+        else:
+            upper[3 * i:3 * i + 3, 3 * j:3 * j + 3] = np.linalg.inv(lu[b]) if i == j else lu[b]
+    a = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n, 3 * n)).toarray()
+    on = np.kron(pattern, np.ones((3, 3), dtype=bool))
+    assert np.abs((lower @ upper - a)[on]).max() < 1e-12 * np.abs(a).max()
+    scalar = a.copy()  # scalar ILU(0), IKJ, on the same pattern
+    for i in range(3 * n):
+        for k in range(i):
+            if on[i, k]:
+                scalar[i, k] /= scalar[k, k]
+                scalar[i, k + 1:] -= np.where(on[i, k + 1:], scalar[i, k] * scalar[k, k + 1:], 0.0)
+    same = (np.tril(scalar, -1) + np.eye(3 * n)) @ np.triu(scalar)  # the same preconditioner, fill included
+    assert np.abs(same - lower @ upper).max() < 1e-10 * np.abs(a).max()
 
 
 def test_system_matrix_takes_the_unknowns_columns():

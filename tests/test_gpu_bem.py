@@ -53,9 +53,9 @@ def test_gpu_near_field_and_operator_match_the_host_ones(reach):
     u_known = np.random.default_rng(1).standard_normal((len(s.points), 3))  # read where prescribed
     ops = [FmmBemOperator(s.points, s.triangles, layout, disp, traction, MU, NU, order=8, backend=b, leaf_size=32,
                           precondition_ratio=reach, known_displacement=u_known) for b in ("numpy", "cupy")]
-    for name, form in (("correction", "bsr"), ("near", "csr")):  # the ILU takes CSR
+    for name in ("correction", "near"):
         host, dev = getattr(ops[0], name).toarray(), getattr(ops[1], name).get()
-        assert isinstance(getattr(ops[1], name).data, cp.ndarray) and dev.format == form
+        assert isinstance(getattr(ops[1], name).data, cp.ndarray) and dev.format == "bsr"
         dev = dev.toarray()
         assert np.abs(dev - host).max() < 1e-12 * np.abs(host).max(), name
     kc = ops[0].known_correction
@@ -121,59 +121,67 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
     assert abs(fp64_report.iterations - gpu_report.iterations) <= 2  # FP32 factors precondition as well
 
 
-def test_sync_free_triangular_solves_match_scipy_on_the_ilu0_factors():
-    cp = pytest.importorskip("cupy")
-    import cupyx.scipy.sparse as csp
-    import scipy.sparse as sp
-    from scipy.sparse.linalg import spsolve_triangular
+def _block_matrix(n: int, seed: int):
+    """A random diagonally dominant (3n, 3n) matrix of 3x3 blocks, about 12 blocks a row: (indptr, cols,
+    blocks) on the host."""
+    rng = np.random.default_rng(seed)
+    pattern = (rng.random((n, n)) < 12 / n) | np.eye(n, dtype=bool)
+    rows, cols = np.nonzero(pattern)
+    blocks = rng.standard_normal((len(rows), 3, 3)) + 30 * np.eye(3) * (rows == cols)[:, None, None]
+    return np.r_[0, np.cumsum(np.bincount(rows, minlength=n))].astype(np.int32), cols.astype(np.int32), blocks
 
-    from paraflux.engine.bem.gpu_ilu import DeviceIlu0
+
+def _device_bsr(indptr, cols, blocks):
+    import cupy as cp
+
+    from paraflux.engine.bem.block_sparse import DeviceBsr
+
+    n = len(indptr) - 1
+    return DeviceBsr(cp.asarray(blocks), cp.asarray(cols), cp.asarray(indptr), (3 * n, 3 * n))
+
+
+def test_block_ilu0_on_the_gpu_matches_its_reference_and_its_solves_scipy_s():
+    cp = pytest.importorskip("cupy")
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve, spsolve_triangular
+
+    from paraflux.engine.bem.block_ilu import DeviceBlockIlu0, block_ilu0_reference
     from paraflux.engine.errors import SolverError
 
-    rng = np.random.default_rng(1)
-    n = 3000
-    a = sp.random(n, n, density=0.01, random_state=rng, format="csr") + sp.diags(rng.uniform(5, 10, n))
-    ilu = DeviceIlu0(csp.csr_matrix(a), block=3)
-    perm = ilu.perm.get()
-    assert np.array_equal(np.sort(perm), np.arange(n)) and np.array_equal(perm[::3] % 3, np.zeros(n // 3))
-    pa = a[perm][:, perm].tocsr()  # the factored matrix: a in the multicolour order
+    indptr, cols, blocks = _block_matrix(1000, 1)
+    n = len(indptr) - 1
+    ilu = DeviceBlockIlu0(_device_bsr(indptr, cols, blocks))
+    order = ilu.order.get()
+    assert np.array_equal(np.sort(order), np.arange(n))
+    a = sp.bsr_matrix((blocks, cols, indptr), shape=(3 * n, 3 * n))
+    scalar = (3 * order[:, None] + np.arange(3)).reshape(-1)
+    pa = sp.bsr_matrix(a.tocsr()[scalar][:, scalar], blocksize=(3, 3))  # a in the factors' order
+    pa.sort_indices()
     lu = ilu.lu.get()
-    lower = sp.tril(lu, k=-1, format="csr") + sp.identity(n, format="csr")
-    upper = sp.triu(lu, format="csr")
-    pattern = (pa != 0).astype(float)  # ILU(0): L U equals the matrix on its pattern
-    assert abs((lower @ upper - pa).multiply(pattern)).max() < 1e-12 * abs(a).max()
-    r = rng.standard_normal(n)
-    expected = np.empty(n)
-    expected[perm] = spsolve_triangular(upper, spsolve_triangular(lower, r[perm], lower=True), lower=False)
+    assert np.array_equal(lu.indptr, pa.indptr) and np.array_equal(lu.indices, pa.indices)
+    want = block_ilu0_reference(pa.indptr, pa.indices, pa.data)
+    assert np.abs(lu.data - want).max() < 1e-12 * np.abs(want).max()
+    rows = np.repeat(np.arange(n), np.diff(pa.indptr))
+    lower = sp.bsr_matrix((np.where((pa.indices < rows)[:, None, None], want, 0.0), pa.indices, pa.indptr),
+                          shape=a.shape).tocsr() + sp.identity(3 * n, format="csr")
+    on_diagonal = (pa.indices == rows)[:, None, None]
+    upper_blocks = np.where(pa.indices > rows, 1.0, 0.0)[:, None, None] * want
+    upper_blocks[on_diagonal[:, 0, 0]] = np.linalg.inv(want[on_diagonal[:, 0, 0]])
+    upper = sp.bsr_matrix((upper_blocks, pa.indices, pa.indptr), shape=a.shape).tocsr()
+    r = np.random.default_rng(2).standard_normal(3 * n)
+    expected = np.empty(3 * n)
+    # U's diagonal blocks are full: block upper triangular, not scalar, so a general sparse solve
+    expected[scalar] = spsolve(upper.tocsc(), spsolve_triangular(lower, r[scalar], lower=True))
     for _ in range(3):  # the flags reset between calls
         assert np.abs(ilu.solve(cp.asarray(r)).get() - expected).max() < 1e-12 * np.abs(expected).max()
-    single = DeviceIlu0(csp.csr_matrix(a), block=3, dtype=np.float32)  # FP32 factors, FP64 sums
-    assert single.lu.data.dtype == np.float32 and np.array_equal(single.perm.get(), perm)
+    single = DeviceBlockIlu0(_device_bsr(indptr, cols, blocks), np.float32)  # FP32 factors, FP64 sums
+    assert single.lu.data.dtype == np.float32 and np.array_equal(single.order.get(), order)
+    assert single.nbytes < 0.56 * ilu.nbytes
     assert np.abs(single.solve(cp.asarray(r)).get() - expected).max() < 1e-5 * np.abs(expected).max()
-    singular = a.tolil()
-    singular[5, :] = 0.0
-    with pytest.raises(SolverError, match="pivot"):
-        DeviceIlu0(csp.csr_matrix(singular.tocsr()), block=3)
-
-
-def test_permuted_csr_matches_scipy():
-    cp = pytest.importorskip("cupy")
-    import cupyx.scipy.sparse as csp
-    import scipy.sparse as sp
-
-    from paraflux.engine.bem.gpu_ilu import permuted
-
-    a = sp.random(500, 500, density=0.03, random_state=2, format="csr")
-    perm = np.random.default_rng(2).permutation(500).astype(np.int32)
-    inverse = np.argsort(perm).astype(np.int32)
-    expected = a[perm][:, perm].tocsr()
-    expected.sort_indices()
-    for given, wanted in ((np.float64, np.float64), (np.float64, np.float32), (np.float32, np.float32)):
-        out = permuted(csp.csr_matrix(a.astype(given)), cp.asarray(perm), cp.asarray(inverse), wanted).get()
-        assert out.data.dtype == wanted
-        for name in ("indptr", "indices", "data"):  # each row sorted by the kernel
-            assert np.array_equal(getattr(out, name), getattr(expected, name).astype(
-                wanted if name == "data" else getattr(expected, name).dtype)), name
+    singular = blocks.copy()
+    singular[indptr[5]:indptr[6]] = 0.0  # block row 5, its diagonal block included
+    with pytest.raises(SolverError, match="singular"):
+        DeviceBlockIlu0(_device_bsr(indptr, cols, singular))
 
 
 def test_device_memory_counts_the_peak_in_use_and_frees_the_pool_s_cache(own_gpu_pool):

@@ -1,10 +1,9 @@
-"""Multicolour ordering of block rows (engine/bem/multicolour.py), the GPU ILU(0)'s order."""
+"""Multicolour ordering of block rows (engine/bem/multicolour.py), the GPU block ILU(0)'s order."""
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 
-from paraflux.engine.bem.multicolour import greedy_colours, multicolour_order
+from paraflux.engine.bem.multicolour import colour_order, greedy_colours
 
 
 def grid_blocks(m: int, block: int = 3) -> sp.csr_matrix:
@@ -33,27 +32,13 @@ def test_greedy_colours_give_neighbours_different_colours():
     assert colours.max() + 1 == 2  # the 5-point grid is bipartite, and row order finds it
 
 
-def test_multicolour_order_keeps_blocks_and_shortens_the_triangular_chain():
-    a = grid_blocks(30)
-    perm = multicolour_order(a.indptr, a.indices, 3)
-    assert np.array_equal(np.sort(perm), np.arange(a.shape[0]))
-    assert np.array_equal(perm.reshape(-1, 3), perm.reshape(-1, 3)[:, :1] + np.arange(3))  # blocks whole, in order
-    coloured = a[perm][:, perm].tocsr()
-    assert chain_length(a) == 3 * (2 * 30 - 1)  # the mesh order: a wavefront across the grid
-    assert chain_length(coloured) == 3 * 2  # two colours of three rows each
-
-
-def test_multicolour_order_refuses_partial_blocks():
-    a = grid_blocks(4, 1)
-    with pytest.raises(ValueError, match="whole blocks of 3"):
-        multicolour_order(a.indptr, a.indices, 3)
-
-
-def test_block_pairs_taken_piece_by_piece_are_the_pattern_s_block_pairs():
-    from paraflux.engine.bem.multicolour import _block_pairs  # noqa: PLC0415
-
-    a = sp.random(30, 30, density=0.2, format="csr", random_state=1)  # blocks partly filled
-    coo = a.tocoo()
-    expected = np.unique((coo.row // 3) * 10 + coo.col // 3)
-    for piece in (1, 7, 10_000):
-        assert np.array_equal(_block_pairs(a.indptr, a.indices, 3, piece), expected)
+def test_colour_order_lists_uncoupled_rows_together_and_shortens_the_triangular_chain():
+    a = grid_blocks(30, 1)
+    order, starts = colour_order(a.indptr, a.indices)
+    assert np.array_equal(np.sort(order), np.arange(a.shape[0])) and starts[0] == 0 and starts[-1] == a.shape[0]
+    coloured = a[order][:, order].tocsr()
+    for lo, hi in zip(starts[:-1], starts[1:]):  # no entry couples two rows of one colour
+        inside = coloured[lo:hi, lo:hi].tocoo()
+        assert (inside.row == inside.col).all()
+    assert chain_length(a) == 2 * 30 - 1  # the mesh order: a wavefront across the grid
+    assert chain_length(coloured) == 2 == len(starts) - 1  # two colours

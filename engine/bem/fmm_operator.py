@@ -124,8 +124,8 @@ class FmmBemOperator:
                   for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
         patterns = zip(*(self._chunk_pattern(p[k], e[k], relative[k], rows) for k, rows in chunks))
         fillers = [BlockFiller(xp.concatenate([r for r, _ in pattern]), xp.concatenate([c for _, c in pattern]),
-                               t, dtype, form) for pattern, dtype, form in
-                   zip(patterns, (np.float64, self.near_dtype), ("bsr", "bsr" if xp is np else "csr"))]
+                               t, dtype) for pattern, dtype in
+                   zip(patterns, (np.float64, self.near_dtype))]
         self.memory.mark("near-field pattern")
         for k, rows in chunks:
             for filler, blocks in zip(fillers, self._near_chunk(p[k], e[k], relative[k], rows, el_x, *geometry)):

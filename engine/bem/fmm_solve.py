@@ -20,7 +20,7 @@ from .coarse import CoarseCorrection, cluster_count, coarse_correction
 from .direct import BemSolution, BoundaryData, solution_of
 from .fmm_operator import CORRECTION_RATIO, FmmBemOperator, far_points_for
 from .gmres import gmres
-from .gpu_ilu import DeviceIlu0
+from .block_ilu import DeviceBlockIlu0
 from .unknowns import unknown_layout
 
 COARSE_FP32_FROM = 1e-3  # the coarse LU in FP32 (with the ILU) only for tolerances this coarse: on the bracket
@@ -78,13 +78,13 @@ class Preconditioner:
 def near_field_preconditioner(op: FmmBemOperator, fp32: bool) -> Preconditioner:
     """Incomplete LU of the near-field system matrix (the operator's near blocks, taken): with the FMM on the
     host a threshold ILU in reverse Cuthill-McKee order (SuperLU), on the GPU ILU(0) there in a multicolour
-    order of its 3x3 blocks (DeviceIlu0; a node's or slot's components), its factors in FP32 where fp32."""
+    order of its 3x3 blocks (DeviceBlockIlu0; a node's or slot's components), its factors in FP32 where fp32."""
     singular = ("the near-field preconditioner is singular ({}): the prescribed displacements leave a rigid-body "
                 "motion free")
     if op.xp is not np:  # the near matrix (with the rigid-body terms and the idle identity) handed over
         try:
-            ilu = DeviceIlu0(op.take_near, 3, np.float32 if fp32 else np.float64)
-            return Preconditioner(ilu.solve, 0, int(ilu.lu.data.nbytes + ilu.lu.indices.nbytes + ilu.lu.indptr.nbytes))
+            ilu = DeviceBlockIlu0(op.take_near, np.float32 if fp32 else np.float64)
+            return Preconditioner(ilu.solve, 0, ilu.nbytes)
         except SolverError as exc:
             raise SolverError(singular.format(exc)) from None
     a = op.take_near().tocsr()

@@ -1,4 +1,5 @@
-"""Multicolour ordering of a sparse matrix's block rows, for triangular solves with short dependency chains.
+"""Multicolour ordering of a block-sparse matrix's block rows, for factorisation and triangular solves with
+short dependency chains.
 
 A greedy colouring of the block graph gives coupled blocks different colours; listing the blocks colour by
 colour then couples a block, in the lower triangle, only to blocks of earlier colours (and to itself), so
@@ -11,9 +12,6 @@ import numba
 import numpy as np
 
 from ..backend import array_module, to_host
-
-PIECE = 1 << 22  # pattern entries turned into block pairs at a time
-
 
 @numba.njit(cache=True)
 def greedy_colours(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -34,37 +32,18 @@ def greedy_colours(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return colours
 
 
-def multicolour_order(indptr, indices, block: int):
-    """A permutation (n,) of the rows of a square CSR pattern (indptr (n + 1,), indices; NumPy or CuPy, the
-    result alike) that lists its block rows (rows block i .. block i + block - 1) colour by colour, the
-    rows of a block together and in order; blocks i and j are coupled where either's rows have an entry
-    in the other's columns."""
+def colour_order(indptr, indices):
+    """(order (n,), starts (colours + 1,)): the rows of a square block pattern (indptr (n + 1,), indices; NumPy
+    or CuPy, order alike) colour by colour, order[starts[c]:starts[c + 1]] being colour c's (host int64
+    starts); rows i and j are coupled where either has the other's column."""
     xp = array_module(indptr)
     sparse = _sparse_module(xp)
-    n_rows = len(indptr) - 1
-    if n_rows % block:
-        raise ValueError(f"{n_rows} rows are not whole blocks of {block}")
-    n = n_rows // block
-    pairs = _block_pairs(indptr, indices, block)
-    rows, cols = pairs // n, pairs % n
-    graph = sparse.csr_matrix((xp.ones(len(pairs), dtype=xp.float32), (rows, cols)), shape=(n, n))
+    n = len(indptr) - 1
+    graph = sparse.csr_matrix((xp.ones(len(indices), dtype=xp.float32), indices, indptr), shape=(n, n))
     graph = (graph + graph.T).tocsr()
     colours = greedy_colours(to_host(graph.indptr).astype(np.int64), to_host(graph.indices).astype(np.int64))
-    order = xp.asarray(np.argsort(colours, kind="stable"))
-    return (block * order[:, None] + xp.arange(block)).reshape(-1)
-
-
-def _block_pairs(indptr, indices, block: int, piece: int = PIECE):
-    """Sorted keys block row x n + block column, each once, of the pattern's entries, taken `piece` entries at
-    a time: scratch of the order of a piece, not of the pattern (a block of 3x3 entries makes one key)."""
-    xp = array_module(indptr)
-    n = (len(indptr) - 1) // block
-    keys = []
-    for lo in range(0, len(indices), piece):
-        hi = min(lo + piece, len(indices))
-        rows = (xp.searchsorted(indptr, xp.arange(lo, hi), side="right") - 1) // block
-        keys.append(xp.unique(rows * n + indices[lo:hi] // block))
-    return xp.unique(xp.concatenate(keys)) if keys else xp.zeros(0, dtype=xp.int64)
+    starts = np.r_[0, np.cumsum(np.bincount(colours))]
+    return xp.asarray(np.argsort(colours, kind="stable")), starts
 
 
 def _sparse_module(xp):
