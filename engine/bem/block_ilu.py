@@ -15,8 +15,7 @@ from ..errors import SolverError
 from .block_sparse import DeviceBsr
 from .multicolour import colour_order
 
-THREADS = 128  # block rows per CUDA block of the factorisation
-WARPS = 4  # block rows per CUDA block of the solves, as in block_ilu.cu
+WARPS = 4  # block rows (a warp each) per CUDA block of the factorisation and the solves, as in block_ilu.cu
 
 
 def _module(dtype) -> object:
@@ -61,8 +60,8 @@ class DeviceBlockIlu0:
         bad = cp.zeros(1, dtype=cp.int32)
         factor = _module(self.dtype).get_function("block_ilu0_colour")
         for lo, hi in zip(starts[:-1], starts[1:]):
-            factor((-(-int(hi - lo) // THREADS),), (THREADS,), (self.lu.indptr, self.lu.indices, self.lu.data,
-                                                                self.diag, np.int32(lo), np.int32(hi - lo), bad))
+            factor((-(-int(hi - lo) // WARPS),), (32 * WARPS,), (self.lu.indptr, self.lu.indices, self.lu.data,
+                                                                  self.diag, np.int32(lo), np.int32(hi - lo), bad))
         if int(bad[0]) or not bool(cp.isfinite(self.lu.data).all()):
             raise SolverError("the incomplete LU has a singular or non-finite diagonal block")
         self._flags = cp.empty(self.n + 1, dtype=cp.int32)  # ready flags, then the row counter

@@ -41,48 +41,50 @@ __device__ bool invert(double d[9])
     return isfinite(f);
 }
 
-// One colour's block rows first .. first + count - 1, a thread each (rows of a colour share no block, and
-// their blocks left of the diagonal lie in earlier colours, already factored): for each k < i in row i, in
-// order, L_ik = A_ik U_kk^-1, then A_ij -= L_ik U_kj for the j > k in both rows; last U_ii^-1. bad = 1 where a
-// diagonal block is singular.
+// One colour's block rows first .. first + count - 1, a warp each (rows of a colour share no block, and their
+// blocks left of the diagonal lie in earlier colours, already factored): for each k < i in row i, in order,
+// L_ik = A_ik U_kk^-1 (every lane alike, lane 0 stores it), then A_ij -= L_ik U_kj for the j > k of row i
+// that row k has, the lanes taking row i's blocks in turn and finding each in row k by bisection; last
+// U_ii^-1. bad = 1 where a diagonal block is singular.
 extern "C" __global__ void block_ilu0_colour(const int* __restrict__ indptr, const int* __restrict__ cols,
                                              LU_T* __restrict__ data, const int* __restrict__ diag,
                                              const int first, const int count, int* bad)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31, t = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5);
     if (t >= count) return;
     const int i = first + t, end = indptr[i + 1];
     for (int p = indptr[i]; p < end && cols[p] < i; ++p) {
-        const int k = cols[p];
+        const int k = cols[p], r0 = diag[k] + 1, r1 = indptr[k + 1];
         double a[9], u_inv[9], l[9];
         load(data + 9 * (size_t)p, a);
         load(data + 9 * (size_t)diag[k], u_inv);
         product(a, u_inv, l);
-        store(data + 9 * (size_t)p, l);
-        int q = p + 1, r = diag[k] + 1;
-        const int k_end = indptr[k + 1];
-        while (q < end && r < k_end) {
-            const int cq = cols[q], cr = cols[r];
-            if (cq == cr) {
+        __syncwarp();
+        if (lane == 0) store(data + 9 * (size_t)p, l);
+        for (int q = p + 1 + lane; q < end; q += 32) {
+            const int c = cols[q];
+            int lo = r0, hi = r1;
+            while (lo < hi) {
+                const int mid = (lo + hi) >> 1;
+                if (cols[mid] < c) lo = mid + 1; else hi = mid;
+            }
+            if (lo < r1 && cols[lo] == c) {
                 double u[9], lu[9], x[9];
-                load(data + 9 * (size_t)r, u);
+                load(data + 9 * (size_t)lo, u);
                 product(l, u, lu);
                 load(data + 9 * (size_t)q, x);
                 for (int e = 0; e < 9; ++e) x[e] -= lu[e];
                 store(data + 9 * (size_t)q, x);
-                ++q;
-                ++r;
-            } else if (cq < cr) {
-                ++q;
-            } else {
-                ++r;
             }
         }
+        __syncwarp();
     }
-    double d[9];
-    load(data + 9 * (size_t)diag[i], d);
-    if (!invert(d)) atomicExch(bad, 1);
-    store(data + 9 * (size_t)diag[i], d);
+    if (lane == 0) {
+        double d[9];
+        load(data + 9 * (size_t)diag[i], d);
+        if (!invert(d)) atomicExch(bad, 1);
+        store(data + 9 * (size_t)diag[i], d);
+    }
 }
 
 __device__ __forceinline__ double warp_sum(double v)
