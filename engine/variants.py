@@ -185,10 +185,10 @@ LEAF_SIZE = Parameter("leaf_size", "Leaf size", 0, 0, 1000, "points per octree l
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket, ILU alone: half the GMRES iterations of 3, 1.9x "
                    "faster, measured), 3 on the GPU (there 6 took 30 iterations instead of 35 at 100k DOFs "
-                   "with the coarse level, for 1.9x the device memory and 1.6x the time, measured)"),
+                   "with the coarse level, for 1.45x the device memory and 1.4x the time, measured)"),
     Choice("2", "the FMBEM's preconditioner sees element pairs out to 2 element sizes only, the accurate "
                 "corrections still out to 3: less memory, more iterations (GPU, 100k DOFs to 1e-3: 41 GMRES "
-                "iterations instead of 35, 4.2 KB per DOF instead of 4.8, measured)"),
+                "iterations instead of 35, 4.0 KB per DOF instead of 4.3, measured)"),
     Choice("3", "the FMBEM's ILU preconditioner sees element pairs out to 3 element sizes (centroid distance "
                 "over size), as far as the accurate near-field integrals reach"),
     Choice("4.5", "out to 4.5 element sizes, the pairs beyond 3 by the plain rule: fewer iterations, a larger ILU"),

@@ -78,7 +78,9 @@ def render_markdown(data: dict) -> str:
         "- Times: one solve each after an untimed solve of a small bracket with the same backend, order, leaf size and "
         "scheme (kernel compilation excluded), wall clock from the mesh to the solution. GPU rows: near-field "
         "integrals (CUDA kernel), their block sums, the FMM, the near corrections and the ILU(0) of the near system "
-        "in a multicolour order of its 3x3 blocks (cuSPARSE factorisation, sync-free triangular-solve kernels; "
+        "in a multicolour order of its 3x3 blocks (runs from commit f1d0356 on: kept as 3x3 blocks, factored and "
+        "solved by the kernels of engine/bem/kernels/block_ilu.cu; earlier runs: CSR, cuSPARSE's factorisation "
+        "and sync-free CSR triangular solves; "
         "the near system and the factors in FP32 or FP64 as each GPU row says, the operator always FP64), the "
         "coarse level (its Galerkin matrix by a CUDA kernel, its LU by cuSOLVER in FP64, or in FP32 with "
         "FP32 factors where the run records coarse_lu FP32) and GMRES's Krylov "
@@ -279,13 +281,14 @@ def _memory_target(case: dict, run: dict) -> list[str]:
            f"{'met' if met else 'MISSED'}."]
     if not met:
         least = fp64[0] if fp64 else run
-        parts = least["memory"].get("parts", {})
-        bsr = f" ({parts['ilu'] * 0.3 / case['dofs'] / 1e3:.2f} KB per DOF less here)" if "ilu" in parts else ""
+        lu = least["memory"].get("parts", {}).get("coarse_lu", 0) / case["dofs"] / 1e3
         out.append(f"  - Reason: {_memory_phases(case, least)}{_memory_parts(case, least)}What would reach it: "
-                   f"the ILU(0) factors as 3x3 blocks (a BSR factorisation and triangular solves: 8.4 bytes an "
-                   f"entry in FP64 where CSR takes 12{bsr}), FP32 M2L tables where the precision asked allows "
-                   "them; beyond those the correction matrix itself (the accurate near field out to 3 element "
-                   "sizes, kept for every product) would have to shrink or be recomputed in each product.")
+                   f"the coarse LU in FP32 ({lu / 2:.2f} KB per DOF less here; the solve does so to 1e-3 with "
+                   "FP32 factors, but to 1e-6 and finer it took a third more iterations, engine/bem/fmm_solve.py) "
+                   "or a smaller coarse level (fewer clusters, more iterations), FP32 M2L tables where the "
+                   "precision asked allows them (each of these gives up FP64 somewhere or iterations), the FMM's "
+                   "lists in int32. In FP64 throughout, the correction matrix (the accurate near field out to 3 "
+                   "element sizes, kept for every product) would have to shrink or be recomputed in each product.")
     return out
 
 
@@ -305,7 +308,7 @@ def _memory_parts(case: dict, run: dict) -> str:
     kb = {name: b / case["dofs"] / 1e3 for name, b in parts.items()}
     rest = run["memory"]["device_bytes"] / case["dofs"] / 1e3 - sum(kb.values())
     return (f"Kept through GMRES, KB per DOF: the correction matrix (FP64 3x3 blocks, 8.4 bytes an entry) "
-            f"{kb['correction']:.2f}, the ILU(0) factors (CSR) {kb['ilu']:.2f}, the coarse LU {kb['coarse_lu']:.2f}, "
+            f"{kb['correction']:.2f}, the ILU(0) factors {kb['ilu']:.2f}, the coarse LU {kb['coarse_lu']:.2f}, "
             f"the Krylov basis {kb['krylov']:.2f}; the rest, {rest:.2f}, is the FMM's lists and M2L tables, the "
             "geometry and an application's scratch (the seven densities' charges and dipoles). ")
 
