@@ -33,6 +33,7 @@ from .near_pairs import near_pairs
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
 FAR_POINTS = 3  # FMM sources per element: with the near field out to 3 sizes as accurate as 12 out to 2
 FINE_FAR_POINTS, FINE_FROM_ORDER = 6, 10  # from p = 10 the 3-point rule, not the FMM, limits the solve
+PATTERN_CHUNKS = 8  # chunks of pairs whose blocks' pattern is listed at once (no integrals: little scratch)
 PAIR_CHUNK = 32_000  # near pairs integrated per block (their scratch, about 3 KB a pair, goes between blocks)
 
 
@@ -122,7 +123,10 @@ class FmmBemOperator:
         first_rows = [0, *p[bounds[1:-1]].tolist(), t]  # the chunks' rows cover every target, pairs or not
         chunks = [(slice(lo, hi), slice(first_rows[i], first_rows[i + 1]))
                   for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
-        patterns = zip(*(self._chunk_pattern(p[k], e[k], relative[k], rows) for k, rows in chunks))
+        wide = [(slice(group[0][0].start, group[-1][0].stop), slice(group[0][1].start, group[-1][1].stop))
+                for group in (chunks[g:g + PATTERN_CHUNKS] for g in range(0, len(chunks), PATTERN_CHUNKS))]
+        # (the blocks of consecutive chunks, sorted by row then column, come in the order of theirs)
+        patterns = zip(*(self._chunk_pattern(p[k], e[k], relative[k], rows) for k, rows in wide))
         fillers = [BlockFiller(xp.concatenate([r for r, _ in pattern]), xp.concatenate([c for _, c in pattern]),
                                t, dtype) for pattern, dtype in
                    zip(patterns, (np.float64, self.near_dtype))]
