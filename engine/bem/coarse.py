@@ -29,6 +29,8 @@ TARGETS_PER_CLUSTER = 8  # collocation points per cluster (smaller clusters, few
 # unknowns per cluster, FP64) then holds about 1 KB per DOF (0.98 at 99,948 DOFs)
 CLUSTERS_PER_ROOT = 6.0
 NEAR_RADII = 4.0  # quadrature points within this many cluster radii of its centre: summed point by point
+# (H100, bracket, GMRES to 1e-3, 8ad5841: 3 and 2 radii took 37 and 45 iterations instead of 35 at 100k DOFs; at
+# 1M DOFs 41 and 41 instead of 42, with the coarse set-up 11.6 and 10.2 s instead of 14.2)
 LLOYD_SWEEPS = 10  # k-means sweeps after the bisection (25 against 31 GMRES iterations on a 6k-DOF bracket)
 PAIRS_PER_CHUNK = 1 << 19  # correction entries summed into the coarse matrix at once
 COARSE_THREADS = 256  # kernels/coarse_galerkin.cu's block
