@@ -56,3 +56,18 @@ def test_the_coarse_level_cuts_gmres_iterations_to_the_same_solution():
     assert two_report.iterations <= 0.8 * alone_report.iterations, (two_report.iterations, alone_report.iterations)
     difference = np.linalg.norm(two.displacement - alone.displacement) / np.linalg.norm(alone.displacement)
     assert difference < 2e-3, difference
+
+
+@pytest.mark.parametrize("rtol, fp32, expected", [(1e-3, True, np.float32), (1e-2, True, np.float32),
+                                                  (1e-6, True, np.float64), (1e-3, False, np.float64)])
+def test_the_coarse_lu_is_fp32_only_with_fp32_factors_and_a_tolerance_of_1e_3_or_coarser(monkeypatch, rtol, fp32,
+                                                                                         expected):
+    """On the GPU; tighter tolerances took a third more iterations and more with it in FP32 (fmm_solve.py)."""
+    from types import SimpleNamespace
+
+    from paraflux.engine.bem import fmm_solve
+
+    monkeypatch.setattr(fmm_solve, "get_backend", lambda name: SimpleNamespace(is_gpu=name == "cupy"))
+    settings = FmmSettings(backend="cupy", rtol=rtol, preconditioner_fp32=fp32)
+    assert fmm_solve.coarse_dtype(settings) == expected
+    assert fmm_solve.coarse_dtype(FmmSettings(backend="numpy", rtol=rtol)) == np.float64  # the host: FP64
