@@ -88,8 +88,12 @@ def test_gpu_coarse_level_matches_the_host_one(monkeypatch):
     assert np.linalg.norm(passes - host) < 1e-9 * np.linalg.norm(host)
     r = np.random.default_rng(2).standard_normal(3 * layout.n_targets)
     want = coarse.coarse_correction(ops[0], 30).solve(r)
-    got = coarse.coarse_correction(ops[1], 30).solve(cp.asarray(r)).get()
+    double = coarse.coarse_correction(ops[1], 30)
+    got = double.solve(cp.asarray(r)).get()
     assert np.linalg.norm(got - want) < 1e-8 * np.linalg.norm(want)
+    single = coarse.coarse_correction(ops[1], 30, np.float32)  # half the LU, FP32's rounding
+    assert 2 * single.lu_bytes == double.lu_bytes
+    assert 1e-10 < np.linalg.norm(single.solve(cp.asarray(r)).get() - want) / np.linalg.norm(want) < 1e-3
 
 
 @pytest.mark.parametrize("case, reach", [("octant", None), ("sharp-edged box", None), ("octant", 6.0)])
@@ -122,12 +126,13 @@ def test_gpu_fmm_solve_matches_the_cpu_solve(case, reach):
 
 
 def _block_matrix(n: int, seed: int):
-    """A random diagonally dominant (3n, 3n) matrix of 3x3 blocks, about 12 blocks a row: (indptr, cols,
-    blocks) on the host."""
+    """A random (3n, 3n) matrix of 3x3 blocks with a heavy diagonal, about 12 blocks a row and every 20th row
+    about 100 (longer than a warp's 32 lanes): (indptr, cols, blocks) on the host."""
     rng = np.random.default_rng(seed)
     pattern = (rng.random((n, n)) < 12 / n) | np.eye(n, dtype=bool)
+    pattern[::20] |= rng.random((len(pattern[::20]), n)) < 90 / n
     rows, cols = np.nonzero(pattern)
-    blocks = rng.standard_normal((len(rows), 3, 3)) + 30 * np.eye(3) * (rows == cols)[:, None, None]
+    blocks = rng.standard_normal((len(rows), 3, 3)) + 300 * np.eye(3) * (rows == cols)[:, None, None]
     return np.r_[0, np.cumsum(np.bincount(rows, minlength=n))].astype(np.int32), cols.astype(np.int32), blocks
 
 
@@ -150,6 +155,7 @@ def test_block_ilu0_on_the_gpu_matches_its_reference_and_its_solves_scipy_s():
 
     indptr, cols, blocks = _block_matrix(1000, 1)
     n = len(indptr) - 1
+    assert np.diff(indptr).max() > 64  # rows the lanes' loops go round more than once
     ilu = DeviceBlockIlu0(_device_bsr(indptr, cols, blocks))
     order = ilu.order.get()
     assert np.array_equal(np.sort(order), np.arange(n))

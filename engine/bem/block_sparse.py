@@ -31,8 +31,11 @@ class DeviceBsr:
         return int(self.data.nbytes + self.indices.nbytes + self.indptr.nbytes)
 
     def __matmul__(self, x):
-        """A x (3R,) for a CuPy vector x (3C,), float64."""
+        """A x (3R,) for a CuPy vector x (3C,), float64 (the matrix too: TypeError otherwise)."""
         import cupy as cp  # noqa: PLC0415
+
+        if self.data.dtype != cp.float64:
+            raise TypeError(f"the block product reads float64 blocks, these are {self.data.dtype}")
 
         rows = len(self.indptr) - 1
         y = cp.empty(3 * rows)

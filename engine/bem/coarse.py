@@ -280,7 +280,8 @@ def coarse_correction(op, n_clusters: int, dtype=np.float64) -> CoarseCorrection
     ac = galerkin_matrix(op, basis)
     p = _to_xp(basis.p, xp)
     lu_factor, lu_solve = _lu(xp)
-    ac = ac.T.astype(dtype, copy=False)  # Ac^T, Fortran-ordered: factorised in place
+    ac = ac.T.astype(dtype, copy=False)  # Ac^T, Fortran-ordered: factorised in place (in FP32 a copy, so the
+    # set-up holds 12 bytes per entry for a moment, the solve 4)
     lu = lu_factor(ac, overwrite_a=True, check_finite=False)
     pivots = xp.abs(xp.diagonal(lu[0]))
     if not float(pivots.min()) > 1e-12 * float(pivots.max()):

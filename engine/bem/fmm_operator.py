@@ -76,7 +76,7 @@ class FmmBemOperator:
         rule = dunavant(POINTS_TO_DEGREE[far_points])
         self.bary, w = rule.points, rule.weights
         self.correction_ratio = correction_ratio
-        self.near_reach = precondition_ratio or correction_ratio
+        self.near_reach = correction_ratio if precondition_ratio is None else precondition_ratio
         if self.near_reach < 1.0:
             raise ValueError(f"the preconditioner's reach {self.near_reach} is under 1 element size")
         self.reach = max(correction_ratio, self.near_reach)
@@ -110,8 +110,8 @@ class FmmBemOperator:
         their integrals and block sums where the FMM runs (Numba on the host, CUDA on the GPU): the
         correction and near matrices, known_correction and the rigid-body diagonal (T, 3, 3) from the plain
         rule's unit translations far_rows (_unit_translations) and the corrections' row sums. The matrices'
-        patterns are listed first, chunk by chunk, so that each chunk's blocks are written into place
-        (BlockFiller): the set-up holds the matrices and one chunk's scratch."""
+        patterns are listed first, PATTERN_CHUNKS chunks at a time, so that each chunk's blocks are written into
+        place (BlockFiller): the set-up holds the matrices and one chunk's scratch."""
         el, xp, t = self.el, self.xp, len(self.targets)
         p, e, distance = near_pairs(self.targets, self.target_node, self.triangles, el.centroids, el.sizes,
                                     self.reach)
@@ -130,6 +130,7 @@ class FmmBemOperator:
         fillers = [BlockFiller(xp.concatenate([r for r, _ in pattern]), xp.concatenate([c for _, c in pattern]),
                                t, dtype) for pattern, dtype in
                    zip(patterns, (np.float64, self.near_dtype))]
+        del patterns  # (it holds the groups' pieces)
         self.memory.mark("near-field pattern")
         for k, rows in chunks:
             for filler, blocks in zip(fillers, self._near_chunk(p[k], e[k], relative[k], rows, el_x, *geometry)):

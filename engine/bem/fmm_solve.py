@@ -41,12 +41,12 @@ class FmmSettings:
     far_points: int | None = None  # FMM sources per element (Dunavant rule of 1, 3, 6, 7 or 12 points); None:
     # fmm_operator.far_points_for(order), 3 below p = 10 and 6 from there
     correction_ratio: float = CORRECTION_RATIO  # near field out to this many element sizes
-    precondition_ratio: float | None = None  # the ILU's matrix out to this many (plain rule beyond the
-    # corrections); None: as far as the corrections
+    precondition_ratio: float | None = None  # the ILU's matrix out to this many element sizes, from 1 (plain rule
+    # beyond the corrections; short of them, fewer entries); None: as far as the corrections
     exponential_nodes: int = 17  # plane-wave quadrature of the exponential M2L (8, 17 or 26)
-    preconditioner_fp32: bool = True  # on the GPU, the near matrix and its ILU(0) factors in FP32 (two thirds of
-    # their memory, as many iterations), and the coarse level's LU where rtol >= COARSE_FP32_FROM (half its
-    # memory); the operator, GMRES's products and residuals stay FP64
+    preconditioner_fp32: bool = True  # on the GPU, the near matrix and its ILU(0) factors in FP32 (about half
+    # their memory as 3x3 blocks, as many iterations), and the coarse level's LU where rtol >= COARSE_FP32_FROM
+    # (half its memory); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
