@@ -109,11 +109,13 @@ def test_standard_plans_on_the_gpu_and_a_gpu_tree_serves_the_host_planned_scheme
         assert np.abs(grad.get() - cpu_grad).max() < 1e-12 * np.abs(cpu_grad).max()
 
 
+@pytest.mark.parametrize("cuda_cores", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("width, n_dens", [(12, 1), (110, 5), (462, 2)])
-def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens, dtype):
-    """kernels/fmm.cu's m2l_tiles against host.tiles_reference: several row chunks (width > 96), several column
-    chunks (64 slots x n_dens > 64), tiles left partly empty and targets spread over many tables."""
+@pytest.mark.parametrize("width, n_dens", [(12, 1), (56, 1), (110, 5), (132, 3), (240, 1), (462, 2)])
+def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens, dtype, cuda_cores):
+    """kernels/fmm.cu's m2l_tiles against host.tiles_reference, on the tensor cores and on the CUDA cores: each
+    rows-per-thread choice (3 to 6), several row chunks, several column chunks (64 slots x n_dens > 64), widths
+    not a multiple of the staged chunk, tiles left partly empty and targets spread over many tables."""
     from paraflux.engine.fmm.gpu_m2l import m2l_tiles_gpu  # noqa: PLC0415
     from paraflux.engine.fmm.host import tiles_reference  # noqa: PLC0415
     from paraflux.engine.fmm.plan import TileWork, by_tile  # noqa: PLC0415
@@ -127,7 +129,7 @@ def test_gpu_tiled_list_kernel_matches_its_numpy_twin(cp, width, n_dens, dtype):
     dest = cp.asarray(expected)
     tiles_reference(source, expected, arrays, table)
     work = TileWork(*(cp.asarray(a) for a in arrays), cp.asarray(np.ascontiguousarray(table.transpose(0, 2, 1))))
-    m2l_tiles_gpu(cp.asarray(source), dest, work)
+    m2l_tiles_gpu(cp.asarray(source), dest, work, cuda_cores)
     assert np.abs(dest.get() - expected).max() < 1e-12 * np.abs(expected).max()
 
 

@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..fmm.gpu_m2l import product_units
 from ..fmm.fmm import FP32_TABLES_UP_TO, M2L_SCHEMES, LaplaceFMM, order_for_precision, translations_per_box
 from ..fmm.tree import SEPARATIONS
 from ..fmm.operators import direct
@@ -209,7 +210,7 @@ def _timed_from_scratch(cp, pts, q, asked: tuple, separation: int, sample, refer
     apply_seconds = time.perf_counter() - done
     return {"precision": eps, "separation": separation, "leaf_size": leaf_size, "fp32_tables": fp32, "order": p,
             "setup_seconds": built - t0, "scratch_seconds": done - t0, "apply_seconds": apply_seconds,
-            "phases": phases, "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"],
+            "phases": phases, "m2l_pairs": fmm.plan.tree.stats()["m2l_pairs"], "m2l_units": product_units(),
             "m2l_segments": sum(len(w.segment_table) for w in fmm.plan.m2l_work.work),
             **_errors(phi[sample], grad[sample], *reference)}
 

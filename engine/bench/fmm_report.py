@@ -549,6 +549,11 @@ def _crossing(ratio: list) -> str:
     return "below the smallest N measured" if ratio and ratio[0][1] < 1 else "not within the sizes measured"
 
 
+def _units(run: dict) -> str:
+    """Where the run's M2L products ran, as recorded (runs before the tensor-core kernel did not record it)."""
+    return f" on the {run['m2l_units']}" if "m2l_units" in run else ""
+
+
 def _m2l_ceiling(data: dict) -> list[str]:
     """The M2L phase's FP64 rate and its table and expansion traffic against the ceilings measured in the same
     run (cuBLAS DGEMM, device copy: the case's own, else the record's), for the largest from-scratch run at
@@ -570,7 +575,8 @@ def _m2l_ceiling(data: dict) -> list[str]:
     line = (f"{head}: {f_flops:.1%} of the FP64 GEMM rate ({flops / 1e9:,.0f} GFLOP/s) and {f_bytes:.0%} of the "
             f"copy bandwidth ({traffic / 1e9:,.0f} GB/s: a table per {'segment' if 'm2l_segments' in run else 'pair'}"
             f" and an expansion per pair; {case['distribution']}, N = {case['n']:,}, p = {run['order']}, separation "
-            f"{run['separation']}, {run['m2l_pairs']:,} pairs in {seconds:.3f} s; ceilings {ceilings['dgemm_flops'] / 1e12:.1f}"
+            f"{run['separation']}, {run['m2l_pairs']:,} pairs in {seconds:.3f} s{_units(run)}; ceilings "
+            f"{ceilings['dgemm_flops'] / 1e12:.1f}"
             f" TFLOP/s and {ceilings['copy_bandwidth'] / 1e9:,.0f} GB/s, measured in that run); the nearer ceiling is "
             f"{bound}: "
             + ("met." if max(f_flops, f_bytes) >= 0.3 else "MISSED."))
@@ -581,10 +587,16 @@ def _m2l_ceiling(data: dict) -> list[str]:
                       f"({8 * width * width / 1024:.0f} KiB at p = {run['order']}), one target box per block. What "
                       "would reach it: pairs grouped by table into tiles of target boxes (runs since the tiled "
                       "kernel record their segments)."]
-    return [line, f"  - Reason: neither ceiling is near: the tiled kernel (6 x 4 register tiles on the FP64 CUDA "
-                  f"cores, each table read once for up to 64 target boxes: {run['m2l_pairs'] / tables:.0f} pairs per "
-                  "table read here) stages a chunk of the table and of the source expansions, waits, then multiplies, "
-                  "so a block's loads and arithmetic do not overlap; cuBLAS's DGEMM, the FP64 ceiling, runs on the "
-                  "tensor cores at about twice the CUDA cores' rate. What would reach it: double-buffered staging "
-                  "(cp.async) so loads hide behind the products, then the same tiles on the tensor cores (mma.sync "
-                  "m8n8k4 in FP64), or rotation-based M2L (O(p^3) a pair instead of O(p^4))."]
+    if "m2l_units" not in run:
+        return [line, f"  - Reason: neither ceiling is near: the tiled kernel (6 x 4 register tiles on the FP64 CUDA "
+                      f"cores, each table read once for up to 64 target boxes: {run['m2l_pairs'] / tables:.0f} pairs "
+                      "per table read here) stages a chunk of the table and of the source expansions, waits, then "
+                      "multiplies, so a block's loads and arithmetic do not overlap; cuBLAS's DGEMM, the FP64 "
+                      "ceiling, runs on the tensor cores at about twice the CUDA cores' rate. What would reach it: "
+                      "the products on the tensor cores (mma.sync m8n8k4 in FP64; runs since record their units), "
+                      "double-buffered staging (cp.async), or rotation-based M2L (O(p^3) a pair instead of O(p^4))."]
+    return [line, f"  - Reason: the tiled kernel's products run on the {run['m2l_units']}, each table read once for "
+                  f"up to 64 target boxes ({run['m2l_pairs'] / tables:.0f} pairs per table read here), but a block "
+                  "stages a chunk of the table and of the gathered source expansions, waits, then multiplies, so its "
+                  "loads and products do not overlap. What would reach it: double-buffered staging (cp.async) so "
+                  "the loads hide behind the products, or rotation-based M2L (O(p^3) a pair instead of O(p^4))."]

@@ -4,14 +4,18 @@
 // The list translations (M2L, and M2M / L2L: dest[t] += T[o] @ source[s] over pairs (t, s, o)) as small
 // dense products: target boxes are grouped in tiles of TILE_SLOTS (plan.by_tile) and a tile's pairs in
 // segments sharing one table T[o], so a block loads each table once for up to TILE_SLOTS targets instead of
-// once per pair. Block (tile, row chunk, column chunk): output rows row0 .. row0 + 95 of columns
-// (slot, density) = 64 z .. 64 z + 63 (col = slot * n_dens + d); 16 x 16 threads, each holding 6 rows x 4
-// columns in registers; the table and the gathered source columns staged 32 coefficients at a time. With
-// splits = 1 a block owns its targets' rows (no atomics, a fixed order of sums); where there are too few
-// tiles to fill the GPU, each tile's segments are cut into `splits` parts, one block each (blockIdx.x =
-// tile * splits + part), added with atomics. table_t (n_tables, width, width) has its last two axes swapped.
-// M2M and L2L pass the same array as source and dest: the rows read (one level) and written (the next)
-// never overlap. NumPy twin: standard_m2l.m2l_lists_numba (the same sums, pair by pair).
+// once per pair. Block (tile, row chunk, column chunk): output rows row0 .. row0 + TILE_ROWS - 1 of columns
+// (slot, density) = 64 z .. 64 z + 63 (col = slot * n_dens + d), 256 threads each holding TILE_R rows x 4
+// columns in registers (TILE_R, 3 to 6, fitted to the expansion's width by the launcher so that few rows are
+// padding); the table and the gathered source columns staged kc <= TILE_K coefficients at a time (kc: the
+// width cut into equal chunks, rounded up to 4). The products: on the FP64 tensor cores where the device has
+// them (compute capability 8.0 on, mma.sync m8n8k4: 8 warps as 2 x 4, each TILE_R x 2 tiles of 8 x 8), else
+// (or with -DM2L_CUDA_CORES) on the FP64 CUDA cores (16 x 16 threads). With splits = 1 a block owns its
+// targets' rows (no atomics, a fixed order of sums); where there are too few tiles to fill the GPU, each
+// tile's segments are cut into `splits` parts, one block each (blockIdx.x = tile * splits + part), added with
+// atomics. table_t (n_tables, width, width) has its last two axes swapped. M2M and L2L pass the same array
+// as source and dest: the rows read (one level) and written (the next) never overlap. NumPy twin:
+// standard_m2l.m2l_lists_numba (the same sums, pair by pair).
 #ifndef TABLE_T
 #define TABLE_T double  // -DTABLE_T=float: the FP32 tables (LaplaceFMM's fp32_tables), staged and summed in FP64
 #endif
@@ -19,10 +23,61 @@
 #define M2L_MIN_BLOCKS 3  // blocks of m2l_tiles per multiprocessor the registers must allow: 3 caps them at 80
 // (110 uncapped, no spills) and took the M2L 17-20 % faster on the H100 at 1e6 points; 4 (64) spills, slower
 #endif
+#ifndef TILE_R
+#define TILE_R 6  // output rows per thread (gpu_m2l.tile_rows picks it per width)
+#endif
+#if !defined(M2L_CUDA_CORES) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define M2L_MMA
+#endif
 #define TILE_SLOTS 64
-#define TILE_ROWS 96
+#define TILE_ROWS (16 * TILE_R)
 #define TILE_COLS 64
 #define TILE_K 32
+#define TILE_PAD 4  // staged rows 4 doubles longer: an mma fragment's four k rows fall in distinct banks
+
+// The block's staged products acc[i][j] += sum_k ts[k][row(i)] xs[k][col(j)] over k < kc (a multiple of 4),
+// and the block-relative row and column of acc[i][j].
+#ifdef M2L_MMA
+__device__ __forceinline__ int tile_row(int tid, int i) { return (tid / 128 * TILE_R + i) * 8 + tid % 32 / 4; }
+__device__ __forceinline__ int tile_col(int tid, int j) { return tid / 32 % 4 * 16 + j / 2 * 8 + tid % 4 * 2 + j % 2; }
+__device__ __forceinline__ void tile_products(const double (*ts)[TILE_ROWS + TILE_PAD],
+                                              const double (*xs)[TILE_COLS + TILE_PAD], int kc, int tid,
+                                              double (&acc)[TILE_R][4])
+{
+    const int lane = tid % 32, row = tid / 128 * TILE_R * 8 + lane / 4, col = tid / 32 % 4 * 16 + lane / 4;
+#pragma unroll 2
+    for (int k0 = 0; k0 < kc; k0 += 4) {
+        double a[TILE_R], x[2];
+#pragma unroll
+        for (int i = 0; i < TILE_R; ++i) a[i] = ts[k0 + lane % 4][row + 8 * i];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) x[j] = xs[k0 + lane % 4][col + 8 * j];
+#pragma unroll
+        for (int i = 0; i < TILE_R; ++i)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+                asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                    : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]) : "d"(a[i]), "d"(x[j]));
+    }
+}
+#else
+__device__ __forceinline__ int tile_row(int tid, int i) { return tid / 16 + 16 * i; }
+__device__ __forceinline__ int tile_col(int tid, int j) { return tid % 16 + 16 * j; }
+__device__ __forceinline__ void tile_products(const double (*ts)[TILE_ROWS + TILE_PAD],
+                                              const double (*xs)[TILE_COLS + TILE_PAD], int kc, int tid,
+                                              double (&acc)[TILE_R][4])
+{
+#pragma unroll 4
+    for (int k = 0; k < kc; ++k) {
+        double a[TILE_R], x[4];
+        for (int i = 0; i < TILE_R; ++i) a[i] = ts[k][tile_row(tid, i)];
+        for (int j = 0; j < 4; ++j) x[j] = xs[k][tile_col(tid, j)];
+        for (int i = 0; i < TILE_R; ++i)
+            for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * x[j];
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(256, M2L_MIN_BLOCKS) m2l_tiles(
     const double* __restrict__ source, double* __restrict__ dest,
     const long long* __restrict__ tile_target, const long long* __restrict__ tile_segments,
@@ -30,15 +85,18 @@ extern "C" __global__ void __launch_bounds__(256, M2L_MIN_BLOCKS) m2l_tiles(
     const int* __restrict__ pair_slot, const long long* __restrict__ pair_source,
     const TABLE_T* __restrict__ table_t, int n_dens, int width, int splits)
 {
-    __shared__ double ts[TILE_K][TILE_ROWS];
-    __shared__ double xs[TILE_K][TILE_COLS + 1];
+    __shared__ double ts[TILE_K][TILE_ROWS + TILE_PAD];
+    __shared__ double xs[TILE_K][TILE_COLS + TILE_PAD];
     __shared__ long long src_of[TILE_SLOTS];
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int tid = threadIdx.x;
+    const int nk = (width + TILE_K - 1) / TILE_K, kc = ((width + nk - 1) / nk + 3) / 4 * 4;
     const long long tile = blockIdx.x / splits, part = blockIdx.x % splits;
     const long long seg0 = tile_segments[tile], n_seg = tile_segments[tile + 1] - seg0;
     const int row0 = blockIdx.y * TILE_ROWS, col0 = blockIdx.z * TILE_COLS;
-    double acc[6][4];
-    for (int i = 0; i < 6; ++i)
+    double acc[TILE_R][4];
+#pragma unroll
+    for (int i = 0; i < TILE_R; ++i)
+#pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
     for (long long seg = seg0 + n_seg * part / splits; seg < seg0 + n_seg * (part + 1) / splits; ++seg) {
         const TABLE_T* table = table_t + (long long)segment_table[seg] * width * width;
@@ -48,38 +106,34 @@ extern "C" __global__ void __launch_bounds__(256, M2L_MIN_BLOCKS) m2l_tiles(
         for (long long k = segment_pairs[seg] + tid; k < segment_pairs[seg + 1]; k += blockDim.x)
             src_of[pair_slot[k]] = pair_source[k];
         __syncthreads();
-        for (int c0 = 0; c0 < width; c0 += TILE_K) {
-            for (int e = tid; e < TILE_K * TILE_ROWS; e += blockDim.x) {
+        for (int c0 = 0; c0 < width; c0 += kc) {
+            for (int e = tid; e < kc * TILE_ROWS; e += blockDim.x) {
                 const int cc = e / TILE_ROWS, rr = e % TILE_ROWS, c = c0 + cc, r = row0 + rr;
                 ts[cc][rr] = (c < width && r < width) ? (double)table[(long long)c * width + r] : 0.0;
             }
-            for (int e = tid; e < TILE_K * TILE_COLS; e += blockDim.x) {
-                const int cc = e % TILE_K, col = col0 + e / TILE_K, slot = col / n_dens, c = c0 + cc;
+            for (int e = tid; e < kc * TILE_COLS; e += blockDim.x) {
+                const int cc = e % kc, col = col0 + e / kc, slot = col / n_dens, c = c0 + cc;
                 const long long s = slot < TILE_SLOTS ? src_of[slot] : -1;
-                xs[cc][e / TILE_K] = (s >= 0 && c < width) ? source[(s * n_dens + col % n_dens) * width + c] : 0.0;
+                xs[cc][e / kc] = (s >= 0 && c < width) ? source[(s * n_dens + col % n_dens) * width + c] : 0.0;
             }
             __syncthreads();
-#pragma unroll 4
-            for (int cc = 0; cc < TILE_K; ++cc) {
-                double a[6], x[4];
-                for (int i = 0; i < 6; ++i) a[i] = ts[cc][ty + 16 * i];
-                for (int j = 0; j < 4; ++j) x[j] = xs[cc][tx + 16 * j];
-                for (int i = 0; i < 6; ++i)
-                    for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * x[j];
-            }
+            tile_products(ts, xs, kc, tid, acc);
             __syncthreads();
         }
     }
+#pragma unroll
     for (int j = 0; j < 4; ++j) {
-        const int col = col0 + tx + 16 * j, slot = col / n_dens;
+        const int col = col0 + tile_col(tid, j), slot = col / n_dens;
         if (slot >= TILE_SLOTS) continue;
         const long long t = tile_target[tile * TILE_SLOTS + slot];
         if (t < 0) continue;
         double* out = dest + (t * n_dens + col % n_dens) * width;
-        for (int i = 0; i < 6; ++i) {
-            if (row0 + ty + 16 * i >= width) continue;
-            if (splits > 1) atomicAdd(out + row0 + ty + 16 * i, acc[i][j]);
-            else out[row0 + ty + 16 * i] += acc[i][j];
+#pragma unroll
+        for (int i = 0; i < TILE_R; ++i) {
+            const int r = row0 + tile_row(tid, i);
+            if (r >= width) continue;
+            if (splits > 1) atomicAdd(out + r, acc[i][j]);
+            else out[r] += acc[i][j];
         }
     }
 }
