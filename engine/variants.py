@@ -182,6 +182,11 @@ LEAF_SIZE = Parameter("leaf_size", "Leaf size", 0, 0, 1000, "points per octree l
                       "engine; 0: by backend, 32 on NumPy, 256 on the GPU (there faster than 32 with the same "
                       "GMRES iterations: bench fmbem)", integer=True)
 
+FAR_PASSES = Parameter("far_passes", "FMM passes", 1, 1, 7, "FMM applications per far-field product of the "
+                       "FMBEM, its seven Kelvin densities split among them: more passes hold fewer densities and "
+                       "expansions at once, less device memory for more time", integer=True,
+                       compare_values=(1, 3, 7))
+
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket, ILU alone: half the GMRES iterations of 3, 1.9x "
                    "faster, measured), 3 on the GPU (there 6 took 30 iterations instead of 35 at 100k DOFs "

@@ -99,3 +99,26 @@ def test_the_preconditioner_s_reach_leaves_the_corrections_and_the_operator_as_t
     assert np.count_nonzero(wide) > 2 * np.count_nonzero(usual) > 4 * np.count_nonzero(short)
     # a target's own elements are all within reach 1.5: its diagonal (with the rigid-body terms) is complete
     assert np.abs(np.diag(short) - np.diag(usual)).max() <= 1e-12 * np.abs(np.diag(usual)).max()
+
+
+@pytest.mark.parametrize("passes", [2, 7])
+def test_the_far_field_in_several_fmm_passes_is_the_far_field_of_one(passes):
+    """The seven densities split over FMM passes give the same product (the same sums, regrouped), and the
+    operator refuses a split into no pass or more passes than densities."""
+    from paraflux.engine.bem.cases import pressurised_octant
+    from paraflux.engine.bem.fmm_operator import FmmBemOperator
+    from paraflux.engine.bem.unknowns import unknown_layout
+
+    s, _, data = pressurised_octant(300)
+    layout = unknown_layout(s.points, s.triangles, data.displacement_type)
+    make = lambda k: FmmBemOperator(s.points, s.triangles, layout, data.displacement_type,  # noqa: E731
+                                    data.traction, 1e11, 0.3, order=6, far_passes=k)
+    one, split = make(1), make(passes)
+    assert [len(r) for r in split.passes] == [len(r) for r in np.array_split(range(7), passes)]
+    x = np.random.default_rng(1).standard_normal((layout.n_targets, 3))
+    expected = one.apply(x)
+    assert np.abs(split.apply(x) - expected).max() <= 1e-13 * np.abs(expected).max()
+    assert np.abs(split.known_part() - one.known_part()).max() <= 1e-13 * np.abs(one.known_part()).max()
+    for bad in (0, 8):
+        with pytest.raises(ValueError, match="1 to 7 FMM passes"):
+            make(bad)

@@ -236,17 +236,21 @@ def test_device_bsr_product_matches_scipy_bsr():
     assert np.array_equal(a.get().toarray(), expected.toarray()) and a.nbytes < 0.71 * 12 * 9 * len(rows)
 
 
-def test_far_densities_kernel_matches_its_reference():
+@pytest.mark.parametrize("densities", [range(7), range(0, 3), range(3, 5), range(6, 7)])
+def test_far_densities_kernel_matches_its_reference(densities):
     cp = pytest.importorskip("cupy")
     from paraflux.engine.bem.far_densities import far_densities, far_densities_reference
 
     rng = np.random.default_rng(8)
-    n_nodes, n_elements, q = 300, 500, 1500
-    points = {"q_nodes": rng.integers(0, n_nodes, (q, 3)).astype(np.int32),
-              "q_element": rng.integers(0, n_elements, q).astype(np.int32), "q_weight": rng.random((q, 3)),
-              "n": rng.standard_normal((q, 3)), "y": rng.standard_normal((q, 3))}
+    n_nodes, n_elements, q, n_rule = 300, 500, 1500, 3
+    points = {"q_source": rng.integers(0, n_elements * n_rule, q).astype(np.int32),
+              "tri": rng.integers(0, n_nodes, (n_elements, 3)), "normal": rng.standard_normal((n_elements, 3)),
+              "area": rng.random(n_elements), "bary": rng.random((n_rule, 3)), "rule_weight": rng.random(n_rule),
+              "y": rng.standard_normal((q, 3))}
     u, t = rng.standard_normal((n_nodes, 3)), rng.standard_normal((n_elements, 3, 3))
-    host = far_densities_reference(u, t, points, MU, NU)
-    dev = far_densities(cp, cp.asarray(u), cp.asarray(t), {k: cp.asarray(v) for k, v in points.items()}, MU, NU)
+    host = far_densities_reference(u, t, points, MU, NU, densities)
+    dev = far_densities(cp, cp.asarray(u), cp.asarray(t), {k: cp.asarray(v) for k, v in points.items()}, MU, NU,
+                        densities)
     for h, d in zip(host, dev):
-        assert d.shape == h.shape and np.abs(d.get() - h).max() <= 1e-14 * np.abs(h).max()
+        assert d.shape == h.shape == (len(densities), q, 3)[:h.ndim]
+        assert np.abs(d.get() - h).max() <= 1e-14 * np.abs(h).max()

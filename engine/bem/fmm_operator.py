@@ -27,7 +27,7 @@ from ..truncation.surfaces import POINTS_TO_DEGREE
 from ..backend import DeviceMemory, array_module, to_host
 from .assembly import Elements, accurate_pair_integrals, elements_of, levels_of, plain_pair_integrals
 from .block_sparse import BlockFiller
-from .far_densities import far_densities
+from .far_densities import N_DENSITIES, far_densities
 from .near_pairs import near_pairs
 
 CORRECTION_RATIO = 3.0  # centroid distance / element size below which the near correction applies
@@ -53,7 +53,9 @@ class FmmBemOperator:
     rule of 1, 3, 6, 7 or 12 points); correction_ratio: how far out (centroid distance over element size) the
     near field replaces that rule; precondition_ratio: how far out the preconditioner's matrix reaches (None:
     as far as the corrections; at least 1, so that a target's own elements are in it), pairs beyond the
-    corrections entering it by the plain rule.
+    corrections entering it by the plain rule; far_passes: the FMM applications a far-field product takes, its
+    seven densities split into that many ranges (1 to 7; more passes hold fewer densities and expansions at
+    once: less memory, more time).
     The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
     used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
     idle slots' identity, the preconditioner's matrix (values of near_dtype: float32 where the preconditioner
@@ -64,7 +66,8 @@ class FmmBemOperator:
     def __init__(self, points, triangles, layout, displacement_type, known_traction, mu, nu, order=8,
                  leaf_size=None, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
-                 separation=1, precondition_ratio=None, known_displacement=None, near_dtype=np.float64):
+                 separation=1, precondition_ratio=None, known_displacement=None, near_dtype=np.float64,
+                 far_passes=1):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -81,6 +84,9 @@ class FmmBemOperator:
             raise ValueError(f"the preconditioner's reach {self.near_reach} is under 1 element size")
         self.reach = max(correction_ratio, self.near_reach)
         self.near_dtype = near_dtype
+        if not 1 <= far_passes <= N_DENSITIES:
+            raise ValueError(f"the far field takes 1 to {N_DENSITIES} FMM passes, got {far_passes}")
+        self.passes = [range(int(r[0]), int(r[-1]) + 1) for r in np.array_split(range(N_DENSITIES), far_passes)]
         self.src = np.einsum("qa,eak->eqk", self.bary, self.el.corners).reshape(-1, 3)
         self.src_w0 = w
         self.src_w = (w[None] * self.el.areas[:, None]).reshape(-1)
@@ -240,11 +246,9 @@ class FmmBemOperator:
         backend)."""
         xp, layout = self.xp, self.layout
         order = self.fmm.source_order  # the FMM's sources (element-major here) in its tree's order
-        element, point = np.divmod(order, len(self.bary))
-        self.dev = {"q_nodes": xp.asarray(self.triangles[element].astype(np.int32)),
-                    "q_weight": xp.asarray(self.bary[point] * self.src_w[order][:, None]),
-                    "n": xp.asarray(self.src_n[order]), "y": self.fmm.sorted_sources(),
-                    "q_element": xp.asarray(element.astype(np.int32)),
+        self.dev = {"q_source": xp.asarray(order.astype(np.int32)), "normal": xp.asarray(self.el.normals),
+                    "area": xp.asarray(self.el.areas), "bary": xp.asarray(self.bary),
+                    "rule_weight": xp.asarray(self.src_w0), "y": self.fmm.sorted_sources(),
                     "tri": xp.asarray(self.triangles), "x": xp.asarray(self.targets),
                     "disp": xp.asarray(self.disp), "slot": xp.asarray(layout.traction_node),
                     "component": xp.arange(3)[None, None, :], "t_known": xp.asarray(self.t_known),
@@ -258,14 +262,28 @@ class FmmBemOperator:
         self.dev["rigid_w"] = xp.asarray(np.r_[np.tile([1.0, 0.0, 0.0], (n, 1)), layout.extra_weights.reshape(-1, 3)])
 
     def far(self, u, t):
-        """H u - G t (3T,) at the targets by the plain rule on every pair, through one FMM application; u (N, 3) and
-        t (M, 3, 3) arrays of the FMM's backend. The seven densities are written in the FMM's source order
-        (far_densities): an application's scratch is little beyond the densities themselves."""
-        charges, dipoles = far_densities(self.xp, u, t, self.dev, self.mu, self.nu)
-        pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=True, in_tree_order=True)
-        del charges, dipoles
-        out = pot[:3].T + grad[6] - self.xp.einsum("nm,mnl->nl", self.dev["x"], grad[3:6])
+        """H u - G t (3T,) at the targets by the plain rule on every pair, through len(self.passes) FMM
+        applications; u (N, 3) and t (M, 3, 3) arrays of the FMM's backend. Each pass's densities are written in
+        the FMM's source order (far_densities): its scratch is little beyond those densities."""
+        out = self.xp.zeros((len(self.targets), 3))
+        for densities in self.passes:
+            charges, dipoles = far_densities(self.xp, u, t, self.dev, self.mu, self.nu, densities)
+            pot, grad = self.fmm.apply(charges=charges, dipoles=dipoles, gradient=densities.stop > 3,
+                                       in_tree_order=True)
+            del charges, dipoles
+            self._add_far(out, pot, grad, densities)
         return out.reshape(-1)
+
+    def _add_far(self, out, pot, grad, densities: range) -> None:
+        """out (T, 3) += the far field of densities (far_densities): the potentials of 0..2 in their
+        components, -x_k times the gradient of 3 + k, the gradient of 6."""
+        for i, d in enumerate(densities):
+            if d < 3:
+                out[:, d] += pot[i]
+            elif d < 6:
+                out -= self.dev["x"][:, d - 3, None] * grad[i]
+            else:
+                out += grad[i]
 
     def _unit_translations(self):
         """(T, 3, 3) [target, l, k]: the plain rule's H of a unit translation in k (through the FMM), which

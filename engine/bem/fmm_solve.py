@@ -49,6 +49,8 @@ class FmmSettings:
     # (half its memory); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
+    far_passes: int = 1  # FMM applications per far-field product, the seven densities split among them (1-7):
+    # more passes, less device memory, more time (fmm_operator.FmmBemOperator)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
     # collocation points; None: coarse.cluster_count (8 points each, at most 6 sqrt(T)), 0: none (ILU alone)
 
@@ -62,7 +64,9 @@ class GmresReport:
     near_pairs: int = 0
     memory: dict = field(default_factory=dict)  # bytes: host (near field, ILU, Krylov basis); parts: the correction
     # matrix's, the ILU factors', the coarse LU's and the Krylov basis's, host or device; device: the most in
-    # use at once in CuPy's pool (device_bytes) and the most the pool held (device_pool_bytes), DeviceMemory
+    # use at once in CuPy's pool (device_bytes) and the most the pool held (device_pool_bytes), DeviceMemory;
+    # fmm_table_bytes: the FMM's translation tables on the GPU, in device_bytes only where this solve built
+    # them (they are cached per order and separation across solves)
     right_hand_side: np.ndarray | None = None  # b = G t - H u of the prescribed data (3T,), by the FMM
     extra_nodes: int = 0  # double nodes K at sharp edges between prescribed displacements (3K more unknowns)
     coarse_size: int = 0  # unknowns of the preconditioner's coarse level (0: none)
@@ -135,7 +139,7 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                         settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
                         settings.precondition_ratio, known_displacement=data.displacement,
-                        near_dtype=_preconditioner_dtype(settings))
+                        near_dtype=_preconditioner_dtype(settings), far_passes=settings.far_passes)
     timings = dict(op.timings)
     xp = op.xp
     b = xp.asarray(op.known_part())
@@ -166,7 +170,8 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     host = parts["correction"] + m.nbytes + parts["krylov"] + (coarse.nbytes if coarse else 0) if xp is np else 0
     # (else all in the device pool)
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
-                                 {"host_bytes": int(host), "parts": parts}, to_host(b), len(layout.extra_node),
+                                 {"host_bytes": int(host), "parts": parts,
+                                  "fmm_table_bytes": op.fmm.device_table_bytes}, to_host(b), len(layout.extra_node),
                                  coarse.size if coarse else 0)
 
 

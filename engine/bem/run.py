@@ -174,7 +174,7 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
                                max_iterations=solver.max_iterations, precondition_ratio=float(solver.near_field),
                                exponential_nodes=int(solver.exponential_nodes),
-                               coarse_clusters=None if solver.coarse == "on" else 0)
+                               coarse_clusters=None if solver.coarse == "on" else 0, far_passes=solver.far_passes)
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
@@ -224,7 +224,7 @@ def bem_summary(result: BemResult) -> dict:
             "double_nodes": result.fields.double_nodes, "iterations": result.iterations,
             "relative_residual": result.relative_residual, "residual_history": list(result.residuals),
             "m2l": p.solver.m2l, "order": p.solver.order, "precision": p.solver.precision,
-            "leaf_size": p.solver.leaf_size,
+            "leaf_size": p.solver.leaf_size, "far_passes": p.solver.far_passes if p.solver.method == "fmm" else None,
             "near_field": float(p.solver.near_field) if p.solver.method == "fmm" else None,
             "coarse": p.solver.coarse if p.solver.method == "fmm" else None,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,

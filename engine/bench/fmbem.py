@@ -50,6 +50,7 @@ class FmbemBenchConfig:
     # above is the paper's), up to this many DOFs
     lean_ratio: float = 2.0  # Table 4 on the GPU up to ilu_fp64_up_to DOFs: also the preconditioner out to this
     # many element sizes only (less memory, more iterations), its factors in FP32 and in FP64
+    lean_far_passes: int = 7  # and those two, and the defaults, with the far field in this many FMM passes
 
 
 def bracket_model(dofs: int):
@@ -70,9 +71,10 @@ def bracket_model(dofs: int):
 
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
          ratio: float = CORRECTION_RATIO, fp32: bool = True, leaf_size: int | None = 32,
-         coarse: int | None = None) -> dict:
+         coarse: int | None = None, passes: int = 1) -> dict:
     settings = FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
-                           precondition_ratio=ratio, preconditioner_fp32=fp32, coarse_clusters=coarse)
+                           precondition_ratio=ratio, preconditioner_fp32=fp32, coarse_clusters=coarse,
+                           far_passes=passes)
     if backend == "cupy":
         import cupy as cp  # noqa: PLC0415
 
@@ -81,7 +83,7 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     solution, report = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson, settings)
     total = time.perf_counter() - t0
     run = {"backend": backend, "order": order, "scheme": scheme, "separation": separation_of(settings),
-           "far_points": far_points_for(order), "near_field": ratio,
+           "far_points": far_points_for(order), "near_field": ratio, "far_passes": passes,
            "ilu": "SuperLU FP64" if backend == "numpy" else "FP32" if fp32 else "FP64",
            "coarse_lu": "FP32" if coarse_dtype(settings) == np.float32 else "FP64",
            "leaf_size": leaf_size or (LEAF_SIZE_GPU if backend == "cupy" else LEAF_SIZE_HOST),
@@ -92,7 +94,7 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
     log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}, leaf {run['leaf_size']}, coarse "
-        f"{report.coarse_size}: "
+        f"{report.coarse_size}, {passes} FMM pass(es): "
         f"{report.iterations} iterations, {total:.2f} s "
         f"({', '.join(f'{k} {v:.2f}' for k, v in report.timings.items())}), eps {run.get('epsilon', 'n/a')}, "
         f"host {report.memory['host_bytes'] / 2**20:.0f} MiB, device {report.memory['device_bytes'] / 2**20:.0f} MiB "
@@ -140,15 +142,19 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
         ratios = config.near_ratios if case["dofs"] <= config.wide_near_up_to else config.near_ratios[:1]
         dofs, leaf = case["dofs"], config.leaf_size
         small = dofs <= config.default_leaf_up_to  # also at the solve's GPU leaf size, and without the coarse level
-        work = ([("cupy", r, True, leaf, None) for r in ratios]
-                + ([("cupy", ratios[0], True, None, None), ("cupy", ratios[0], True, None, 0)] if small else [])
-                + ([("cupy", ratios[0], False, None, None), ("cupy", config.lean_ratio, True, None, None),
-                    ("cupy", config.lean_ratio, False, None, None)] if dofs <= config.ilu_fp64_up_to else [])
-                + ([("numpy", ratios[0], True, leaf, None)] if dofs <= config.cpu_up_to else []))
-        for backend, ratio, fp32, leaf_size, coarse in work:
+        lean = dofs <= config.ilu_fp64_up_to  # also the preconditioner in FP64, a shorter reach, more FMM passes
+        work = ([("cupy", r, True, leaf, None, 1) for r in ratios]
+                + ([("cupy", ratios[0], True, None, None, 1), ("cupy", ratios[0], True, None, 0, 1)] if small else [])
+                + ([("cupy", ratios[0], False, None, None, 1), ("cupy", config.lean_ratio, True, None, None, 1),
+                    ("cupy", config.lean_ratio, False, None, None, 1)] if lean else [])
+                + ([("cupy", ratios[0], True, None, None, config.lean_far_passes),
+                    ("cupy", config.lean_ratio, False, None, None, config.lean_far_passes)]
+                   if lean and config.lean_far_passes > 1 else [])
+                + ([("numpy", ratios[0], True, leaf, None, 1)] if dofs <= config.cpu_up_to else []))
+        for backend, ratio, fp32, leaf_size, coarse, passes in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set(), leaf_size)
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
-                                     ratio, fp32, leaf_size, coarse))
+                                     ratio, fp32, leaf_size, coarse, passes))
     return case
 
 

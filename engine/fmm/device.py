@@ -39,6 +39,7 @@ class DevicePasses:
 
     def __init__(self, xp):
         self.xp = xp
+        self.table_bytes = {}  # bytes of each table handed to this plan, by key
 
     def table(self, table, key=None):
         """A translation table (n, 2P, 2P), or a function making it, in the form the list kernel reads: on the
@@ -48,11 +49,13 @@ class DevicePasses:
         cache_key = None if key is None else (key, self.xp.cuda.Device().id)
         if cache_key in _device_tables:
             _device_tables.move_to_end(cache_key)
-            return _device_tables[cache_key]
-        out = self.xp.ascontiguousarray(self.xp.asarray(table() if callable(table) else table).transpose(0, 2, 1))
-        if cache_key is not None:
-            _device_tables[cache_key] = out
-            _evict(cache_key[1])
+            out = _device_tables[cache_key]
+        else:
+            out = self.xp.ascontiguousarray(self.xp.asarray(table() if callable(table) else table).transpose(0, 2, 1))
+            if cache_key is not None:
+                _device_tables[cache_key] = out
+                _evict(cache_key[1])
+        self.table_bytes[cache_key or len(self.table_bytes)] = out.nbytes
         return out
 
     def lists(self, tgt, src, off, table, key=None) -> TileWork:

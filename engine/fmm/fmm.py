@@ -98,6 +98,12 @@ class LaplaceFMM:
         """(n_s,) host indices: the tree's i-th source is the caller's source_order[i]."""
         return to_host(self.plan.tree.src_order)
 
+    @property
+    def device_table_bytes(self) -> int:
+        """Bytes of the translation tables this plan reads on the GPU (0 on the host): kept in a cache per order
+        and separation across plans, so a plan that found them there did not allocate them."""
+        return sum(getattr(self.plan.passes, "table_bytes", {}).values())
+
     def sorted_sources(self):
         """(n_s, 3) the sources in the tree's order, the plan's own array on the backend (not a copy)."""
         return self.plan.resident().src

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, LEAF_SIZE, M2L,
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, LEAF_SIZE, M2L,
                         MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
@@ -18,7 +18,7 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
          "precision": BEM_PRECISION, "near_field": NEAR_FIELD, "coarse": COARSE_LEVEL}
-_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE}
+_PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "far_passes": FAR_PASSES}
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class BemSolverSettings:
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
     order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
     leaf_size: int = LEAF_SIZE.default  # 0: by backend (run.py)
+    far_passes: int = int(FAR_PASSES.default)  # FMM applications per far-field product (less memory, more time)
     near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
     coarse: str = COARSE_LEVEL.default  # the preconditioner's coarse level, on or off (bem/coarse.py)
     backend: str = "auto"
