@@ -399,16 +399,18 @@ def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coar
     asked = []
     monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (SimpleNamespace(n_nodes=dofs // 3, n_elements=1), None))
     monkeypatch.setattr(fmbem, "_warm_up", lambda *a: None)
-    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-4:])) or {})
+    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-5:])) or {})
     config = fmbem.FmbemBenchConfig(epsilon_up_to=0)
     fmbem.bench_model(30_000, config, "4", lambda m: None)
-    # leaf None: the solve's own; coarse None: the solve's coarse level, 0: the ILU alone
-    assert asked == [("cupy", 3.0, True, 32, None), ("cupy", 6.0, True, 32, None), ("cupy", 3.0, True, None, None),
-                     ("cupy", 3.0, True, None, 0), ("cupy", 3.0, False, None, None), ("cupy", 2.0, True, None, None),
-                     ("cupy", 2.0, False, None, None), ("numpy", 3.0, True, 32, None)]
+    # leaf None: the solve's own; coarse None: the solve's coarse level, 0: the ILU alone; last: FMM passes
+    assert asked == [("cupy", 3.0, True, 32, None, 1), ("cupy", 6.0, True, 32, None, 1),
+                     ("cupy", 3.0, True, None, None, 1), ("cupy", 3.0, True, None, 0, 1),
+                     ("cupy", 3.0, False, None, None, 1), ("cupy", 2.0, True, None, None, 1),
+                     ("cupy", 2.0, False, None, None, 1), ("cupy", 3.0, True, None, None, 7),
+                     ("cupy", 2.0, False, None, None, 7), ("numpy", 3.0, True, 32, None, 1)]
     asked.clear()
     fmbem.bench_model(1_000_000, config, "4", lambda m: None)
-    assert asked == [("cupy", 3.0, True, 32, None)]
+    assert asked == [("cupy", 3.0, True, 32, None, 1)]
 
 
 def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run():
