@@ -188,6 +188,14 @@ FAR_PASSES = Parameter("far_passes", "FMM passes", 1, 1, 7, "FMM applications pe
                        "per DOF instead of 4.20, 8.5 s instead of 7.8, measured)", integer=True,
                        compare_values=(1, 3, 7))
 
+FAR_TABLES = VariantAxis("far_tables", "Far-field tables", (
+    Choice("fp64", "the FMM's translation tables in FP64, as the rest of the far field"),
+    Choice("fp32", "the FMM's same-level M2L table in FP32 (half its memory and its table traffic; the "
+                   "densities, expansions and sums stay FP64), which adds about 1e-7 relative to the far field: "
+                   "with a precision of 1e-3 to 1e-5 asked or an order up to 10, where the FMM's own error stays "
+                   "well above that; not with the exponential scheme"),
+), "fp64", applies_when=("method", "fmm"))
+
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket, ILU alone: half the GMRES iterations of 3, 1.9x "
                    "faster, measured), 3 on the GPU (there 6 took 30 iterations instead of 35 at 100k DOFs "

@@ -336,3 +336,26 @@ def test_the_coarse_level_goes_from_the_problem_file_or_option_to_the_solve(tmp_
     assert [s.coarse_clusters for s in asked] == [clusters]
     assert summary["coarse"] == ("off" if clusters == 0 else "on")
     assert (summary["memory"]["coarse_unknowns"] > 0) == (clusters is None)
+
+
+def test_fp32_far_tables_reach_the_fmm_within_1e_7_of_fp64_where_the_precision_allows(monkeypatch):
+    """far_tables = fp32 runs the FMM with its M2L table in FP32: the displacements stay within 1e-7 of the FP64
+    table's (its rounding, about 1e-7 per translation, far below the 1e-4 asked); it is refused past order 10
+    where no precision is asked, and with the exponential scheme."""
+    from paraflux.engine.bem import run
+
+    settings = []
+    solve_fmm = run.solve_fmm
+    monkeypatch.setattr(run, "solve_fmm", lambda *a: settings.append(a[-1]) or solve_fmm(*a))
+    problem = load_case_problem("bar", 300)
+    variants = {"method": "fmm", "precision": "1e-4", "backend": "numpy"}
+    fp64 = BEM.run(BEM.with_variants(problem, variants))
+    fp32 = BEM.run(BEM.with_variants(problem, {**variants, "far_tables": "fp32"}))
+    assert [s.fp32_tables for s in settings] == [False, True]
+    change = np.linalg.norm(fp32.solution - fp64.solution) / np.linalg.norm(fp64.solution)
+    assert 0 < change < 1e-7
+    BEM.with_variants(problem, {"method": "fmm", "far_tables": "fp32"})  # the default order, 10
+    with pytest.raises(ProblemError, match="takes orders up to 10"):
+        BEM.with_variants(problem, {"method": "fmm", "order": 12, "far_tables": "fp32"})
+    with pytest.raises(ProblemError, match="not the exponential one"):
+        BEM.with_variants(problem, {**variants, "precision": "1e-3", "m2l": "exponential", "far_tables": "fp32"})

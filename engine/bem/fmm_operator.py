@@ -55,7 +55,7 @@ class FmmBemOperator:
     as far as the corrections; at least 1, so that a target's own elements are in it), pairs beyond the
     corrections entering it by the plain rule; far_passes: the FMM applications a far-field product takes, its
     seven densities split into that many ranges (1 to 7; more passes hold fewer densities and expansions at
-    once: less memory, more time).
+    once: less memory, more time); fp32_tables: the FMM's same-level M2L table in FP32 (LaplaceFMM).
     The near field is kept once, in the unknowns' columns: `correction` (3T, 3T), accurate minus plain rule,
     used by every product, and `near` (3T, 3T), the near blocks themselves with the rigid-body terms and the
     idle slots' identity, the preconditioner's matrix (values of near_dtype: float32 where the preconditioner
@@ -67,7 +67,7 @@ class FmmBemOperator:
                  leaf_size=None, m2l="auto", backend="numpy", far_points=FAR_POINTS,
                  correction_ratio=CORRECTION_RATIO, memory: DeviceMemory | None = None, exponential_nodes=17,
                  separation=1, precondition_ratio=None, known_displacement=None, near_dtype=np.float64,
-                 far_passes=1):
+                 far_passes=1, fp32_tables=False):
         self.centre = points.mean(axis=0)
         self.points = points - self.centre  # shifted: the x_m d_l W_m term cancels less
         self.triangles = triangles
@@ -93,7 +93,7 @@ class FmmBemOperator:
         self.src_n = np.repeat(self.el.normals, len(w), axis=0)
         t0 = time.perf_counter()
         self.fmm = LaplaceFMM(self.src, self.targets, order=order, leaf_size=leaf_size, m2l=m2l, backend=backend,
-                              exponential_nodes=exponential_nodes, separation=separation)
+                              exponential_nodes=exponential_nodes, separation=separation, fp32_tables=fp32_tables)
         fmm_setup = time.perf_counter() - t0
         self.xp = self.fmm.xp
         self.memory = DeviceMemory(self.xp) if memory is None else memory

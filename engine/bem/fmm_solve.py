@@ -49,6 +49,8 @@ class FmmSettings:
     # (half its memory); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
     # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
+    fp32_tables: bool = False  # the FMM's same-level M2L table in FP32 (LaplaceFMM: about 1e-7 relative, for
+    # precisions of 1e-5 and coarser; the densities, expansions and sums stay FP64)
     far_passes: int = 1  # FMM applications per far-field product, the seven densities split among them (1-7):
     # more passes, less device memory, more time (fmm_operator.FmmBemOperator)
     coarse_clusters: int | None = None  # the preconditioner's coarse level (engine/bem/coarse.py): clusters of
@@ -139,7 +141,8 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
                         settings.far_points or far_points_for(settings.order),
                         settings.correction_ratio, memory, settings.exponential_nodes, separation_of(settings),
                         settings.precondition_ratio, known_displacement=data.displacement,
-                        near_dtype=_preconditioner_dtype(settings), far_passes=settings.far_passes)
+                        near_dtype=_preconditioner_dtype(settings), far_passes=settings.far_passes,
+                        fp32_tables=settings.fp32_tables)
     timings = dict(op.timings)
     xp = op.xp
     b = xp.asarray(op.known_part())

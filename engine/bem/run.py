@@ -174,7 +174,8 @@ def run_problem(problem, control: RunControl | None = None) -> BemResult:
         settings = FmmSettings(solver.order, solver.leaf_size, solver.m2l, backend.name, solver.rtol,
                                max_iterations=solver.max_iterations, precondition_ratio=float(solver.near_field),
                                exponential_nodes=int(solver.exponential_nodes),
-                               coarse_clusters=None if solver.coarse == "on" else 0, far_passes=solver.far_passes)
+                               coarse_clusters=None if solver.coarse == "on" else 0, far_passes=solver.far_passes,
+                               fp32_tables=solver.far_tables == "fp32")
         solution, report = solve_fmm(s.points, s.triangles, data, problem.young, problem.poisson, settings)
         iterations, residuals, relative = report.iterations, report.residuals, report.relative_residual
         timings.update({f"fmm_{k}": v for k, v in report.timings.items()})
@@ -227,6 +228,7 @@ def bem_summary(result: BemResult) -> dict:
             "leaf_size": p.solver.leaf_size, "far_passes": p.solver.far_passes if p.solver.method == "fmm" else None,
             "near_field": float(p.solver.near_field) if p.solver.method == "fmm" else None,
             "coarse": p.solver.coarse if p.solver.method == "fmm" else None,
+            "far_tables": p.solver.far_tables if p.solver.method == "fmm" else None,
             "exponential_nodes": int(p.solver.exponential_nodes) if p.solver.m2l == "exponential" else None,
             "max_displacement": result.max_displacement,
             "max_von_mises": float(result.nodal_von_mises.max()),

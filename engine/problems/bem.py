@@ -9,15 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, LEAF_SIZE, M2L,
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, FAR_TABLES,
+                        LEAF_SIZE, M2L,
                         MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
+FP32_TABLES_MAX_ORDER = 10  # far_tables = fp32 with an order given: up to this one (the bar's FMM solve is
+# within 4e-6 of the direct one at p = 10, 40x the FP32 table's rounding; README, FMBEM)
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
-         "precision": BEM_PRECISION, "near_field": NEAR_FIELD, "coarse": COARSE_LEVEL}
+         "precision": BEM_PRECISION, "near_field": NEAR_FIELD, "coarse": COARSE_LEVEL, "far_tables": FAR_TABLES}
 _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "far_passes": FAR_PASSES}
 
 
@@ -31,6 +34,7 @@ class BemSolverSettings:
     far_passes: int = int(FAR_PASSES.default)  # FMM applications per far-field product (less memory, more time)
     near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
     coarse: str = COARSE_LEVEL.default  # the preconditioner's coarse level, on or off (bem/coarse.py)
+    far_tables: str = FAR_TABLES.default  # the FMM's M2L table in fp64 or fp32 (with a precision asked only)
     backend: str = "auto"
     precision: str = BEM_PRECISION.default  # "order": run `order`; else the order for it (bem/precision.py)
     rtol: float = 1e-8
@@ -43,6 +47,14 @@ class BemSolverSettings:
 
         if self.method == "fmm" and self.m2l != "auto":
             order_for(self.precision, self.m2l, self.order)
+        if self.method == "fmm" and self.far_tables == "fp32":
+            if self.precision == "order" and self.order > FP32_TABLES_MAX_ORDER:
+                raise ProblemError(f"far_tables = fp32 takes orders up to {FP32_TABLES_MAX_ORDER} or a precision "
+                                   f"asked (1e-3 to 1e-5), not order {self.order}: there the FMM's own error may "
+                                   "fall to the FP32 table's rounding, about 1e-7")
+            if self.m2l == "exponential":
+                raise ProblemError("far_tables = fp32 is for the schemes with a same-level M2L table, not the "
+                                   "exponential one")
 
 
 @dataclass(frozen=True)

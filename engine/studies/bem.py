@@ -10,14 +10,15 @@ from ..bem.run import bem_summary
 from ..output import write_bem
 from ..problems.bem import BemProblem, bem_to_dict, parse_bem
 from ..study import Case
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, LEAF_SIZE, M2L,
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, FAR_TABLES,
+                        LEAF_SIZE, M2L,
                         MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
     keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "far_passes", "near_field",
-            "coarse", "rtol")
+            "coarse", "far_tables", "rtol")
     return problem.with_solver(**{k: v for k, v in variants.items() if k in keys})
 
 
@@ -29,6 +30,7 @@ def describe(result) -> list[str]:
               f"p = {p.solver.order}" + ("" if p.solver.precision == "order" else f" (for {p.solver.precision})")
               + f", near field {p.solver.near_field} element sizes, coarse level {p.solver.coarse}"
               + (f", far field in {p.solver.far_passes} FMM passes" if p.solver.far_passes > 1 else "")
+              + (", FP32 M2L table" if p.solver.far_tables == "fp32" else "")
               if p.solver.method == "fmm" else "dense LU")
     lines = [f"{len(s.triangles):,} triangles, {3 * len(s.points):,} DOFs; {p.solver.method}: {solver} on "
              f"{result.backend} ({result.device})",
@@ -46,7 +48,7 @@ BEM = register(Study(
     mesh_kind="surface-triangles",
     field_dtype="real",
     max_devices=1,
-    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, NEAR_FIELD, COARSE_LEVEL, BACKEND),
+    axes=(BEM_METHOD, M2L, EXPONENTIAL_NODES, BEM_PRECISION, NEAR_FIELD, COARSE_LEVEL, FAR_TABLES, BACKEND),
     parameters=(MULTIPOLE_ORDER, LEAF_SIZE, FAR_PASSES, RTOL),
     apply_variants=_apply,
     run=run_problem,
