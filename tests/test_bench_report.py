@@ -4,6 +4,7 @@ committed JSON (no number is typed by hand)."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from paraflux.engine.bench.ebe import _cpu_run, _scipy_cg, gpu_reductions
@@ -399,7 +400,7 @@ def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coar
     asked = []
     monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (SimpleNamespace(n_nodes=dofs // 3, n_elements=1), None))
     monkeypatch.setattr(fmbem, "_warm_up", lambda *a: None)
-    monkeypatch.setattr(fmbem, "_run", lambda *a: asked.append((a[3], *a[-5:])) or {})
+    monkeypatch.setattr(fmbem, "_run", lambda *a, **k: asked.append((a[3], *a[-5:])) or {})
     config = fmbem.FmbemBenchConfig(epsilon_up_to=0)
     fmbem.bench_model(30_000, config, "4", lambda m: None)
     # leaf None: the solve's own; coarse None: the solve's coarse level, 0: the ILU alone; last: FMM passes
@@ -472,3 +473,26 @@ def test_fmm_merge_keeps_each_case_s_ceilings_from_its_own_run():
     merged = merge(record("later", 5e13, 100), record("earlier", 6e13, 1000))
     ceilings = {c["n"]: c["ceilings"]["dgemm_flops"] for c in merged["cases"]}
     assert ceilings == {100: 5e13, 1000: 6e13} and merged["dgemm_flops"] == 5e13
+
+
+def test_fmbem_dense_bem_beside_table_4_solves_the_bracket_and_renders_its_row():
+    """bench fmbem's dense BEM (direct.py on the host) on a small bracket: the FMBEM's solve to 1e-8 lands on its
+    displacements, and the report gives its row and each run's difference."""
+    from paraflux.engine.bem.fmm_solve import FmmSettings, solve_fmm
+    from paraflux.engine.bench import fmbem, fmbem_report
+
+    config = fmbem.FmbemBenchConfig()
+    surface, data = fmbem.bracket_model(1_500)
+    record, u = fmbem._dense(surface, data, config)
+    n3 = 3 * surface.n_nodes
+    assert record["matrix_bytes"] == 4 * n3 * n3 * 8 and record["seconds"] > 0 and u.shape == (surface.n_nodes, 3)
+    fmm, _ = solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson,
+                       FmmSettings(order=8, rtol=1e-8, separation=2))
+    difference = np.linalg.norm(fmm.displacement - u) / np.linalg.norm(u)
+    assert difference < 1e-4
+    case = {"dofs": n3, "target_dofs": 1_500, "direct": record,
+            "runs": [{"backend": "numpy", "ilu": "FP64", "near_field": 3.0, "direct_difference": difference}]}
+    row = fmbem_report._dense_row(case)[0]
+    assert row.startswith(f"| dense BEM, LU on the host ({record['threads']} threads) | {n3:,} (1,500) |")
+    lines = fmbem_report._direct_differences([case], config.direct_up_to)
+    assert f"CPU ILU FP64, reach 3: {difference:.1e}" in lines[0] and "up to 20,000 DOFs" in lines[-1]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bem.assembly import traction_load
 from ..bem.cases import BRACKET_GROUPS, bracket
-from ..bem.direct import BoundaryData
+from ..bem.direct import BoundaryData, solve_direct
 from ..bem.fmm_operator import CORRECTION_RATIO, far_points_for
 from ..bem.fmm_solve import FmmSettings, coarse_dtype, separation_of, solve_fmm
 from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, M2L_SCHEMES
@@ -40,6 +40,8 @@ class FmbemBenchConfig:
     poisson: float = 0.3
     cpu_up_to: int = 40_000  # Table 4 on the CPU (all host cores) up to this many DOFs
     epsilon_up_to: int = 150_000  # the dense BEM's b (nodes x loaded elements integrals) up to this many DOFs
+    direct_up_to: int = 20_000  # Table 4 beside the dense BEM solve (assembly and LU on the host's cores) up to
+    # this many DOFs: it holds H, G, the system matrix and its LU, 4 (3N)^2 doubles (12 GB at 19k DOFs)
     warm_up_dofs: int = 2_000  # a small bracket solved once, untimed, per (backend, order, scheme)
     near_ratios: tuple[float, ...] = (CORRECTION_RATIO, 6.0)  # Table 4 on the GPU: the preconditioner's matrix
     # out to each many element sizes (the near field's reach), up to wide_near_up_to DOFs; CPU rows: the first
@@ -71,7 +73,7 @@ def bracket_model(dofs: int):
 
 def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, scheme: str, reference, log,
          ratio: float = CORRECTION_RATIO, fp32: bool = True, leaf_size: int | None = 32,
-         coarse: int | None = None, passes: int = 1) -> dict:
+         coarse: int | None = None, passes: int = 1, direct_u=None) -> dict:
     settings = FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol,
                            precondition_ratio=ratio, preconditioner_fp32=fp32, coarse_clusters=coarse,
                            far_passes=passes)
@@ -93,6 +95,8 @@ def _run(surface, data, config: FmbemBenchConfig, backend: str, order: int, sche
            "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())}
     if reference is not None:
         run["epsilon"] = float(np.linalg.norm(report.right_hand_side - reference) / np.linalg.norm(reference))
+    if direct_u is not None:  # the solve's displacements against the dense BEM's, relative 2-norm
+        run["direct_difference"] = float(np.linalg.norm(solution.displacement - direct_u) / np.linalg.norm(direct_u))
     log(f"  {backend} p={order} {scheme}, near field {ratio:g}, ILU {run['ilu']}, leaf {run['leaf_size']}, coarse "
         f"{report.coarse_size}, {passes} FMM pass(es): "
         f"{report.iterations} iterations, {total:.2f} s "
@@ -132,6 +136,10 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
         reference = traction_load(surface.points, surface.triangles, data.traction, mu, config.poisson)
         case["reference_seconds"] = time.perf_counter() - t0
     log(f"bracket, {case['dofs']:,} DOFs ({case['elements']:,} triangles), table {table}")
+    direct_u = None
+    if table == "4" and case["dofs"] <= config.direct_up_to:
+        case["direct"], direct_u = _dense(surface, data, config)
+        log(f"  dense BEM: {case['direct']['seconds']:.1f} s on {case['direct']['threads']} host threads")
     if table == "1-3":
         for p in config.orders:
             for scheme in M2L_SCHEMES:
@@ -154,8 +162,20 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
         for backend, ratio, fp32, leaf_size, coarse, passes in work:
             _warm_up(config, backend, config.order, config.m2l, warmed if warmed is not None else set(), leaf_size)
             case["runs"].append(_run(surface, data, config, backend, config.order, config.m2l, reference, log,
-                                     ratio, fp32, leaf_size, coarse, passes))
+                                     ratio, fp32, leaf_size, coarse, passes, direct_u=direct_u))
     return case
+
+
+def _dense(surface, data, config: FmbemBenchConfig) -> tuple[dict, np.ndarray]:
+    """The dense BEM solve (engine/bem/direct.py: assembly by Numba and LU by SciPy on the host's cores): its
+    record and its displacements (N, 3)."""
+    t0 = time.perf_counter()
+    solution = solve_direct(surface.points, surface.triangles, data, config.young, config.poisson)
+    seconds = time.perf_counter() - t0
+    n3 = 3 * (surface.n_nodes + solution.double_nodes)
+    return ({"seconds": seconds, "threads": os.cpu_count(), "matrix_bytes": 4 * n3 * n3 * 8,
+             "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())},
+            solution.displacement)
 
 
 def run_fmbem_benchmark(config: FmbemBenchConfig, command: list[str] | None = None,

@@ -170,6 +170,8 @@ def _table_4(data: dict) -> list[str]:
                        + (f" ({pp[0]})" if pp else "") + f" | {r['total_seconds']:.1f}"
                        + (f" ({pp[1]})" if pp else "") + f" | {_mb(r):,.1f}" + (f" ({pp[2]})" if pp else "")
                        + f" | {_mb(r) * 1e3 / c['dofs']:.2f} | {speed} |")
+        out += _dense_row(c)
+    out += _direct_differences(cases, data["config"].get("direct_up_to", 20_000))
     made = [f"{c['dofs']:,} DOFs: {c['run']['date']}, commit {c['run']['commit']}" for c in cases if "run" in c]
     out += ["", "- Each size's run (the code of its commit; the header gives the latest): "
             + "; ".join(made) + "."] if made else []
@@ -178,6 +180,36 @@ def _table_4(data: dict) -> list[str]:
     out += ["Hexahedral p-FEM on the same part: not comparable. The bracket's bolt holes and triangular gusset "
             "have no hexahedral mesh in ParaFlux (the hexahedral study meshes box-shaped parts), so no run of it "
             "on this part exists to set beside these.", ""]
+    return out
+
+
+def _dense_row(case: dict) -> list[str]:
+    """The dense BEM's row (assembly and LU on the host) where the case ran it."""
+    d = case.get("direct")
+    if not d:
+        return []
+    return [f"| dense BEM, LU on the host ({d['threads']} threads) | {case['dofs']:,} ({case['target_dofs']:,}) | "
+            f"| | | {d['seconds']:.1f} | {d['matrix_bytes'] / 1e6:,.1f} (H, G, A and LU) | "
+            f"{d['matrix_bytes'] / 1e3 / case['dofs']:.2f} | |"]
+
+
+def _direct_differences(cases: list, up_to: int) -> list[str]:
+    """Each run's displacements against the dense BEM's, where the case ran it (GMRES to its tolerance, so the
+    difference is mostly the solve's residual, not the FMM's error); the sizes it did not run at."""
+    out = []
+    for c in cases:
+        runs = [r for r in c["runs"] if "direct_difference" in r]
+        if c.get("direct") and runs:
+            out.append(f"- {c['dofs']:,} DOFs, the FMBEM solves against the dense BEM solve (relative 2-norm of "
+                       "the nodal displacements; GMRES stops at a relative residual of 1e-3, which bounds it): "
+                       + "; ".join(f"{'GPU' if r['backend'] == 'cupy' else 'CPU'} ILU {_ilu(r)}, reach "
+                                   f"{_ratio(r):g}{_passes(r)}: {r['direct_difference']:.1e}" for r in runs) + ".")
+    missing = [c["dofs"] for c in cases if not c.get("direct") and c["dofs"] <= up_to]
+    if missing:
+        out.append("- The dense BEM solve: not run at " + ", ".join(f"{d:,}" for d in missing) + " DOFs in this "
+                   "record (runs before it was added).")
+    out.append(f"- The dense BEM solve runs up to {up_to:,} DOFs: it holds H, G, the system matrix and its LU, "
+               "4 (3N)^2 doubles (44 GB at 37k DOFs, 320 GB at 100k).")
     return out
 
 
