@@ -207,7 +207,7 @@ def _direct_differences(cases: list, up_to: int) -> list[str]:
     missing = [c["dofs"] for c in cases if not c.get("direct") and c["dofs"] <= up_to]
     if missing:
         out.append("- The dense BEM solve: not run at " + ", ".join(f"{d:,}" for d in missing) + " DOFs in this "
-                   "record (runs before it was added).")
+                   "record (their runs predate it).")
     out.append(f"- The dense BEM solve runs up to {up_to:,} DOFs: it holds H, G, the system matrix and its LU, "
                "4 (3N)^2 doubles (44 GB at 37k DOFs, 320 GB at 100k).")
     return out
