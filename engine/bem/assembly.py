@@ -73,16 +73,6 @@ def duffy_rule(n: int = DUFFY_POINTS) -> tuple[np.ndarray, np.ndarray]:
     return bary.reshape(-1, 3), ww.reshape(-1)
 
 
-def _integrals(x, corners, normals, areas, bary, weights, mu, nu):
-    """h, g (P, E, 3, 3, 3) of the pairs (x[p], element e) by one rule; x (P, 3), corners (E, 3, 3)."""
-    y = np.einsum("qa,eak->eqk", bary, corners)
-    r = y[None] - x[:, None, None]
-    w = weights[None, :] * areas[:, None]  # (E, q)
-    h = np.einsum("peqlk,eq,qa->pelka", kelvin_t(r, normals[None, :, None], nu), w, bary)
-    g = np.einsum("peqlk,eq,qa->pelka", kelvin_u(r, mu, nu), w, bary)
-    return h, g
-
-
 def _pair_integrals(x, el: Elements, pairs_p, pairs_e, bary, weights, mu, nu):
     """h, g (n_pairs, 3, 3, 3) for listed pairs (collocation row pairs_p of x, element pairs_e)."""
     y = np.einsum("qa,eak->eqk", bary, el.corners[pairs_e])
@@ -189,12 +179,15 @@ def interior_integrals(x, el: Elements, e, weights, mu, nu):
 
 
 def collocation_integrals(points, triangles, x, nodes, own, own_weights, mu, nu):
-    """h, g (P, M, 3, 3, 3) for collocation at x (P, 3): nodes (P,) the mesh node at each point or -1; own,
+    """h, g (P, M, 3, 3, 3) for collocation at x (P, 3), every pair by the plain rule through the pair kernel
+    (Numba, parallel over pairs), the near and singular ones again by their accurate rules: nodes (P,) the
+    mesh node at each point or -1; own,
     own_weights: the element holding a shifted point (-1 for none) and its barycentric weights there. The
     T integral of a node's own shape function over its elements is left 0, a shifted point's own element
     integrates T (phi_a - phi_a(x)): the rest belongs to the rigid-body term."""
     el = elements_of(points, triangles)
-    h, g = _integrals(x, el.corners, el.normals, el.areas, *subdivided_rule(0), mu, nu)
+    pp, ee = (a.reshape(-1) for a in np.meshgrid(np.arange(len(x)), np.arange(len(triangles)), indexing="ij"))
+    h, g = (a.reshape(len(x), len(triangles), 3, 3, 3) for a in plain_pair_integrals(x, el, pp, ee, mu, nu))
     level_of = pair_levels(el, x)
     singular = (triangles[None, :, :] == np.asarray(nodes)[:, None, None]).any(axis=2)
     singular[np.flatnonzero(own >= 0), own[own >= 0]] = True
