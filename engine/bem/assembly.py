@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..backend import array_module
 from ..quadrature import dunavant
 from .kelvin import kelvin_t, kelvin_u
+from .scatter import blocks_onto_columns, node_columns
 
 NEAR_RATIOS = (4.0, 2.0, 1.0)  # centroid distance / longest edge below which 1, 2, 3 subdivision levels apply
 DUFFY_POINTS = 8  # Gauss points per direction on the collapsed square
@@ -198,32 +198,6 @@ def collocation_integrals(points, triangles, x, nodes, own, own_weights, mu, nu)
     return h, g
 
 
-def incidence(triangles: np.ndarray, n_nodes: int, columns=None, weights=None) -> sp.csr_matrix:
-    """B (3 M, n_nodes): element node (e, a) -> its mesh node, or columns (M, 3) with weights (M, 3)."""
-    m = len(triangles)
-    cols = triangles if columns is None else columns
-    data = np.ones(3 * m) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
-    return sp.csr_matrix((data, (np.arange(3 * m), cols.reshape(-1))), shape=(3 * m, n_nodes))
-
-
-def _to_nodes(blocks: np.ndarray, b: sp.csr_matrix) -> np.ndarray:
-    """(P, M, 3, 3, 3) element-node blocks summed onto nodes: (3 P, 3 N) with rows 3 p + l, columns 3 n + k."""
-    p, m = blocks.shape[:2]
-    flat = blocks.transpose(0, 2, 3, 1, 4).reshape(p * 9, m * 3)  # (p l k, e a)
-    nodal = np.asarray(flat @ b).reshape(p, 3, 3, -1)  # (p, l, k, n)
-    return nodal.transpose(0, 1, 3, 2).reshape(3 * p, -1)
-
-
-def _to_slots(blocks: np.ndarray, per_component) -> np.ndarray:
-    """(P, M, 3, 3, 3) element-node blocks summed onto traction slots: (3 P, 3 T), one incidence (3 M, T) per
-    component k (the slot's traction node, zero where k is not a prescribed displacement)."""
-    p = blocks.shape[0]
-    out = np.zeros((p, 3, per_component[0].shape[1], 3))
-    for k, b in enumerate(per_component):
-        out[..., k] = np.asarray(blocks[:, :, :, k, :].transpose(0, 2, 1, 3).reshape(3 * p, -1) @ b).reshape(p, 3, -1)
-    return out.reshape(3 * p, -1)
-
-
 @dataclass(frozen=True, eq=False)
 class Assembled:
     """For T = N + K collocation points (UnknownLayout): H (3T, 3N) with its rigid-body terms; G (3T, 3T): U
@@ -243,10 +217,9 @@ def assemble(points, triangles, layout, displacement_type, traction, mu, nu, che
     n, m = len(points), len(triangles)
     x, nodes, own, own_weights = layout.collocation(points, triangles)
     t = len(x)
-    b = incidence(triangles, n)
-    disp = displacement_type.astype(float)
-    per_component = [incidence(triangles, t, layout.traction_node[:, :, k], np.repeat(disp[:, k:k + 1], 3, axis=1))
-                     for k in range(3)]
+    to_nodes = node_columns(triangles)
+    disp = displacement_type.astype(float)  # a slot's column where component k is a prescribed displacement
+    to_slots = (np.ascontiguousarray(layout.traction_node), disp)
     h_all = np.zeros((3 * t, 3 * n))
     g_all = np.zeros((3 * t, 3 * t))
     b_t = np.zeros(3 * t)
@@ -256,8 +229,8 @@ def assemble(points, triangles, layout, displacement_type, traction, mu, nu, che
         check()
         rows = np.arange(start, min(t, start + rows_per_chunk))
         h, g = collocation_integrals(points, triangles, x[rows], nodes[rows], own[rows], own_weights[rows], mu, nu)
-        h_all[3 * rows[0]:3 * rows[-1] + 3] = _to_nodes(h, b)
-        g_all[3 * rows[0]:3 * rows[-1] + 3] = _to_slots(g, per_component)
+        blocks_onto_columns(h, *to_nodes, h_all[3 * rows[0]:3 * rows[-1] + 3].reshape(len(rows), 3, n, 3))
+        blocks_onto_columns(g, *to_slots, g_all[3 * rows[0]:3 * rows[-1] + 3].reshape(len(rows), 3, t, 3))
         b_t[3 * rows[0]:3 * rows[-1] + 3] = np.einsum("pelka,eak->pl", g, known).reshape(-1)
     blocks = h_all.reshape(t, 3, n, 3)
     rigid = -blocks.sum(axis=2)  # (T, 3, 3): c + PV int T, from rigid-body translation
