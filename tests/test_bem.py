@@ -521,3 +521,23 @@ def test_direct_solve_stops_between_chunks_of_the_assembly_when_asked():
     with pytest.raises(RuntimeError, match="stop"):
         solve_direct(surface.points, surface.triangles, data, E, NU, check)
     assert len(calls) == 2
+
+
+def test_blocks_onto_columns_is_the_element_node_sum_onto_columns():
+    """The dense assembly's scatter against np.add.at: weighted (element, node, component) blocks onto their
+    columns, zero weights skipped."""
+    from paraflux.engine.bem.scatter import blocks_onto_columns
+
+    rng = np.random.default_rng(3)
+    p, m, c = 4, 9, 7
+    blocks, columns = rng.standard_normal((p, m, 3, 3, 3)), rng.integers(0, c, (m, 3, 3))
+    weights = rng.standard_normal((m, 3)) * (rng.random((m, 3)) > 0.3)
+    expected = np.zeros((p, 3, c, 3))
+    for e in range(m):
+        for a in range(3):
+            for k in range(3):
+                np.add.at(expected, (slice(None), slice(None), columns[e, a, k], k),
+                          weights[e, k] * blocks[:, e, :, k, a])
+    out = np.zeros((p, 3, c, 3))
+    blocks_onto_columns(blocks, columns, weights, out)
+    assert np.abs(out - expected).max() <= 1e-14 * np.abs(expected).max()
