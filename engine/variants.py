@@ -199,7 +199,7 @@ FAR_TABLES = VariantAxis("far_tables", "Far-field tables", (
 NEAR_FIELD = VariantAxis("near_field", "Near field", (
     Choice("auto", "6 element sizes on NumPy (on the bracket, ILU alone: half the GMRES iterations of 3, 1.9x "
                    "faster, measured), 3 on the GPU (there 6 took 30 iterations instead of 35 at 100k DOFs "
-                   "with the coarse level, for 1.45x the device memory and 1.4x the time, measured)"),
+                   "with the coarse level, for 1.45x the device memory and 1.5x the time, measured)"),
     Choice("2", "the FMBEM's preconditioner sees element pairs out to 2 element sizes only, the accurate "
                 "corrections still out to 3: less memory, more iterations (GPU, 100k DOFs to 1e-3: 41 GMRES "
                 "iterations instead of 35, 3.9 KB per DOF instead of 4.2, measured)"),

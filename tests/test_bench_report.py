@@ -494,5 +494,5 @@ def test_fmbem_dense_bem_beside_table_4_solves_the_bracket_and_renders_its_row()
             "runs": [{"backend": "numpy", "ilu": "FP64", "near_field": 3.0, "direct_difference": difference}]}
     row = fmbem_report._dense_row(case)[0]
     assert row.startswith(f"| dense BEM, LU on the host ({record['threads']} threads) | {n3:,} (1,500) |")
-    lines = fmbem_report._direct_differences([case], config.direct_up_to)
+    lines = fmbem_report._direct_differences([case], config.direct_up_to, config.rtol)
     assert f"CPU ILU FP64, reach 3: {difference:.1e}" in lines[0] and "up to 20,000 DOFs" in lines[-1]

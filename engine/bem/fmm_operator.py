@@ -249,7 +249,7 @@ class FmmBemOperator:
         self.dev = {"q_source": xp.asarray(order.astype(np.int32)), "normal": xp.asarray(self.el.normals),
                     "area": xp.asarray(self.el.areas), "bary": xp.asarray(self.bary),
                     "rule_weight": xp.asarray(self.src_w0), "y": self.fmm.sorted_sources(),
-                    "tri": xp.asarray(self.triangles), "x": xp.asarray(self.targets),
+                    "tri": xp.asarray(self.triangles, dtype=xp.int64), "x": xp.asarray(self.targets),
                     "disp": xp.asarray(self.disp), "slot": xp.asarray(layout.traction_node),
                     "component": xp.arange(3)[None, None, :], "t_known": xp.asarray(self.t_known),
                     "u_known": xp.asarray(self.u_known), "displacement": xp.asarray(layout.displacement),

@@ -52,7 +52,8 @@ class FmbemBenchConfig:
     # above is the paper's), up to this many DOFs
     lean_ratio: float = 2.0  # Table 4 on the GPU up to ilu_fp64_up_to DOFs: also the preconditioner out to this
     # many element sizes only (less memory, more iterations), its factors in FP32 and in FP64
-    lean_far_passes: int = 7  # and those two, and the defaults, with the far field in this many FMM passes
+    lean_far_passes: int = 7  # the defaults and the FP64 lean setting again with the far field in this many FMM
+    # passes (less memory, more time)
 
 
 def bracket_model(dofs: int):

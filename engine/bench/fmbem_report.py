@@ -171,7 +171,7 @@ def _table_4(data: dict) -> list[str]:
                        + (f" ({pp[1]})" if pp else "") + f" | {_mb(r):,.1f}" + (f" ({pp[2]})" if pp else "")
                        + f" | {_mb(r) * 1e3 / c['dofs']:.2f} | {speed} |")
         out += _dense_row(c)
-    out += _direct_differences(cases, data["config"].get("direct_up_to", 20_000))
+    out += _direct_differences(cases, data["config"].get("direct_up_to", 20_000), data["config"]["rtol"])
     made = [f"{c['dofs']:,} DOFs: {c['run']['date']}, commit {c['run']['commit']}" for c in cases if "run" in c]
     out += ["", "- Each size's run (the code of its commit; the header gives the latest): "
             + "; ".join(made) + "."] if made else []
@@ -193,7 +193,7 @@ def _dense_row(case: dict) -> list[str]:
             f"{d['matrix_bytes'] / 1e3 / case['dofs']:.2f} | |"]
 
 
-def _direct_differences(cases: list, up_to: int) -> list[str]:
+def _direct_differences(cases: list, up_to: int, rtol: float) -> list[str]:
     """Each run's displacements against the dense BEM's, where the case ran it (GMRES to its tolerance, so the
     difference is mostly the solve's residual, not the FMM's error); the sizes it did not run at."""
     out = []
@@ -201,7 +201,8 @@ def _direct_differences(cases: list, up_to: int) -> list[str]:
         runs = [r for r in c["runs"] if "direct_difference" in r]
         if c.get("direct") and runs:
             out.append(f"- {c['dofs']:,} DOFs, the FMBEM solves against the dense BEM solve (relative 2-norm of "
-                       "the nodal displacements; GMRES stops at a relative residual of 1e-3, which bounds it): "
+                       f"the nodal displacements; GMRES stops at a relative residual of {rtol:g}, so the "
+                       "difference is mostly the solve's residual, not the FMM's error): "
                        + "; ".join(f"{'GPU' if r['backend'] == 'cupy' else 'CPU'} ILU {_ilu(r)}, reach "
                                    f"{_ratio(r):g}{_passes(r)}: {r['direct_difference']:.1e}" for r in runs) + ".")
     missing = [c["dofs"] for c in cases if not c.get("direct") and c["dofs"] <= up_to]

@@ -39,7 +39,7 @@ class DevicePasses:
 
     def __init__(self, xp):
         self.xp = xp
-        self.table_bytes = {}  # bytes of each table handed to this plan, by key
+        self.table_bytes = {}  # bytes of each cached table handed to this plan, by key
 
     def table(self, table, key=None):
         """A translation table (n, 2P, 2P), or a function making it, in the form the list kernel reads: on the
@@ -55,7 +55,8 @@ class DevicePasses:
             if cache_key is not None:
                 _device_tables[cache_key] = out
                 _evict(cache_key[1])
-        self.table_bytes[cache_key or len(self.table_bytes)] = out.nbytes
+        if cache_key is not None:  # a table without a key is the plan's own allocation, in its memory anyway
+            self.table_bytes[cache_key] = out.nbytes
         return out
 
     def lists(self, tgt, src, off, table, key=None) -> TileWork:

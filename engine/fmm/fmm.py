@@ -100,8 +100,9 @@ class LaplaceFMM:
 
     @property
     def device_table_bytes(self) -> int:
-        """Bytes of the translation tables this plan reads on the GPU (0 on the host): kept in a cache per order
-        and separation across plans, so a plan that found them there did not allocate them."""
+        """Bytes of the cached translation tables this plan reads on the GPU (0 on the host): kept per order and
+        separation across plans, so a plan that found them there did not allocate them (its uncached tables,
+        M2M / L2L and the cross-level schemes', are its own allocations and not counted here)."""
         return sum(getattr(self.plan.passes, "table_bytes", {}).values())
 
     def sorted_sources(self):
