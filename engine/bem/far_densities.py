@@ -43,7 +43,7 @@ def far_densities(xp, u, t, points: dict, mu: float, nu: float, densities: range
 
 
 def far_densities_reference(u, t, points: dict, mu: float, nu: float, densities: range = range(N_DENSITIES)):
-    """far_densities in array operations (NumPy or CuPy), one (Q, 3) slice at a time."""
+    """far_densities in array operations (NumPy or CuPy), one (Q, 3) slice at a time, only the densities asked."""
     xp = array_module(u)
     cu, ct = coefficients(mu, nu)
     element, rule_point = xp.divmod(points["q_source"], len(points["rule_weight"]))
@@ -53,14 +53,16 @@ def far_densities_reference(u, t, points: dict, mu: float, nu: float, densities:
     for a in range(3):
         uq += weight[:, a, None] * u[nodes[:, a]]
         tq += weight[:, a, None] * t[element, a]
-    charges, dipoles = xp.empty((7, len(y))), xp.empty((7, len(y), 3))
-    for k in range(3):
-        charges[k] = -(3 - 4 * nu) * cu * tq[:, k]
-        charges[3 + k] = -cu * tq[:, k]
-        dipoles[k] = ((1 - 2 * nu) * ct) * uq[:, k, None] * n
-        dipoles[k] += (2 * (1 - nu) * ct) * n[:, k, None] * uq
-        dipoles[3 + k] = ct * uq[:, k, None] * n
-    charges[6] = ct * (1 - 2 * nu) * (n * uq).sum(axis=1) - cu * (y * tq).sum(axis=1)
-    dipoles[6] = ct * (y * uq).sum(axis=1)[:, None] * n
-    pick = slice(densities.start, densities.stop)
-    return charges[pick], dipoles[pick]
+    charges, dipoles = xp.empty((len(densities), len(y))), xp.empty((len(densities), len(y), 3))
+    for i, d in enumerate(densities):
+        k = d % 3
+        if d < 3:
+            charges[i] = -(3 - 4 * nu) * cu * tq[:, k]
+            dipoles[i] = ((1 - 2 * nu) * ct) * uq[:, k, None] * n + (2 * (1 - nu) * ct) * n[:, k, None] * uq
+        elif d < 6:
+            charges[i] = -cu * tq[:, k]
+            dipoles[i] = ct * uq[:, k, None] * n
+        else:
+            charges[i] = ct * (1 - 2 * nu) * (n * uq).sum(axis=1) - cu * (y * tq).sum(axis=1)
+            dipoles[i] = ct * (y * uq).sum(axis=1)[:, None] * n
+    return charges, dipoles
