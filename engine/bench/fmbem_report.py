@@ -233,11 +233,14 @@ def _ilu(run: dict) -> str:
     return run.get("ilu", "FP64")
 
 
+def _pass_count(run: dict) -> int:
+    """The FMM passes a far-field product took (runs before it was recorded: one)."""
+    return run.get("far_passes", 1)
+
+
 def _passes(run: dict) -> str:
-    """', far field in N FMM passes' where the run split the seven densities over several (runs before it was
-    recorded: one)."""
-    n = run.get("far_passes", 1)
-    return f", far field in {n} FMM passes" if n > 1 else ""
+    """', far field in N FMM passes' where the run split the seven densities over several."""
+    return f", far field in {_pass_count(run)} FMM passes" if _pass_count(run) > 1 else ""
 
 
 def _ratio(run: dict) -> float:
@@ -251,7 +254,7 @@ def _gpu_run(data: dict, dofs: int, ratio: float = 3.0):
     for c in data["cases"]:
         if c["table"] == "4" and c["target_dofs"] == dofs:
             runs = [r for r in c["runs"] if r["backend"] == "cupy" and _ratio(r) == ratio]
-            runs.sort(key=lambda r: (r.get("far_passes", 1) != 1, not r.get("coarse_unknowns"), _ilu(r) != "FP32",
+            runs.sort(key=lambda r: (_pass_count(r) > 1, not r.get("coarse_unknowns"), _ilu(r) != "FP32",
                                      _leaf(r) != LEAF_SIZE_GPU))
             # the solve's defaults first
             return c, runs[0] if runs else None
@@ -288,7 +291,7 @@ def _paper_size_targets(data: dict) -> list[str]:
 def _iteration_target(data: dict, case: dict, run: dict) -> list[str]:
     """GMRES iterations at the paper's size, for every near-field reach run there."""
     out = []
-    others = [r for r in case["runs"] if r["backend"] == "cupy" and _ratio(r) != _ratio(run) and not _passes(r)]
+    others = [r for r in case["runs"] if r["backend"] == "cupy" and _ratio(r) != _ratio(run) and _pass_count(r) == 1]
     it = min([run["iterations"]] + [r["iterations"] for r in others])
     out.append(f"- GMRES iterations at {case['dofs']:,} DOFs: " + "; ".join(
         f"{r['iterations']} with the preconditioner ({_ilu(r)}) out to {_ratio(r):g} element sizes "
@@ -315,10 +318,10 @@ def _memory_target(case: dict, run: dict) -> list[str]:
     listed = "; ".join(f"{per_dof(r):.2f} KB out to {_ratio(r):g} element sizes{_passes(r)} ({r['iterations']} "
                        f"iterations, {r['total_seconds']:.1f} s)" for r in fp64)
     met = bool(fp64) and per_dof(fp64[0]) <= TARGET_KB_PER_DOF
-    split = [r for r in case["runs"] if r["backend"] == "cupy" and _passes(r) and _ilu(r) == _ilu(run)
+    split = [r for r in case["runs"] if r["backend"] == "cupy" and _pass_count(r) > 1 and _ilu(r) == _ilu(run)
              and _ratio(r) == _ratio(run) and _leaf(r) == _leaf(run)]
     defaults = ", ".join([f"{per_dof(run):.2f} KB ({run['total_seconds']:.1f} s)"] + [
-        f"{per_dof(r):.2f} KB with the far field in {r['far_passes']} FMM passes ({r['total_seconds']:.1f} s)"
+        f"{per_dof(r):.2f} KB with the far field in {_pass_count(r)} FMM passes ({r['total_seconds']:.1f} s)"
         for r in split])
     out = [f"- memory per DOF at {case['dofs']:,} DOFs, host plus device, with the solve's defaults (operator FP64, "
            f"preconditioner {_precision(run)}, out to {_ratio(run):g} element sizes, {run['iterations']} "
@@ -332,7 +335,8 @@ def _memory_target(case: dict, run: dict) -> list[str]:
         out.append(f"  - Reason: {_memory_phases(case, least)}{_memory_parts(case, least)}What would reach it: "
                    f"the coarse LU in FP32 ({lu / 2:.2f} KB per DOF less here; the solve does so to 1e-3 with "
                    "FP32 factors, but to 1e-6 and finer it took a third more iterations, engine/bem/fmm_solve.py) "
-                   "or a smaller coarse level (fewer clusters, more iterations), FP32 M2L tables where the "
+                   "or a smaller coarse level (fewer clusters, more iterations), the far field in more FMM passes "
+                   "(far_passes: less scratch, more time), FP32 M2L tables where the "
                    "precision asked allows them (each of these gives up FP64 somewhere or iterations), the FMM's "
                    "lists in int32. In FP64 throughout, the correction matrix (the accurate near field out to 3 "
                    "element sizes, kept for every product) would have to shrink or be recomputed in each product.")
