@@ -363,6 +363,29 @@ def test_m2l_tables_are_kept_on_disk_between_processes(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("separation", [1, 2])
+@pytest.mark.parametrize("scheme", ["child-to-parent", "parent-to-child"])
+def test_cross_level_tables_cover_every_code_a_tree_uses_and_are_kept_on_disk(scheme, separation, tmp_path,
+                                                                               monkeypatch):
+    """A uniform tree deep enough uses every code of cross_m2l_codes (80 with separation 1, 640 with 2); the
+    table of all of them is built once and read back from the disk cache in a new process."""
+    from paraflux.engine.fmm import m2l, operators
+
+    monkeypatch.setenv("PARAFLUX_CACHE_DIR", str(tmp_path))
+    pts = np.random.default_rng(0).random((8_000, 3))
+    tree = build_octree(pts, pts, 2, separation=separation)
+    used = np.unique(np.concatenate([operators.cross_level_split(tree, lv, t, s, scheme)[0][4]
+                                     for lv, t, s, _ in m2l._level_pairs(tree)]))
+    assert np.array_equal(used, operators.cross_m2l_codes(separation))
+    assert len(used) == {1: 80, 2: 640}[separation]
+    operators.cross_m2l_tables.cache_clear()
+    built = operators.cross_m2l_tables(3, scheme, separation)
+    operators.cross_m2l_tables.cache_clear()
+    monkeypatch.setattr(operators, "m2l_matrices", lambda *a: pytest.fail("built again"))
+    assert np.array_equal(operators.cross_m2l_tables(3, scheme, separation), built)
+    operators.cross_m2l_tables.cache_clear()
+
+
+@pytest.mark.parametrize("separation", [1, 2])
 def test_the_array_split_of_child_pairs_matches_the_compiled_loop(separation, monkeypatch):
     """The split the GPU tree runs (array operations, here on NumPy, in small chunks) against the Numba loop
     of the host tree: the same pairs in the same order, every level."""

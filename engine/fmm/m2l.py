@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import ProblemError
-from .operators import OFFSETS, cross_level_split, cross_m2l_table, standard_m2l_table
+from .operators import OFFSETS, cross_level_split, cross_m2l_codes, cross_m2l_tables, standard_m2l_table
 from .plan import FmmOptions, FmmPlan, octant_of
 from .tree import Octree
 
@@ -125,14 +125,15 @@ class CrossLevel(Standard):
     def prepare(self, plan: FmmPlan) -> _ListState:
         """The kept same-level pairs with the standard table, and the cross-level translations with one table
         per offset code shared by every level (the scaled tables do not depend on the level: 640 codes with
-        separation 2, 80 with 1)."""
-        passes, tree, work = plan.passes, plan.tree, []
+        separation 2, 80 with 1), cached like the standard table (on disk and on the device)."""
+        passes, tree, work, sep = plan.passes, plan.tree, [], plan.tree.separation
         table = _standard_table(plan)
         splits = [(lv, tgt_box, src_box, off, *cross_level_split(tree, lv, tgt_box, src_box, self.direction))
                   for lv, tgt_box, src_box, off in _level_pairs(tree)]
-        codes = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)] + [cross[4] for *_, cross, _ in splits]))
-        cross = passes.table(np.stack([cross_m2l_table(plan.order, int(c), self.direction, tree.separation)
-                                       for c in codes])) if len(codes) else None
+        codes = cross_m2l_codes(sep)
+        cross = passes.table(lambda: cross_m2l_tables(plan.order, self.direction, sep),
+                             ("cross_m2l", self.direction, plan.order, sep)) if any(
+            len(split[1]) for *_, split, _ in splits) else None
         for lv, tgt_box, src_box, off, (tl, tb, sl, sb, code), keep in splits:
             if len(tb):
                 slot = np.searchsorted(codes, code)

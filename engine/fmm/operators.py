@@ -224,18 +224,35 @@ def _half_offsets(code: int, separation: int = 1) -> np.ndarray:
     return d / 2.0
 
 
-def cross_m2l_table(p: int, code: int, scheme: str, separation: int = 1) -> np.ndarray:
-    """Scaled M2L between a box of side h and one of side 2h whose centres differ by the coded offset
-    (source centre - target centre, in units of h).
+def cross_m2l_codes(separation: int = 1) -> np.ndarray:
+    """The sorted offset codes (see _code) a cross-level translation can have: doubled offsets between a
+    side-h box and the centre of a side-2h box, odd in -(4 s + 1)..4 s + 1 along each axis (the side-h box
+    a child of a near neighbour of the side-2h box or of its parent), far enough from the family
+    (_far_from_family): 80 with separation 1, 640 with 2."""
+    odd = np.arange(-(4 * separation + 1), 4 * separation + 2, 2)
+    doubled = np.stack(np.meshgrid(odd, odd, odd, indexing="ij"), axis=-1).reshape(-1, 3)
+    return _code(doubled[_far_from_family(doubled, separation)], separation)
 
-    child-to-parent: source side h, target side 2h: diag(2^(n+1)) T; parent-to-child: source side
-    2h, target side h: T diag(2^j)."""
-    u = _half_offsets(code, separation)
-    t = m2l_matrices(p, -u[None])[0]
-    deg = np.tile(degree_order(p)[0], 2)
-    if scheme == "child-to-parent":
-        return (2.0 ** (deg + 1))[:, None] * t
-    return t * (2.0 ** deg)[None, :]
+
+@lru_cache(maxsize=None)
+def cross_m2l_tables(p: int, scheme: str, separation: int = 1) -> np.ndarray:
+    """(n_codes, 2P, 2P) scaled M2L between a box of side h and one of side 2h, one per code of
+    cross_m2l_codes(separation), whose offset is source centre - target centre in units of h.
+    child-to-parent: source side h, target side 2h: diag(2^(n+1)) T; parent-to-child: source side 2h,
+    target side h: T diag(2^j). Kept on disk between processes (table_cache.py)."""
+    from .table_cache import cached_table  # noqa: PLC0415 (operators.py is part of the cache's digest)
+
+    codes = cross_m2l_codes(separation)
+    size = 2 * n_coefficients(p)
+
+    def build() -> np.ndarray:
+        t = m2l_matrices(p, -np.stack([_half_offsets(int(c), separation) for c in codes]))
+        deg = np.tile(degree_order(p)[0], 2)
+        if scheme == "child-to-parent":
+            return (2.0 ** (deg + 1))[None, :, None] * t
+        return t * (2.0 ** deg)[None, None, :]
+
+    return cached_table(f"m2l-{scheme}-p{p}-s{separation}", (len(codes), size, size), build)
 
 
 def _code(doubled: np.ndarray, separation: int = 1) -> np.ndarray:
