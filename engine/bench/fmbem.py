@@ -142,9 +142,14 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
         case["direct"], direct_u = _dense(surface, data, config)
         log(f"  dense BEM: {case['direct']['seconds']:.1f} s on {case['direct']['threads']} host threads")
     if table == "1-3":
+        case["model_warm_up"] = True
         for p in config.orders:
             for scheme in M2L_SCHEMES:
                 _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set(), config.leaf_size)
+                if p == config.orders[0]:  # a scheme's one-time costs that the small bracket does not reach
+                    solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson,
+                              FmmSettings(order=p, leaf_size=config.leaf_size, m2l=scheme, backend="cupy",
+                                          rtol=config.rtol))
                 case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log,
                                          leaf_size=config.leaf_size))
     else:

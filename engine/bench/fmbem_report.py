@@ -76,7 +76,9 @@ def render_markdown(data: dict) -> str:
         "near field corrected out to 3 element sizes, the ILU's matrix reaching as far (column `preconditioner "
         "reach`: further, the pairs beyond 3 by the plain rule).",
         "- Times: one solve each after an untimed solve of a small bracket with the same backend, order, leaf size and "
-        "scheme (kernel compilation excluded), wall clock from the mesh to the solution. GPU rows: near-field "
+        "scheme (kernel compilation excluded), wall clock from the mesh to the solution; in Tables 1-3 of runs "
+        "that record `model_warm_up`, each scheme's first order also after an untimed solve of the model itself "
+        "(one-time costs of a scheme that the small bracket does not reach). GPU rows: near-field "
         "integrals (CUDA kernel), their block sums, the FMM, the near corrections and the ILU(0) of the near system "
         "in a multicolour order of its 3x3 blocks (runs from commit f1d0356 on: kept as 3x3 blocks, factored and "
         "solved by the kernels of engine/bem/kernels/block_ilu.cu; earlier runs: CSR, cuSPARSE's factorisation "
