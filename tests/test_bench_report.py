@@ -414,6 +414,24 @@ def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coar
     assert asked == [("cupy", 3.0, True, 32, None, 1)]
 
 
+def test_fmbem_tables_1_to_3_warm_each_scheme_up_on_the_model_before_its_first_timed_order(monkeypatch):
+    from types import SimpleNamespace
+
+    from paraflux.engine.bench import fmbem
+    from paraflux.engine.fmm.fmm import M2L_SCHEMES
+
+    events = []
+    surface = SimpleNamespace(n_nodes=10, n_elements=1, points=None, triangles=None)
+    monkeypatch.setattr(fmbem, "bracket_model", lambda dofs: (surface, None))
+    monkeypatch.setattr(fmbem, "_warm_up", lambda *a, **k: None)
+    monkeypatch.setattr(fmbem, "solve_fmm", lambda *a: events.append(("model", a[-1].order, a[-1].m2l)))
+    monkeypatch.setattr(fmbem, "_run", lambda *a, **k: events.append(("timed", a[4], a[5])) or {})
+    case = fmbem.bench_model(30, fmbem.FmbemBenchConfig(epsilon_up_to=0, orders=(6, 8)), "1-3", lambda m: None)
+    assert case["model_warm_up"]
+    assert events == ([e for s in M2L_SCHEMES for e in (("model", 6, s), ("timed", 6, s))]
+                      + [("timed", 8, s) for s in M2L_SCHEMES])
+
+
 def test_fmm_report_sets_the_m2l_phase_against_the_ceilings_measured_in_the_run():
     from paraflux.engine.bench.fmm_report import render_markdown as render_fmm
 
