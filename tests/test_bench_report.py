@@ -511,6 +511,13 @@ def test_fmbem_dense_bem_beside_table_4_solves_the_bracket_and_renders_its_row()
     case = {"dofs": n3, "target_dofs": 1_500, "direct": record,
             "runs": [{"backend": "numpy", "ilu": "FP64", "near_field": 3.0, "direct_difference": difference}]}
     row = fmbem_report._dense_row(case)[0]
-    assert row.startswith(f"| dense BEM, LU on the host ({record['threads']} threads) | {n3:,} (1,500) |")
+    import numba
+
+    assert record["host_threads"]["numba"] == numba.get_num_threads()
+    assert row.startswith(f"| dense BEM, LU on the host (threads: numba {numba.get_num_threads()}")
+    assert f") | {n3:,} (1,500) |" in row
+    old_record = dict(record, threads=16)
+    del old_record["host_threads"]
+    assert "(threads: 16 host cores)" in fmbem_report._dense_row(dict(case, direct=old_record))[0]
     lines = fmbem_report._direct_differences([case], config.direct_up_to, config.rtol)
     assert f"CPU ILU FP64, reach 3: {difference:.1e}" in lines[0] and "up to 20,000 DOFs" in lines[-1]

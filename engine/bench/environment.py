@@ -62,6 +62,20 @@ def run_facts(command: list[str] | None = None) -> dict:
     }
 
 
+def host_threads() -> dict:
+    """The thread counts host code runs on: Numba's, and the BLAS pools threadpoolctl sees (where installed)."""
+    import numba  # noqa: PLC0415
+
+    out = {"numba": numba.get_num_threads()}
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+    except ImportError:
+        return out
+    for pool in threadpool_info():
+        out[f"{pool['internal_api']} ({pool['user_api']})"] = pool["num_threads"]
+    return out
+
+
 def gpu_facts(cp) -> dict:
     """Device name, memory, CUDA versions and CuPy's reduction accelerators."""
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)

@@ -22,7 +22,7 @@ from ..bem.fmm_operator import CORRECTION_RATIO, far_points_for
 from ..bem.fmm_solve import FmmSettings, coarse_dtype, separation_of, solve_fmm
 from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, M2L_SCHEMES
 from . import environment
-from .environment import gpu_facts, run_facts
+from .environment import gpu_facts, host_threads, run_facts
 
 LOAD = (2.0e6, 0.0, -1.0e6)  # Pa on the web's top face, as resources/problems/bracket.toml
 
@@ -140,7 +140,7 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
     direct_u = None
     if table == "4" and case["dofs"] <= config.direct_up_to:
         case["direct"], direct_u = _dense(surface, data, config)
-        log(f"  dense BEM: {case['direct']['seconds']:.1f} s on {case['direct']['threads']} host threads")
+        log(f"  dense BEM: {case['direct']['seconds']:.1f} s, threads {case['direct']['host_threads']}")
     if table == "1-3":
         case["model_warm_up"] = True
         for p in config.orders:
@@ -179,7 +179,7 @@ def _dense(surface, data, config: FmbemBenchConfig) -> tuple[dict, np.ndarray]:
     solution = solve_direct(surface.points, surface.triangles, data, config.young, config.poisson)
     seconds = time.perf_counter() - t0
     n3 = 3 * (surface.n_nodes + solution.double_nodes)
-    return ({"seconds": seconds, "threads": os.cpu_count(), "matrix_bytes": 4 * n3 * n3 * 8,
+    return ({"seconds": seconds, "host_threads": host_threads(), "matrix_bytes": 4 * n3 * n3 * 8,
              "max_displacement": float(np.linalg.norm(solution.displacement, axis=1).max())},
             solution.displacement)
 

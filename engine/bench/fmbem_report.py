@@ -190,7 +190,9 @@ def _dense_row(case: dict) -> list[str]:
     d = case.get("direct")
     if not d:
         return []
-    return [f"| dense BEM, LU on the host ({d['threads']} threads) | {case['dofs']:,} ({case['target_dofs']:,}) | "
+    threads = (", ".join(f"{k} {v}" for k, v in d["host_threads"].items()) if "host_threads" in d
+               else f"{d['threads']} host cores")  # runs before host_threads: the cores, not asked of the libraries
+    return [f"| dense BEM, LU on the host (threads: {threads}) | {case['dofs']:,} ({case['target_dofs']:,}) | "
             f"| | | {d['seconds']:.1f} | {d['matrix_bytes'] / 1e6:,.1f} (H, G, A and LU) | "
             f"{d['matrix_bytes'] / 1e3 / case['dofs']:.2f} | |"]
 

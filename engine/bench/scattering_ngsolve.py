@@ -15,7 +15,7 @@ import numpy as np
 from ..scattering.run import run_problem
 from ..truncation.fields import C0
 from ..variants import ACCELERATION, SCATTERING_LOOP
-from .environment import distribution_versions, run_facts
+from .environment import distribution_versions, host_threads, run_facts
 from .ngsolve_peer import NgsolveLayout, solve_sphere
 from .scattering import FREQUENCY, mie_error_db, sphere_error_db, sphere_problem
 
@@ -40,20 +40,6 @@ def cut_angles(step_deg: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([theta, theta]), np.concatenate([np.zeros_like(theta), np.full_like(theta, 90.0)])
 
 
-def _host_threads() -> dict:
-    """The thread counts the study's host code runs on: Numba's, and the BLAS pools threadpoolctl sees."""
-    import numba  # noqa: PLC0415
-
-    out = {"numba": numba.get_num_threads()}
-    try:
-        from threadpoolctl import threadpool_info  # noqa: PLC0415
-    except ImportError:
-        return out
-    for pool in threadpool_info():
-        out[f"{pool['internal_api']} ({pool['user_api']})"] = pool["num_threads"]
-    return out
-
-
 def paraflux_row(diameter: float, order: int) -> dict:
     """The study on the sphere with its defaults at this order: DOFs, seconds per phase, error (dB)."""
     loop, acceleration = SCATTERING_LOOP.default, ACCELERATION.default
@@ -62,7 +48,7 @@ def paraflux_row(diameter: float, order: int) -> dict:
     return {"solver": "paraflux", "diameter_wavelengths": diameter, "order": order, "loop": loop,
             "acceleration": acceleration, "linear_solver": result.linear_solver, "dofs": result.n_dofs,
             "elements": result.mesh.n_elements, "iterations": result.iterations,
-            "converged": bool(result.converged.all()), "threads": _host_threads(), "load_before": load,
+            "converged": bool(result.converged.all()), "threads": host_threads(), "load_before": load,
             "seconds": dict(result.timings), "total_s": float(sum(result.timings.values())),
             "mie_error_db": mie_error_db(result)}
 
