@@ -63,7 +63,9 @@ def run_facts(command: list[str] | None = None) -> dict:
 
 
 def host_threads() -> dict:
-    """The thread counts host code runs on: Numba's, and the BLAS pools threadpoolctl sees (where installed)."""
+    """The thread counts host code runs on: Numba's, and the BLAS / OpenMP pools threadpoolctl sees (where
+    installed), each named by its library and the folder it was loaded from (NumPy and SciPy may each load
+    their own OpenBLAS)."""
     import numba  # noqa: PLC0415
 
     out = {"numba": numba.get_num_threads()}
@@ -72,7 +74,7 @@ def host_threads() -> dict:
     except ImportError:
         return out
     for pool in threadpool_info():
-        out[f"{pool['internal_api']} ({pool['user_api']})"] = pool["num_threads"]
+        out[f"{pool['internal_api']} ({Path(pool['filepath']).parent.name})"] = pool["num_threads"]
     return out
 
 

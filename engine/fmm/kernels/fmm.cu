@@ -34,9 +34,10 @@
 #define TILE_COLS 64
 #define TILE_K 32
 #define TILE_PAD 4  // staged rows 4 doubles longer: an mma fragment's four k rows fall in distinct banks. The
-// staging stores then meet 4-way bank conflicts; measured on the H100 (1e6 points, p = 6, 10, 14), neither a pad
-// of 1 on the CUDA-core path nor staging by warps of 4 coefficients x 8 columns (no conflicts with this pad) was
-// faster: the latter lost 3-9 %, its reads from global memory being less contiguous
+// source columns' staging stores then meet 4-way bank conflicts (the table's do not); measured on the H100 (1e6
+// points, p = 6, 10, 14), neither a pad of 1 on the CUDA-core path nor staging by warps of 4 coefficients x 8
+// columns (no conflicts with this pad) was faster: the latter lost 3-9 %, its reads from global memory being
+// less contiguous
 
 // The block's staged products acc[i][j] += sum_k ts[k][row(i)] xs[k][col(j)] over k < kc (a multiple of 4),
 // and the block-relative row and column of acc[i][j].
