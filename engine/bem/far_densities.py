@@ -26,8 +26,8 @@ def far_densities(xp, u, t, points: dict, mu: float, nu: float, densities: range
     """(charges (D, Q), dipoles (D, Q, 3)) of the D = len(densities) densities (a contiguous range of 0..6) of
     nodal displacements u (N, 3) m and element tractions t (M, 3, 3) Pa [element, node, component], arrays of
     xp. points (arrays of xp): q_source (Q,) int32, each point's quadrature point e * n_rule + r (element e,
-    rule point r); tri (M, 3) int64 (the kernel reads 64-bit node indices); normal (M, 3) unit normals; area (M,) m^2; bary (n_rule, 3) and
-    rule_weight (n_rule,), the rule; y (Q, 3) m, the points."""
+    rule point r); tri (M, 3) int64 (the kernel reads 64-bit node indices); normal (M, 3) unit normals;
+    area (M,) m^2; bary (n_rule, 3) and rule_weight (n_rule,), the rule; y (Q, 3) m, the points."""
     if xp is np:
         return far_densities_reference(u, t, points, mu, nu, densities)
     cu, ct = coefficients(mu, nu)

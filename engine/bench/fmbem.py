@@ -119,10 +119,16 @@ def _warm_up(config: FmbemBenchConfig, backend: str, order: int, scheme: str, wa
     the operator tables stay out of the measured runs."""
     if (backend, order, scheme, leaf_size) in warmed:
         return
-    surface, data = _small_model(config.warm_up_dofs)
+    _untimed_solve(_small_model(config.warm_up_dofs), config, backend, order, scheme, leaf_size)
+    warmed.add((backend, order, scheme, leaf_size))
+
+
+def _untimed_solve(model, config: FmbemBenchConfig, backend: str, order: int, scheme: str,
+                   leaf_size: int | None) -> None:
+    """One FMBEM solve of model (surface, data) with the solve's defaults otherwise, its result dropped."""
+    surface, data = model
     solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson,
               FmmSettings(order=order, leaf_size=leaf_size, m2l=scheme, backend=backend, rtol=config.rtol))
-    warmed.add((backend, order, scheme, leaf_size))
 
 
 def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: set | None = None) -> dict:
@@ -147,9 +153,7 @@ def bench_model(dofs: int, config: FmbemBenchConfig, table: str, log, warmed: se
             for scheme in M2L_SCHEMES:
                 _warm_up(config, "cupy", p, scheme, warmed if warmed is not None else set(), config.leaf_size)
                 if p == config.orders[0]:  # a scheme's one-time costs that the small bracket does not reach
-                    solve_fmm(surface.points, surface.triangles, data, config.young, config.poisson,
-                              FmmSettings(order=p, leaf_size=config.leaf_size, m2l=scheme, backend="cupy",
-                                          rtol=config.rtol))
+                    _untimed_solve((surface, data), config, "cupy", p, scheme, config.leaf_size)
                 case["runs"].append(_run(surface, data, config, "cupy", p, scheme, reference, log,
                                          leaf_size=config.leaf_size))
     else:

@@ -101,8 +101,8 @@ class LaplaceFMM:
     @property
     def device_table_bytes(self) -> int:
         """Bytes of the cached translation tables this plan reads on the GPU (0 on the host): kept per order and
-        separation across plans, so a plan that found them there did not allocate them (its uncached tables,
-        M2M / L2L and the cross-level schemes', are its own allocations and not counted here)."""
+        separation across plans (the same-level M2L table and the cross-level schemes'), so a plan that found
+        them there did not allocate them (its uncached M2M / L2L tables are its own allocations, not counted)."""
         return sum(getattr(self.plan.passes, "table_bytes", {}).values())
 
     def sorted_sources(self):

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, FAR_TABLES,
-                        LEAF_SIZE, M2L,
-                        MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES,
+                        FAR_TABLES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
 from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
 

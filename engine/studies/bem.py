@@ -10,15 +10,14 @@ from ..bem.run import bem_summary
 from ..output import write_bem
 from ..problems.bem import BemProblem, bem_to_dict, parse_bem
 from ..study import Case
-from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES, FAR_TABLES,
-                        LEAF_SIZE, M2L,
-                        MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
+from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES,
+                        FAR_TABLES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .registry import Study, register
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
-    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "far_passes", "near_field",
-            "coarse", "far_tables", "rtol")
+    keys = ("method", "m2l", "exponential_nodes", "backend", "precision", "order", "leaf_size", "far_passes",
+            "near_field", "coarse", "far_tables", "rtol")
     return problem.with_solver(**{k: v for k, v in variants.items() if k in keys})
 
 
