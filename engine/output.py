@@ -182,8 +182,7 @@ def write_magnetostatic(result, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
     b = result.flux_density
     point_data = {"A": result.potential}
-    if result.flux_function is not None:
-        point_data["flux"] = result.flux_function
+    point_data["flux"] = result.flux_function
     cell_data = {
         "B": np.column_stack([b, np.zeros(len(b))]),
         "B_magnitude": result.flux_density_magnitude,

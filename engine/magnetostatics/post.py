@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ProblemError
 from ..mesh.trimesh import TriMesh
 from ..mesh.locate import PointLocator
-from .elements import flux_density_at
+from .elements import flux_density_at, shape_gradients
 
 _CENTROID = np.full(3, 1.0 / 3.0)
 
@@ -28,6 +28,35 @@ def element_flux_density(formulation, potential, mesh: TriMesh, unknown, mu) -> 
     """(n_elements, 2) B at element centroids, tesla."""
     bary = np.broadcast_to(_CENTROID, (mesh.n_elements, 3))
     return flux_density_at(formulation, potential, mesh.element_coords(), unknown[mesh.triangles], bary, mu)
+
+
+def flux_function_from_b(formulation: str, mesh: TriMesh, b: np.ndarray) -> np.ndarray:
+    """(n_nodes,) flux function psi whose contours are the flux lines of a per-element B (n_elements, 2) T.
+
+    Planar: B = (d psi/dy, -d psi/dx), psi in Wb/m (like A_z); axisymmetric: B = (-d psi/dz, d psi/dr) / r,
+    psi = r A_phi in Wb/rad. A scalar potential gives B but no psi: psi is the P1 field whose gradient is
+    closest to the one B prescribes in the area-weighted least-squares sense (a Neumann Poisson solve, psi = 0
+    at node 0); for a divergence-free B it is exact up to the discretisation.
+    """
+    import scipy.sparse as sp  # noqa: PLC0415
+    import scipy.sparse.linalg as spla  # noqa: PLC0415
+
+    area, grads = shape_gradients(mesh.element_coords())
+    if formulation == "axisymmetric":
+        r = mesh.element_coords()[:, :, 0].mean(axis=1)
+        target = np.column_stack([r * b[:, 1], -r * b[:, 0]])
+    else:
+        target = np.column_stack([-b[:, 1], b[:, 0]])
+    tri = mesh.triangles
+    k = area[:, None, None] * np.einsum("eik,ejk->eij", grads, grads)
+    f = area[:, None] * np.einsum("eik,ek->ei", grads, target)
+    rows, cols = np.repeat(tri, 3, axis=1).ravel(), np.tile(tri, (1, 3)).ravel()
+    stiffness = sp.csr_matrix((k.ravel(), (rows, cols)), shape=(mesh.n_nodes, mesh.n_nodes))
+    load = np.bincount(tri.ravel(), weights=f.ravel(), minlength=mesh.n_nodes)
+    free = np.arange(1, mesh.n_nodes)
+    psi = np.zeros(mesh.n_nodes)
+    psi[free] = spla.spsolve(stiffness[free][:, free].tocsc(), load[free])
+    return psi
 
 
 def magnetic_energy(element_matrices: np.ndarray, connectivity: np.ndarray, unknown: np.ndarray) -> float:

@@ -22,7 +22,7 @@ from ..variants import REDUCTION
 from . import elements
 from .direct import solve_sparse_direct
 from .ebe_pcg import solve_ebe_jpcg
-from .post import ProbeValue, element_flux_density, magnetic_energy, probe_values
+from .post import ProbeValue, element_flux_density, flux_function_from_b, magnetic_energy, probe_values
 from .system import ElementSystem, check_not_singular
 
 
@@ -31,14 +31,14 @@ class MagnetostaticResult:
     """Fields on the mesh (metres), scalars and per-phase timings (seconds).
 
     potential: (n_nodes,) A_z or A_phi (Wb/m), or phi (A); flux_function: (n_nodes,) A_z or r*A_phi
-    (Wb/m, Wb/rad) whose contours are flux lines, None for the scalar potential;
+    (Wb/m, Wb/rad) whose contours are flux lines (for the scalar potential fitted to B, post.flux_function_from_b);
     flux_density: (n_elements, 2) B at centroids (T).
     """
 
     problem: MagnetostaticProblem
     mesh: TriMesh
     potential: np.ndarray
-    flux_function: np.ndarray | None
+    flux_function: np.ndarray
     flux_density: np.ndarray
     energy: float
     iterations: int
@@ -140,15 +140,15 @@ def _solve(settings, system, groups, backend, control: RunControl):
 
 
 def _post_process(problem: MagnetostaticProblem, mesh, system, unknown, mu):
-    """(potential, flux function or None, B per element, energy, probes) from the nodal unknowns."""
+    """(potential, flux function, B per element, energy, probes) from the nodal unknowns."""
+    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
     if problem.potential == "scalar":
-        potential, flux = unknown, None
+        potential, flux = unknown, flux_function_from_b(problem.formulation, mesh, b)
     elif problem.formulation == "axisymmetric":
         r = mesh.points[:, 0]
         potential, flux = r * unknown, r * r * unknown
     else:
         potential, flux = unknown, unknown
-    b = element_flux_density(problem.formulation, problem.potential, mesh, unknown, mu)
     energy = magnetic_energy(system.element_matrices, system.connectivity, unknown)
     probes = probe_values(problem.probes, problem.length_scale, problem.formulation, problem.potential,
                           mesh, unknown, mu, potential)
