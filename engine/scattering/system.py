@@ -4,20 +4,24 @@ solved against the one factorisation)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from .linear import Factorised, factorise
+from .gpu_assembly import volume_matrices_on_device
+from .linear import Factorised, factorise, resolve
 from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
                   volume_matrices)
 
 @dataclass(frozen=True, eq=False)
 class System:
     """k (1/m); the traces on Gamma, S' (inner) and S (outer); the unknowns on Gamma and the free ones;
-    factor: the free block's factorisation; project(F (n_gamma, r)) -> values on Gamma; load (n_dofs, 3 p_S)."""
+    factor: the free block's factorisation; project(F (n_gamma, r)) -> values on Gamma; load (n_dofs, 3 p_S);
+    seconds: "assembly" (everything but the FEM system's factorisation) and "factorisation"; assembly_device:
+    where the volume matrices were assembled ("host" or "GPU")."""
 
     k: float
     disc: Discretisation
@@ -31,6 +35,8 @@ class System:
     project: Callable
     load: sp.csr_matrix
     flux: Callable  # flux(u (n_dofs, r)) -> n' x curl E (r, p', 3) on S', recovered weakly
+    seconds: dict = field(default_factory=dict)
+    assembly_device: str = "host"
 
     @property
     def n_dofs(self) -> int:
@@ -38,25 +44,22 @@ class System:
 
 
 def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
-    """The unknowns whose functions have a tangential trace on a mesh surface: its edges' and (order 2)
-    faces'."""
+    """The unknowns whose functions have a tangential trace on a mesh surface: its edges' and faces'."""
     tri = np.sort(disc.mesh.surfaces[name], axis=1)
     d = disc.dofs
     n = len(disc.mesh.points)
     edge_keys = d.edges[:, 0] * n + d.edges[:, 1]
     on_edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
     edges = np.searchsorted(edge_keys, on_edges[:, 0] * n + on_edges[:, 1])
-    if d.order == 1:
-        return np.sort(edges)
     faces = np.searchsorted(face_keys(d.faces, n), face_keys(tri, n))
-    n_e = len(d.edges)
-    return np.sort(np.concatenate([edges, n_e + edges, 2 * n_e + 2 * faces, 2 * n_e + 2 * faces + 1]))
+    return d.trace_dofs(edges, faces)
 
 
-def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None):
+def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None, volume=volume_matrices):
     """A = K - k^2 M + jk B_S (n_dofs, n_dofs) complex CSR at wavenumber k (1/m), the unknowns on Gamma and
-    the free ones (sorted index arrays)."""
-    stiffness, mass = volume_matrices(disc)
+    the free ones (sorted index arrays); volume: what assembles K and M (fem.volume_matrices on the host,
+    gpu_assembly.volume_matrices_on_device on the GPU)."""
+    stiffness, mass = volume(disc)
     check()
     a = (stiffness - k * k * mass + 1j * k * tangential_mass(outer)).tocsr()
     on_gamma = surface_dofs(disc, "scatterer")
@@ -64,23 +67,33 @@ def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda
 
 
 def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
-    """Assemble and factorise at wavenumber k (1/m)."""
+    """Assemble and factorise at wavenumber k (1/m); the volume matrices on the GPU where the factorisation
+    runs there (cuDSS)."""
+    start = time.perf_counter()
+    on_gpu = resolve(linear_solver) == "cudss"
+    volume = volume_matrices_on_device if on_gpu else volume_matrices
     gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
-    a, on_gamma, free = fem_matrix(disc, k, outer, check)
+    a, on_gamma, free = fem_matrix(disc, k, outer, check, volume)
     check()
-    lu = factorise(a[free][:, free], linear_solver, "the FEM system")
+    a_free = a[free][:, free]
+    factorised = time.perf_counter()
+    lu = factorise(a_free, linear_solver, "the FEM system")
+    factorised = time.perf_counter() - factorised
     m_gamma = tangential_mass(gamma)[on_gamma][:, on_gamma]
     projection = factorise(m_gamma, linear_solver, "the tangential mass matrix on the scatterer")
+    flux = weak_flux(disc, inner, k, linear_solver, volume)
+    seconds = {"assembly": time.perf_counter() - start - factorised, "factorisation": factorised}
     return System(k, disc, gamma, inner, outer, on_gamma, free, a[free][:, on_gamma].tocsr(), lu, projection.solve,
-                  load_map(outer), weak_flux(disc, inner, k, linear_solver))
+                  load_map(outer), flux, seconds, "GPU" if on_gpu else "host")
 
 
-def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver: str) -> Callable:
+def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver: str,
+              volume=volume_matrices) -> Callable:
     """n' x curl E on S' from the FEM equations of the tetrahedra inside S': for every function v with a
     tangential trace on S', int_V0 (curl E . curl v - k^2 E . v) dV = -int_S' (n' x curl E) . v dS, solved in
     the tangential trace space of S' (a surface mass matrix). First-order elements' curl is constant per
     tetrahedron; this flux is as accurate as the solution's energy, not its pointwise curl."""
-    stiffness, mass = volume_matrices(disc, np.flatnonzero(disc.mesh.region == 0))
+    stiffness, mass = volume(disc, np.flatnonzero(disc.mesh.region == 0))
     on = surface_dofs(disc, "inner")
     rows = (k * k * mass - stiffness).tocsr()[on]
     surface_mass = factorise(tangential_mass(inner)[on][:, on], linear_solver, "the tangential mass matrix on S'")
