@@ -6,6 +6,7 @@ import argparse
 import logging
 import signal
 import sys
+import textwrap
 import time
 import warnings
 
@@ -177,89 +178,6 @@ def _cmd_color(args) -> int:
     return 0
 
 
-def _read_json(path: Path, what: str) -> dict:
-    """A benchmark results file (NaN, Infinity, numbers that overflow a double and integers beyond int64
-    refused: no benchmark result holds them)."""
-    import json  # noqa: PLC0415
-
-    try:
-        return json.loads(Path(path).read_text(), parse_constant=_refuse_non_finite, parse_float=_finite_float,
-                          parse_int=_int64)
-    except (OSError, ValueError, RecursionError) as exc:
-        reason = "arrays or objects nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise ProblemError(f"cannot read {what} {path}: {reason}") from None
-
-
-def _refuse_non_finite(name: str):
-    """json.loads' hook for NaN and Infinity."""
-    raise ValueError(f"it holds {name}, not a finite number")
-
-
-def _finite_float(text: str) -> float:
-    """json.loads' hook for numbers with a fraction or exponent: 1e999 is refused, not read as infinity."""
-    value = float(text)
-    if not np.isfinite(value):
-        raise ValueError(f"it holds {text[:20]}, beyond double precision")
-    return value
-
-
-def _int64(text: str) -> int:
-    """json.loads' hook for integers: at most int64's range (also spares Python's 4,300-digit limit)."""
-    if len(text.lstrip("-")) > 19 or abs(int(text)) > 2**63 - 1:
-        raise ValueError(f"it holds the integer {text[:20]}{'...' if len(text) > 20 else ''}, beyond int64")
-    return int(text)
-
-
-def _run_bench(bench, args) -> list[Path]:
-    """Run the benchmark (on the GPU where it needs one; a partial JSON kept in --out while it runs), join
-    --merge, write."""
-    from .backend import get_backend  # noqa: PLC0415
-    from .bench.environment import cut_short  # noqa: PLC0415
-    from .bench.registry import BenchOptions  # noqa: PLC0415
-    from .output import write_json  # noqa: PLC0415
-
-    if bench.needs_gpu:
-        get_backend("cupy")  # a clear error when no GPU is usable
-    options = BenchOptions(tuple(args.sizes or ()), tuple(args.orders or ()), tuple(args.rhs or ()), args.repeats,
-                           args.multi_gpu_only, tuple(args.ghz or ()))
-    args.out.mkdir(parents=True, exist_ok=True)
-    partial = args.out / f"{bench.file_name(options)}.partial.json"  # finished parts survive a run cut short
-    data = bench.run(options, ["paraflux", *sys.argv[1:]], lambda m: print(m, flush=True),
-                     lambda d: write_json(partial, cut_short(d)))
-    partial.unlink(missing_ok=True)
-    if args.merge:
-        try:
-            data = bench.merge(data, _read_json(args.merge, "results to merge"))
-        except (ValueError, KeyError) as exc:
-            raise ProblemError(f"cannot merge {args.merge}: {exc}") from None
-    elif bench.raw_only(options):  # rendered once joined with the other part (--merge)
-        write_json(args.out / f"{bench.file_name(options)}.json", data)
-        return [args.out / f"{bench.file_name(options)}.json"]
-    return bench.write(data, args.out)
-
-
-def _cmd_bench(args) -> int:
-    from .bench.registry import BENCHMARKS  # noqa: PLC0415
-
-    bench = BENCHMARKS[args.name]
-    if args.merge and not bench.merges:
-        raise ProblemError(f"--merge does not apply to the {args.name} benchmark")
-    if args.render:
-        data = _read_json(args.render, "benchmark results")
-        if not isinstance(data, dict) or data.get("benchmark") != args.name:
-            found = data.get("benchmark") if isinstance(data, dict) else type(data).__name__
-            raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
-        try:
-            written = bench.write(data, args.out)
-        except (KeyError, TypeError, AttributeError, IndexError, ValueError, ArithmeticError, StopIteration) as exc:
-            raise ProblemError(f"{args.render} is not a complete '{args.name}' results file (at {exc!r})") from None
-    else:
-        written = _run_bench(bench, args)
-    for path in written:
-        print(f"wrote {path}")
-    return 0
-
-
 def _cmd_sweep(args) -> int:
     """Run a sweep file's points as Dask tasks; progress (done / running / failed) on stderr."""
     from .output import made_folder  # noqa: PLC0415
@@ -313,58 +231,120 @@ def _add_sweep_parser(sub, debug) -> None:
     sweep.set_defaults(func=_cmd_sweep)
 
 
-def _add_solve(sub, debug) -> None:
-    """`paraflux solve`: a problem file or built-in case, with every study's variant axes and integer
-    parameters as options (one flag per axis name, its choices merged over the studies)."""
+_KIND_OPTIONS = {"--check-every": "magnetostatic", "--devices": "truncation"}  # solver settings of one study
+
+
+def _study_options(study) -> list[str]:
+    """The options of `paraflux solve` that apply to a study's problems beyond the common ones: its tolerance,
+    its own solver settings, its integer parameters and its variant axes."""
+    names = ["--rtol"] if any(p.name == "rtol" for p in study.parameters) else []
+    names += [option for option, kind in _KIND_OPTIONS.items() if kind == study.problem_kind]
+    return names + [p.option for p in study.parameters if p.integer] + [a.option for a in study.axes]
+
+
+def _solve_epilog(shown) -> str:
+    """What `paraflux solve --help` says of the study options: whose they are and where each study's are shown."""
     from .studies import STUDIES  # noqa: PLC0415
 
-    solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case")
+    if shown is not None:
+        return textwrap.fill(f"These are the options of {shown.title} problems (kind '{shown.problem_kind}'); "
+                             "options of other studies are refused.", 79)
+    lines = [textwrap.fill("study options: each study takes its own; `paraflux solve PROBLEM --help` (or `paraflux "
+                           "solve --case NAME --help`) shows those of PROBLEM's study with their choices and "
+                           "defaults:", 79)]
+    lines += [textwrap.fill(f"{s.problem_kind}: {' '.join(_study_options(s))}", 79, initial_indent="  ",
+                            subsequent_indent="    ") for s in STUDIES.values()]
+    return "\n".join(lines)
+
+
+def _add_solve(sub, debug, shown=None) -> None:
+    """`paraflux solve`: a problem file or built-in case. Every study's options are accepted (one flag per axis
+    name, its choices merged over the studies; an option of another study is refused by _cmd_solve, naming
+    it); the help shows the common options and, where shown is a study (that of the problem asked about),
+    that study's own, with its choices, defaults and ranges."""
+    from .studies import STUDIES  # noqa: PLC0415
+
+    solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case",
+                           description="Solve a problem file or a built-in case and write its results.",
+                           epilog=_solve_epilog(shown), formatter_class=argparse.RawDescriptionHelpFormatter)
+    visible = set(_study_options(shown)) if shown is not None else set()
+
+    def help_for(option: str, text: str) -> str:
+        return text if option in visible else argparse.SUPPRESS
+
     solve.add_argument("problem", nargs="?", type=Path, help="problem file (TOML)")
     solve.add_argument("--case", help="solve a built-in case with its example problem")
     solve.add_argument("--size", type=int, help="approximate element count for a built-in case")
     solve.add_argument("--out", type=_folder, default=Path("out"), help="output folder (default: out)")
-    solve.add_argument("--rtol", type=float, help="relative residual tolerance of iterative solvers")
+    solve.add_argument("--rtol", type=float, help=help_for("--rtol", "relative residual tolerance of iterative "
+                                                                      "solvers"))
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
-                       help="GPU EBE-J-PCG: iterations between convergence checks (even)")
-    solve.add_argument("--devices", type=int, help="truncation, loop multi-gpu: how many GPUs (0: all)")
+                       help=help_for("--check-every", "GPU EBE-J-PCG: iterations between convergence checks (even)"))
+    solve.add_argument("--devices", type=int, help=help_for("--devices", "loop multi-gpu: how many GPUs (0: all)"))
     solve.add_argument("--quiet", action="store_true", help="no progress output")
-    for study in STUDIES.values():  # integer settings of studies, e.g. the element order
-        for parameter in study.parameters:
+    for study in [s for s in (shown,) if s is not None] + list(STUDIES.values()):  # the shown study's first
+        for parameter in study.parameters:  # integer settings, e.g. the element order
             if parameter.integer and parameter.option not in solve._option_string_actions:
                 solve.add_argument(parameter.option, dest=parameter.name, type=int,
-                                   help=f"{parameter.description} ({study.title}; {parameter.minimum:g} to "
-                                        f"{parameter.maximum:g})")
-    seen = {}
+                                   help=help_for(parameter.option, f"{parameter.description} ({parameter.minimum:g} "
+                                                                   f"to {parameter.maximum:g})"))
+    merged = {}
     for study in STUDIES.values():  # one flag per axis name, choices merged over studies
         for axis in study.axes:
-            seen.setdefault(axis.name, (axis, []))[1].extend(c.name for c in axis.choices)
-    for name, (axis, choices) in seen.items():
+            merged.setdefault(axis.name, []).extend(c.name for c in axis.choices)
+    own = {axis.name: axis for axis in (shown.axes if shown is not None else ())}
+    for name, choices in merged.items():
+        axis = own.get(name)
+        if axis is None:
+            solve.add_argument("--" + name.replace("_", "-"), dest=name, choices=list(dict.fromkeys(choices)),
+                               help=argparse.SUPPRESS)
+            continue
+        used = f"; used only with --{axis.applies_when[0]} {axis.applies_when[1]}" if axis.applies_when else ""
         solve.add_argument(axis.option, dest=name, choices=list(dict.fromkeys(choices)),
-                           help=f"{axis.label} (default: the problem file's, else {axis.default})")
+                           metavar="{" + ",".join(axis.names) + "}",
+                           help=f"{axis.label} (default: the problem file's, else {axis.default}{used})")
     solve.set_defaults(func=_cmd_solve)
 
 
-def _add_bench(sub, debug) -> None:
-    """`paraflux bench NAME`, one of the benchmark registry's names."""
-    from .bench.registry import BENCHMARKS  # noqa: PLC0415
+def _asks_help(word: str) -> bool:
+    return word == "-h" or (len(word) > 2 and "--help".startswith(word))
 
-    bench = sub.add_parser("bench", parents=[debug], help="run a benchmark on the GPU and write docs/benchmarks/")
-    bench.add_argument("name", choices=list(BENCHMARKS),
-                       help="which benchmark")
-    bench.add_argument("--out", type=_folder, default=Path("docs/benchmarks"), help="output folder")
-    bench.add_argument("--sizes", type=int, nargs="+",
-                       help="transformer element counts (ebe, coloring), the element count m (hex), point counts (fmm), S triangle counts (truncation), bracket DOFs for Table 4 alone (fmbem) or sphere diameters in wavelengths, 0 for none (scattering), or host worker counts, 0 for one per core (sweeps), or the almond's triangles (scattering-peers), or sphere diameters in wavelengths (scattering-ngsolve)")
-    bench.add_argument("--orders", type=int, nargs="+", help="hex: element orders p (default 1..10); fmm: expansion orders (default 6 8 10), 0 for the peers alone; fmbem: Tables 1-3 alone at these orders; scattering, scattering-ngsolve: Nedelec orders (default 1 2); sweeps: GPU counts (default 1 2), 0 for none")
-    bench.add_argument("--merge", type=Path, help="hex, fmm, truncation, fmbem, scattering, sweeps: add the orders / cases / parts of this earlier JSON to the results")
-    bench.add_argument("--rhs", type=int, nargs="+", help="truncation: right-hand-side counts (default 1 10 100 1000); scattering: incidences of the monostatic sweep (default 360), 0 for none; sweeps: the number of frequencies (default 64)")
-    bench.add_argument("--ghz", type=float, nargs="+",
-                       help="scattering: the NASA almond's frequencies in GHz (default 1.19 7; on a GPU), 0 for none")
-    bench.add_argument("--multi-gpu-only", action="store_true",
-                       help="truncation: only cuda-s and multi-gpu (on a several-GPU machine); join with --merge")
-    bench.add_argument("--repeats", type=int, help="timed repeats per GPU measurement")
-    bench.add_argument("--render", type=Path, help="only re-render the Markdown from this JSON")
-    bench.set_defaults(func=_cmd_bench)
+
+class _Probe(argparse.ArgumentParser):
+    """A parser that raises instead of printing and exiting: used to read the problem a help is asked about."""
+
+    def error(self, message: str):
+        raise ValueError(message)
+
+
+def _study_asked(argv: list[str]):
+    """The study of the problem file or --case that `paraflux solve ... --help` names, or None (not such a
+    request, or a problem that cannot be read here: the solve says why when it runs)."""
+    from .errors import ParaFluxError  # noqa: PLC0415
+    from .problems.toml_input import read_toml  # noqa: PLC0415
+    from .studies import find_case, study_for_kind  # noqa: PLC0415
+
+    if "solve" not in argv[:2] or not any(_asks_help(w) for w in argv):
+        return None
+    probe = _Probe(add_help=False)
+    probe.add_argument("--debug", action="store_true")
+    sub = probe.add_subparsers(dest="command", parser_class=_Probe)
+    _add_solve(sub, _Probe(add_help=False))
+    try:
+        asked, _ = probe.parse_known_args([w for w in argv if not _asks_help(w)])
+        if asked.case:
+            return find_case(asked.case)[0]
+        return study_for_kind(read_toml(asked.problem)["problem"]["kind"]) if asked.problem else None
+    except (ValueError, ParaFluxError, KeyError, TypeError, RecursionError):
+        return None
+
+
+def _add_bench(sub, debug) -> None:
+    """`paraflux bench NAME` (engine/bench/command.py): one subcommand per benchmark, each with its own options."""
+    from .bench.command import add_bench_parser  # noqa: PLC0415
+
+    add_bench_parser(sub, debug, _folder)
 
 
 def _folder(text: str) -> Path:
@@ -374,7 +354,9 @@ def _folder(text: str) -> Path:
     return Path(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; argv, where given, may ask for the help of a problem's study
+    (`paraflux solve PROBLEM --help`), which then lists that study's options."""
     parser = OneLineParser(prog="paraflux", description="ParaFlux GPU-parallel FEM/BEM workbench",
                            epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
@@ -385,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("studies", parents=[debug],
                    help="list the studies and their variants").set_defaults(func=_cmd_studies)
 
-    _add_solve(sub, debug)
+    _add_solve(sub, debug, _study_asked(argv) if argv is not None else None)
     color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")
     color.add_argument("mesh", help="mesh file or built-in case name")
     color.add_argument("--method", choices=COLORING.names, default=COLORING.default)
@@ -421,8 +403,8 @@ def _run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every ending is an exit code of cli_edge.EXIT_CODES and at most one line on stderr."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if not args.debug:  # an overflow is reported once, as an error naming it, not as NumPy's warnings
         warnings.filterwarnings("ignore", category=RuntimeWarning)
     previous = raise_on_sigterm()  # SIGTERM unwinds as cli_edge.Terminated: clean-up runs, exit 143

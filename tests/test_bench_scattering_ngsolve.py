@@ -48,7 +48,7 @@ def test_report_pairs_each_row_with_the_other_solvers_cheapest_row_at_the_same_o
     assert verdict([_row("paraflux", 1, 20.0, 0.1)]) == "not decided"
     assert "- ParaFlux order 1, zgemm, fixed-point: rest 19.0 s of 20.0 s (95 %)." in text
     assert "factorises with umfpack on the host" in text
-    assert "2-wavelength sphere was not run (`--sizes 1 2` adds it)" in text
+    assert "2-wavelength sphere was not run (`--diameters 1 2` adds it)" in text
     assert "Verdict: **partly met**: ParaFlux faster in 3 of the 4 pairs above" in text
     table = [line.strip().strip("|").count("|") for line in text.splitlines() if line.startswith("|")]
     assert len(set(table)) == 1

@@ -18,6 +18,7 @@ from ..coloring.parallel import color_parallel_gpu, color_parallel_numpy
 from ..coloring.sequential import _compiled, balance_colors, color_sequential
 from .systems import case_system
 from .environment import gpu_facts, median_seconds, run_facts
+from .options import add_repeats, given, whole
 
 # paper 002: Table 1 (24,106 elements; ms, colours) and Table 3 (transformer; OFCM / FCM colouring ms)
 PAPER_TABLE_1 = {"ofcm": (7634, 7), "fcm": (19028, 7), "ccm": (41358, 8)}
@@ -125,3 +126,17 @@ def run_coloring_benchmark(config: ColoringBenchConfig, command: list[str] | Non
     data = {"benchmark": "coloring", **run_facts(command), "gpu": gpu_facts(cp), "config": asdict(config)}
     data["meshes"] = [bench_mesh(cp, case, n, config, log) for case, n in config.meshes]
     return data
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench coloring`'s own options."""
+    default = ", ".join(f"{case} {n}" for case, n in ColoringBenchConfig.meshes)
+    parser.add_argument("--elements", type=whole(1), nargs="+", metavar="N",
+                        help=f"transformer case element counts, in place of the default meshes ({default})")
+    add_repeats(parser, ColoringBenchConfig.repeats, "timed repeats per colouring")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench coloring` asks for it."""
+    meshes = tuple(("transformer", n) for n in args.elements or ())
+    return run_coloring_benchmark(given(ColoringBenchConfig(), meshes=meshes, repeats=args.repeats), command, log)

@@ -23,6 +23,7 @@ from ..magnetostatics.system import assemble_sparse
 from ..studies import STUDIES
 from .systems import case_system
 from .environment import copy_bandwidth, gpu_facts, median_seconds, run_facts
+from .options import add_repeats, given, listed, tuple_of, whole
 
 PAPER_TABLE_1 = {  # paper 000, Table 1: minutes; serial, unoptimised GPU, optimised GPU
     8732: (1.5, 0.7, 0.4), 11443: (2.6, 1.2, 0.6), 40816: (45.2, 18.5, 10.2), 171338: (1541.3, 593.7, 174.5),
@@ -222,3 +223,16 @@ def run_ebe_benchmark(config: EbeBenchConfig, command: list[str] | None = None,
     data["check_every"] = bench_check_every(cp, config.check_every_elements, config.check_every_values,
                                             config.rtol, config.repeats)
     return data
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench ebe`'s own options."""
+    parser.add_argument("--elements", type=whole(1), nargs="+", metavar="N",
+                        help=f"transformer case element counts (default {listed(EbeBenchConfig.sizes)})")
+    add_repeats(parser, EbeBenchConfig.repeats)
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench ebe` asks for it."""
+    config = given(EbeBenchConfig(), sizes=tuple_of(args.elements), repeats=args.repeats)
+    return run_ebe_benchmark(config, command, log)

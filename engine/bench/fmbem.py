@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..bem.fmm_solve import FmmSettings, coarse_dtype, separation_of, solve_fmm
 from ..fmm.fmm import LEAF_SIZE_GPU, LEAF_SIZE_HOST, M2L_SCHEMES
 from . import environment
 from .environment import gpu_facts, host_threads, run_facts
+from .options import add_merge, listed, tuple_of, whole
 
 LOAD = (2.0e6, 0.0, -1.0e6)  # Pa on the web's top face, as resources/problems/bracket.toml
 
@@ -207,3 +208,24 @@ def merge(data: dict, earlier: dict) -> dict:
     """Add the cases of an earlier run on the same device that this run did not measure."""
     key = lambda c: (c["table"], c["target_dofs"])  # noqa: E731
     return environment.merge_cases(data, earlier, key, key)
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench fmbem`'s own options."""
+    parser.add_argument("--dofs", type=whole(1), nargs="+", metavar="N",
+                        help="Table 4 alone, the bracket at about these DOFs (default: Tables 1-3, then Table 4 at "
+                             f"{listed(FmbemBenchConfig.dofs)}); with --orders, Tables 1-3 too")
+    parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
+                        help=f"Tables 1-3 alone at these expansion orders (default {listed(FmbemBenchConfig.orders)})")
+    add_merge(parser, "the tables and sizes")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench fmbem` asks for it."""
+    dofs, orders = tuple_of(args.dofs), tuple_of(args.orders)
+    config = FmbemBenchConfig()
+    if dofs:  # Table 4 at these sizes only, unless orders asks for Tables 1-3 too
+        config = replace(config, dofs=dofs, orders=orders)
+    elif orders:  # Tables 1-3 at these orders only
+        config = replace(config, orders=orders, dofs=())
+    return run_fmbem_benchmark(config, command, log, checkpoint)

@@ -400,7 +400,7 @@ def _million_and_epsilon_targets(data: dict) -> list[str]:
     if run is None:
         out.append("- 1M DOFs solved on one GPU: NOT MEASURED.")
         out.append("  - Reason: no 1M-DOF run in this record (a run is owed on the GPU machine: `paraflux bench fmbem "
-                   "--sizes 1000000 --merge docs/benchmarks/fmbem.json`).")
+                   "--dofs 1000000 --merge docs/benchmarks/fmbem.json`).")
     else:
         ok = run["relative_residual"] <= data["config"]["rtol"]
         out.append(f"- 1M DOFs on one GPU: {case['dofs']:,} DOFs solved to {run['relative_residual']:.1e} in "

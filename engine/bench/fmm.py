@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..fmm.operators import direct
 from ..fmm.tree import build_octree
 from . import environment, keops_peer
 from .environment import gpu_facts, run_facts
+from .options import add_merge, add_repeats, given, listed, tuple_of, whole
 
 
 @dataclass(frozen=True)
@@ -260,3 +261,22 @@ def merge(data: dict, earlier: dict) -> dict:
             case["runs"] = [{**r, "run": r.get("run", made_by)} for r in old["runs"]]
     return environment.merge_cases(data, earlier, lambda c: (c["distribution"], c["n"]),
                                    lambda c: (c["n"], c["distribution"]))
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench fmm`'s own options."""
+    parser.add_argument("--points", type=whole(1), nargs="+", metavar="N",
+                        help=f"point counts, each on uniform and sphere points (default {listed(FmmBenchConfig.sizes)})")
+    parser.add_argument("--orders", type=whole(0), nargs="+", metavar="P",
+                        help=f"expansion orders of the M2L schemes (default {listed(FmmBenchConfig.orders)}); "
+                             "0: the peers alone (the scheme runs kept from --merge)")
+    add_repeats(parser, FmmBenchConfig.repeats)
+    add_merge(parser, "the cases and scheme runs")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench fmm` asks for it."""
+    config = given(FmmBenchConfig(), sizes=tuple_of(args.points), orders=tuple_of(args.orders), repeats=args.repeats)
+    if config.orders == (0,):  # the peers at 1e-6 alone (the scheme runs kept from --merge)
+        config = replace(config, orders=())
+    return run_fmm_benchmark(config, command, log)

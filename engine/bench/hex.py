@@ -18,6 +18,7 @@ from ..hexfem.element_matrices import INTEGRATIONS, element_matrix_chunks, lame,
 from ..hexfem.gpu_element_matrices import mma_flops
 from . import environment
 from .environment import gpu_facts, run_facts
+from .options import add_merge, add_repeats, given, tuple_of, whole
 
 # paper 004, Table 3: m = 10,000; one-core -O3 seconds (E5-2609) and speed-ups t_CPU / t_GPU (GTX680)
 PAPER_TABLE_3 = {1: (0.14, 0.74, 0.67), 2: (0.58, 1.08, 1.05), 3: (10.52, 1.48, 6.41), 4: (47.52, 1.41, 6.75),
@@ -204,3 +205,19 @@ def merge(data: dict, earlier: dict) -> dict:
     merged["merged_runs"] = [*earlier.get("merged_runs", []),
                              {k: earlier[k] for k in ("date", "command", "commit")}]
     return merged
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench hex`'s own options."""
+    parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
+                        help="element orders p (default 1 to 10)")
+    parser.add_argument("--elements", type=whole(1), metavar="M",
+                        help=f"distorted hexahedra m whose element matrices are timed (default {HexBenchConfig.elements})")
+    add_repeats(parser, HexBenchConfig.repeats)
+    add_merge(parser, "the orders")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench hex` asks for it."""
+    config = given(HexBenchConfig(), orders=tuple_of(args.orders), elements=args.elements, repeats=args.repeats)
+    return run_hex_benchmark(config, command, log)

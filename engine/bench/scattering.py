@@ -20,6 +20,7 @@ from ..truncation.fields import C0
 from ..backend import get_backend, gpu_unavailable_reason
 from ..variants import SCATTERING_LOOP
 from .environment import gpu_facts, run_facts
+from .options import add_merge, given, listed, size, tuple_of, whole
 
 FREQUENCY = 300e6  # Hz: lambda = 0.999 m
 
@@ -204,3 +205,26 @@ def merge(data: dict, earlier: dict) -> dict:
     joined = earlier.get("earlier_runs") or ([earlier["earlier_run"]] if earlier.get("earlier_run") else [])
     out["earlier_runs"] = [{k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}, *joined]
     return out
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench scattering`'s own options."""
+    parser.add_argument("--diameters", type=size, nargs="+", metavar="D",
+                        help=f"PEC sphere diameters in wavelengths (default {listed(ScatteringBenchConfig.diameters)}); "
+                             "0: no spheres")
+    parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
+                        help=f"Nedelec orders of the spheres (default {listed(ScatteringBenchConfig.orders)})")
+    parser.add_argument("--incidences", type=whole(0), metavar="N",
+                        help=f"incidences of the monostatic sweep (default {ScatteringBenchConfig.sweep_incidences}); "
+                             "0: no sweep")
+    parser.add_argument("--ghz", type=size, nargs="+", metavar="F",
+                        help=f"the NASA almond's frequencies in GHz (default {listed(ScatteringBenchConfig.almond_ghz)};"
+                             " on a GPU); 0: no almond")
+    add_merge(parser, "the spheres, sweeps and almond rows")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench scattering` asks for it."""
+    config = given(ScatteringBenchConfig(), diameters=tuple_of(args.diameters), orders=tuple_of(args.orders),
+                   sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz))
+    return run_scattering_benchmark(config, command, log, checkpoint)

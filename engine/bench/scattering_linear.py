@@ -23,6 +23,7 @@ from ..scattering.system import fem_matrix
 from ..truncation.fields import C0
 from ..variants import LINEAR_SOLVER
 from .environment import distribution_versions, run_facts
+from .options import add_repeats, given, listed, size, tuple_of, whole
 from .scattering import sphere_problem
 
 
@@ -135,3 +136,21 @@ def run_linear_benchmark(cfg: LinearBenchConfig, command, log=print, checkpoint=
                 + ", ".join(f"{r} RHS {s:.3f} s" for r, s in row["back_substitution_s"].items()))
             checkpoint(data)
     return data
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench scattering-linear`'s own options."""
+    parser.add_argument("--diameter", type=size, metavar="D",
+                        help=f"the PEC sphere's diameter in wavelengths (default {LinearBenchConfig.diameter:g})")
+    parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
+                        help=f"Nedelec orders (default {listed(LinearBenchConfig.orders)})")
+    parser.add_argument("--rhs", type=whole(1), nargs="+", metavar="N",
+                        help=f"right-hand-side counts of the back-substitution (default {listed(LinearBenchConfig.rhs)})")
+    add_repeats(parser, LinearBenchConfig.repeats, "repeats per measurement, the fastest kept")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench scattering-linear` asks for it."""
+    config = given(LinearBenchConfig(), diameter=args.diameter, orders=tuple_of(args.orders), rhs=tuple_of(args.rhs),
+                   repeats=args.repeats)
+    return run_linear_benchmark(config, command, log, checkpoint)

@@ -16,6 +16,7 @@ from ..scattering.run import run_problem
 from ..truncation.fields import C0
 from ..variants import ACCELERATION, SCATTERING_LOOP
 from .environment import distribution_versions, host_threads, run_facts
+from .options import given, listed, size, tuple_of, whole
 from .ngsolve_peer import NgsolveLayout, solve_sphere
 from .scattering import FREQUENCY, mie_error_db, sphere_error_db, sphere_problem
 
@@ -91,3 +92,18 @@ def run_ngsolve_benchmark(cfg: NgsolveBenchConfig, command, log=print, checkpoin
         for order, maxh in cfg.ngsolve_settings:
             add(ngsolve_row(d, order, maxh, cfg))
     return data
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench scattering-ngsolve`'s own options."""
+    parser.add_argument("--diameters", type=size, nargs="+", metavar="D",
+                        help=f"PEC sphere diameters in wavelengths (default {listed(NgsolveBenchConfig.diameters)})")
+    parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
+                        help="the scattering study's Nedelec orders (default "
+                             f"{listed(NgsolveBenchConfig.paraflux_orders)}; NGSolve's settings are fixed)")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench scattering-ngsolve` asks for it."""
+    config = given(NgsolveBenchConfig(), diameters=tuple_of(args.diameters), paraflux_orders=tuple_of(args.orders))
+    return run_ngsolve_benchmark(config, command, log, checkpoint)

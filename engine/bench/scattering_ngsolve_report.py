@@ -85,7 +85,7 @@ def _spheres_line(rows: list[dict]) -> str:
     diameters = sorted({r["diameter_wavelengths"] for r in rows})
     line = "- Sphere diameters (wavelengths): " + ", ".join(f"{d:g}" for d in diameters) + "."
     if max(diameters) < 2:
-        line += (" The 2-wavelength sphere was not run (`--sizes 1 2` adds it): every row there has about 8x the "
+        line += (" The 2-wavelength sphere was not run (`--diameters 1 2` adds it): every row there has about 8x the "
                  "unknowns of its 1-wavelength row, and the study's operator 16x the work, beyond the time this "
                  "2-core host had for the run.")
     return line

@@ -22,6 +22,7 @@ from ..scattering.waves import dbsm, unit_vectors
 from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
 from .environment import distribution_versions, run_facts
+from .options import given, whole
 
 GAPS = (0.1, 0.2)  # S' and S from the almond, wavelengths (the study's defaults)
 DENSITY = 16.0  # S' and S elements per wavelength (the order-1 default)
@@ -118,3 +119,14 @@ def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=la
     data["bempp"] = bempp_efie(cfg, body)
     log(f"bempp-cl EFIE: {data['bempp']['total_s']:.1f} s, RCS {np.round(data['bempp']['rcs_dbsm'], 2)}")
     return data
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench scattering-peers`' own options."""
+    parser.add_argument("--triangles", type=whole(4), metavar="N",
+                        help=f"the almond's triangles, about (default {PeersBenchConfig.triangles})")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench scattering-peers` asks for it."""
+    return run_peers_benchmark(given(PeersBenchConfig(), triangles=args.triangles), command, log, checkpoint)

@@ -25,6 +25,7 @@ from ..truncation.fields import C0
 from ..sweep.runner import run_sweep
 from ..sweep.spec import SweepSpec, parse_sweep
 from .environment import run_facts
+from .options import add_merge, given, listed, tuple_of, whole
 from .sweep_overhead import batch_seconds_per_task, round_trip_seconds
 
 SPHERE = Path(__file__).resolve().parents[2] / "resources" / "problems" / "pec-sphere.toml"
@@ -169,3 +170,22 @@ def merge(data: dict, earlier: dict) -> dict:
     out["not_run"] = [n for key, n in not_run.items() if key not in have]
     out["earlier_run"] = {k: earlier.get(k) for k in ("date", "command", "commit", "host_threads", "gpus_present")}
     return out
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench sweeps`' own options."""
+    parser.add_argument("--workers", type=whole(0), nargs="+", metavar="N",
+                        help=f"host worker counts (default {listed(SweepsBenchConfig.host_workers)}); 0: one per core")
+    parser.add_argument("--gpus", type=whole(0), nargs="+", metavar="N",
+                        help=f"GPU counts, one worker each (default {listed(SweepsBenchConfig.gpus)}); 0: none; more "
+                             "than the machine has: recorded as not run")
+    parser.add_argument("--frequencies", type=whole(1), metavar="N",
+                        help=f"frequencies of the sweep, one task each (default {SweepsBenchConfig.frequencies})")
+    add_merge(parser, "the clusters")
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench sweeps` asks for it."""
+    config = given(SweepsBenchConfig(), host_workers=tuple_of(args.workers), gpus=tuple_of(args.gpus),
+                   frequencies=args.frequencies)
+    return run_sweeps_benchmark(config, command, log, checkpoint)

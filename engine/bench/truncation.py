@@ -23,6 +23,7 @@ from ..truncation.surfaces import quadrature
 from ..truncation.strategies import MULTI_GPU_KERNEL
 from ..truncation.zgemm import ZgemmOperator
 from .environment import gpu_facts, run_facts
+from .options import add_merge, add_repeats, given, listed, tuple_of, whole
 
 PAPER_TABLE1 = {  # numS -> sequential seconds for n_rhs = 1, 10, 100, 1000 (paper 003, Table 1)
     1572: (7.28, 44.66, 416.68, 4150.27), 3432: (15.78, 97.30, 905.87, 9133.59),
@@ -298,3 +299,29 @@ def merge(data: dict, earlier: dict) -> dict:
     by_size = {c["n_outer"]: c for c in multi["cases"]}
     merged["cases"] = [dict(c, multi_gpu=by_size.get(c["n_outer"], {}).get("multi_gpu", [])) for c in main["cases"]]
     return merged
+
+
+def add_arguments(parser) -> None:
+    """`paraflux bench truncation`'s own options."""
+    parser.add_argument("--triangles", type=whole(1), nargs="+", metavar="N",
+                        help="triangle counts of S, the outer surface (paper 003's numS; default "
+                             f"{listed(TruncationBenchConfig.outer_elements)})")
+    parser.add_argument("--rhs", type=whole(1), nargs="+", metavar="N",
+                        help=f"right-hand-side counts (default {listed(TruncationBenchConfig.rhs)})")
+    parser.add_argument("--multi-gpu-only", action="store_true",
+                        help="only cuda-s and multi-gpu (on a several-GPU machine), written as "
+                             "truncation-multi-gpu.json; join with --merge")
+    add_repeats(parser, TruncationBenchConfig.repeats)
+    add_merge(parser, "the sizes and the several-GPU part")
+
+
+def raw_only(args) -> bool:
+    """The several-GPU part alone is written as JSON, to be joined with --merge."""
+    return args.multi_gpu_only
+
+
+def run(args, command, log, checkpoint) -> dict:
+    """The benchmark as `paraflux bench truncation` asks for it."""
+    config = given(TruncationBenchConfig(multi_gpu_only=args.multi_gpu_only), outer_elements=tuple_of(args.triangles),
+                   rhs=tuple_of(args.rhs), repeats=args.repeats)
+    return run_truncation_benchmark(config, command, log, checkpoint)
