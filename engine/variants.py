@@ -273,16 +273,23 @@ LINEAR_SOLVER_SPEED = ("pardiso", "umfpack", "superlu")  # fastest first, docs/b
 
 
 def _fastest_installed(on_gpu: bool) -> str:
-    """The first of LINEAR_SOLVER_SPEED whose package is installed (the factorisations run on the host)."""
+    """cuDSS where a GPU is usable and nvmath-python installed, else the first of LINEAR_SOLVER_SPEED whose
+    package is installed (on the host)."""
+    if on_gpu and LINEAR_SOLVER.choice("cudss").unavailable(None) is None:
+        return "cudss"
     return next(n for n in LINEAR_SOLVER_SPEED if LINEAR_SOLVER.choice(n).unavailable(None) is None)
 
 
 LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
-    Choice("auto", "the fastest installed, as measured on the 1-wavelength sphere: PARDISO, UMFPACK, SuperLU"),
+    Choice("auto", "cuDSS where a GPU is usable, else the fastest installed on the host, as measured on the "
+                   "1-wavelength sphere: PARDISO, UMFPACK, SuperLU"),
     Choice("umfpack", "UMFPACK (SuiteSparse, multifrontal, BLAS 3) through CVXOPT", package="cvxopt"),
     Choice("superlu", "SciPy's SuperLU, symmetric mode (minimum degree on A + A^T, diagonal pivots)"),
     Choice("pardiso", "MKL PARDISO, complex symmetric LDL^T of the upper triangle, one call for every "
                       "right-hand side (py-mkl-pardiso)", package="pymklpardiso", distribution="py-mkl-pardiso"),
+    Choice("cudss", "NVIDIA cuDSS on the GPU, complex symmetric LDL^T of the upper triangle, the factor kept on "
+                    "the device, one call for every right-hand side (nvmath-python)", needs_gpu=True,
+           package="nvmath", distribution="paraflux[gpu]"),
 ), "auto", auto=_fastest_installed)
 
 SCATTERING_LOOP = replace(LOOP, default="zgemm")  # many right-hand sides, the same S' and S every iteration

@@ -1,4 +1,4 @@
-"""The scattering study's sparse direct solvers (variants.LINEAR_SOLVER, each choice that is installed):
+"""The scattering study's sparse direct solvers (variants.LINEAR_SOLVER, each choice that can run here):
 a singular matrix is the one SolverError sentence, a block of right-hand sides solves as its columns do."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from paraflux.engine.backend import gpu_unavailable_reason
 from paraflux.engine.errors import SolverError
 from paraflux.engine.scattering.linear import factorise, upper_triangle
 from paraflux.engine.variants import LINEAR_SOLVER
@@ -17,7 +18,7 @@ SENTENCE = (r"^the FEM system is singular \(.+\); the frequency may be a resonan
 
 def installed(name: str) -> str:
     """The solver's name, or a skip saying why it cannot run here."""
-    why = LINEAR_SOLVER.choice(name).unavailable(None)
+    why = LINEAR_SOLVER.choice(name).unavailable(gpu_unavailable_reason())
     if why:
         pytest.skip(why)
     return name

@@ -1,17 +1,19 @@
 """Sparse direct factorisations of the complex symmetric FEM matrix, by name (variants.LINEAR_SOLVER):
-UMFPACK (multifrontal, BLAS 3; through CVXOPT's bundled SuiteSparse), SciPy's SuperLU (symmetric mode) and
-MKL PARDISO (complex symmetric LDL^T of the upper triangle; through py-mkl-pardiso)."""
+UMFPACK (multifrontal, BLAS 3; through CVXOPT's bundled SuiteSparse), SciPy's SuperLU (symmetric mode),
+MKL PARDISO (complex symmetric LDL^T of the upper triangle; through py-mkl-pardiso) on the host, and cuDSS
+(complex symmetric LDL^T of the upper triangle on the GPU; cudss_solver.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..errors import SolverError
+from ..backend import gpu_unavailable_reason
+from ..errors import BackendError, SolverError
 from ..variants import LINEAR_SOLVER
 
 PARDISO_SETTINGS = {1: 2, 9: 8, 10: 1, 12: 1, 17: -1}  # iparm: METIS nested dissection; pivots perturbed
@@ -21,20 +23,24 @@ PARDISO_SETTINGS = {1: 2, 9: 8, 10: 1, 12: 1, 17: -1}  # iparm: METIS nested dis
 @dataclass(frozen=True, eq=False)
 class Factorised:
     """solve(B (n, r)) -> X (n, r); name of the solver; nonzeros of the factors and the peak memory of the
-    factorisation (bytes) where the solver says."""
+    factorisation (bytes) where the solver says; device: where the factor lives and solves ("host" or "GPU");
+    details: the solver's own figures (cuDSS: its memory estimates and phase seconds)."""
 
     solve: Callable[[np.ndarray], np.ndarray]
     name: str
     nonzeros: int | None
     memory_bytes: int | None = None
+    device: str = "host"
+    details: dict = field(default_factory=dict)
 
 
 def resolve(name: str) -> str:
-    """The solver that runs: name itself, or the one "auto" stands for (variants.LINEAR_SOLVER)."""
-    return LINEAR_SOLVER.resolve(name, on_gpu=False)
+    """The solver that runs: name itself, or the one "auto" stands for (variants.LINEAR_SOLVER) where the
+    run happens (a usable GPU or not)."""
+    return LINEAR_SOLVER.resolve(name, on_gpu=not gpu_unavailable_reason())
 
 
-def _singular(what: str, exc) -> SolverError:
+def singular(what: str, exc) -> SolverError:
     return SolverError(f"{what} is singular ({exc}); the frequency may be a resonance of the cavity between the "
                        "scatterer and S, or the mesh is broken")
 
@@ -49,7 +55,7 @@ def _umfpack(matrix: sp.spmatrix, what: str) -> Factorised:
     try:
         numeric = umfpack.numeric(a, umfpack.symbolic(a))
     except ArithmeticError as exc:
-        raise _singular(what, exc) from None
+        raise singular(what, exc) from None
 
     def solve(b: np.ndarray) -> np.ndarray:
         x = cvxopt.matrix(np.asfortranarray(b, dtype=complex))
@@ -70,7 +76,7 @@ def _superlu(matrix: sp.spmatrix, what: str) -> Factorised:
         if not np.isfinite(x).all() or np.linalg.norm(matrix @ x - probe) > 1e-8 * np.linalg.norm(probe):
             lu = spla.splu(matrix, permc_spec="MMD_AT_PLUS_A")
     except RuntimeError as exc:  # "Factor is exactly singular"
-        raise _singular(what, exc) from None
+        raise singular(what, exc) from None
     def solve(b: np.ndarray) -> np.ndarray:
         if np.iscomplexobj(b) and not np.iscomplexobj(lu.U.data):  # a real factor: real and imaginary parts
             return lu.solve(np.ascontiguousarray(b.real)) + 1j * lu.solve(np.ascontiguousarray(b.imag))
@@ -98,7 +104,7 @@ def _pardiso(matrix: sp.spmatrix, what: str) -> Factorised:
                                              iparms=PARDISO_SETTINGS)
     except RuntimeError as exc:  # PARDISO's error codes, "zero pivot / numerical factorization failure" among them
         if "pivot" in str(exc):
-            raise _singular(what, exc) from None
+            raise singular(what, exc) from None
         raise SolverError(f"PARDISO could not factorise {what} ({exc})") from None
     iparm = pardiso.get_iparm()
 
@@ -109,12 +115,31 @@ def _pardiso(matrix: sp.spmatrix, what: str) -> Factorised:
         probe = np.random.default_rng(0).standard_normal(matrix.shape[0]).astype(complex)
         residual = np.linalg.norm(matrix @ solve(probe) - probe) / np.linalg.norm(probe)
         if not residual <= 1e-8:
-            raise _singular(what, f"PARDISO perturbed {iparm[13]} pivots; residual {residual:.1e}")
+            raise singular(what, f"PARDISO perturbed {iparm[13]} pivots; residual {residual:.1e}")
     peak_kib = max(iparm[14], iparm[15] + iparm[16])
     return Factorised(solve, "pardiso", int(iparm[17]), 1024 * int(peak_kib))
 
 
-FACTORISERS = {"umfpack": _umfpack, "superlu": _superlu, "pardiso": _pardiso}
+def _cudss(matrix: sp.spmatrix, what: str) -> Factorised:
+    """On the GPU (cudss_solver.py), real matrices in real arithmetic; BackendError where no GPU is usable or
+    nvmath-python is missing. A zero pivot, or a random right-hand side solving to a residual above 1e-8 (the
+    pivots cuDSS perturbed did not hold), is the singular-matrix error."""
+    reason = LINEAR_SOLVER.choice("cudss").unavailable(gpu_unavailable_reason())
+    if reason:
+        raise BackendError(f"linear_solver \"cudss\" cannot run here: {reason}")
+    from .cudss_solver import factorise_cudss  # noqa: PLC0415
+
+    upper = upper_triangle(matrix)
+    factor = factorise_cudss(upper if np.iscomplexobj(matrix.data) else upper.real, what)
+    probe = np.random.default_rng(0).standard_normal(matrix.shape[0])
+    residual = np.linalg.norm(matrix @ factor.solve(probe) - probe) / np.linalg.norm(probe)
+    if factor.info != 0 or not residual <= 1e-8:
+        raise singular(what, f"cuDSS info {factor.info}; residual {residual:.1e}")
+    return Factorised(factor.solve, "cudss", factor.nonzeros, factor.details["peak_device_bytes"], "GPU",
+                      {**factor.details, "probe_residual": float(residual)})
+
+
+FACTORISERS = {"umfpack": _umfpack, "superlu": _superlu, "pardiso": _pardiso, "cudss": _cudss}
 
 
 def factorise(matrix: sp.spmatrix, solver: str, what: str) -> Factorised:

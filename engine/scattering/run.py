@@ -59,6 +59,8 @@ class ScatteringResult:
     timings: dict = field(default_factory=dict)
     iteration_timings: dict = field(default_factory=dict)  # seconds inside "iterations" per iteration.PHASES
     columns: int = 0  # columns iterated: the rank of the incidences' loads (fixed-point), the incidences (GMRES)
+    devices: dict = field(default_factory=dict)  # where "assembly", "factorisation" and "back-substitution" ran
+    factor_details: dict = field(default_factory=dict)  # the linear solver's own figures (linear.Factorised)
 
     @property
     def iterations(self) -> int:
@@ -178,7 +180,8 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     t0 = time.perf_counter()
     disc = discretise(mesh, problem.solver.order)
     system = build_system(disc, 2 * np.pi / wavelength, problem.solver.linear_solver, control.check)
-    timings["assembly and factorisation"] = time.perf_counter() - t0
+    timings["assembly"] = time.perf_counter() - t0 - system.seconds["factorisation"]
+    timings["factorisation"] = system.seconds["factorisation"]
     control.report(0.5, f"{system.n_dofs:,} unknowns: iterating")
     t0 = time.perf_counter()
     done, abc, columns, phases = _iterate(system, problem, control)
@@ -197,4 +200,10 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
-                            timings, phases, columns)
+                            timings, phases, columns, _devices(system), system.factor.details)
+
+
+def _devices(system) -> dict:
+    """Where the phases ran: the volume matrices' assembly, the factorisation and its back-substitutions."""
+    return {"assembly": system.assembly_device, "factorisation": system.factor.device,
+            "back-substitution": system.factor.device}
