@@ -294,7 +294,7 @@ LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
 
 SCATTERING_LOOP = replace(LOOP, default="zgemm")  # many right-hand sides, the same S' and S every iteration
 
-NEDELEC_ORDER = Parameter("order", "Nedelec order", 2, 1, 2, "first-kind Nedelec order: 1 (6 functions per "
-                          "tetrahedron) or 2 (20)", integer=True, compare_values=(1, 2))
+NEDELEC_ORDER = Parameter("order", "Nedelec order", 2, 1, 3, "first-kind Nedelec order: 1 (6 functions per "
+                          "tetrahedron), 2 (20) or 3 (45)", integer=True, compare_values=(1, 2, 3))
 ITERATION_TOL = Parameter("rtol", "Tolerance", 1e-4, 0.0, 1.0, "relative change of U on S (fixed-point) "
                           "or GMRES residual at which the iteration stops")
