@@ -1,8 +1,9 @@
 """`paraflux bench scattering`: the FE-IIIEE scattering study on PEC spheres of 1, 2 and 4 wavelengths'
 diameter (error against the Mie series), a monostatic sweep of many incidences in one run, and the NASA
-almond. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s); the sweep and the
-almond, many incidences each, run the study's default loop (zgemm: cuBLAS on a GPU where there is one, else
-BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
+almond. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
+linear solver (auto: cuDSS on a GPU) with the host's fastest factorisation; the sweep and the almond, many
+incidences each, run the study's default loop (zgemm: cuBLAS on a GPU where there is one, else BLAS on the
+host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
 from ..truncation.fields import C0
 from ..backend import get_backend, gpu_unavailable_reason
-from ..variants import SCATTERING_LOOP
+from ..variants import LINEAR_SOLVER, SCATTERING_LOOP
 from .environment import gpu_facts, run_facts
 from .options import add_merge, given, listed, size, tuple_of, whole
 
@@ -36,6 +37,7 @@ class ScatteringBenchConfig:
     cpu_loop: str = "cpu-s"
     many_loop: str = SCATTERING_LOOP.default  # sweep and almond: zgemm, cuBLAS on a GPU where there is one
     separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
+    cpu_rows: bool = True  # the spheres up to cpu_up_to also with the CPU loop (and the host's factorisation)
 
 
 def sphere_problem(diameter: float, order: int, loop: str, acceleration: str, **extra):
@@ -78,7 +80,8 @@ def _record(result, **labels) -> dict:
             "iterations_min": int(counts.min()), "converged": bool(result.converged.all()), "seconds": dict(t),
             "iteration_phases_s": dict(result.iteration_timings), "columns": result.columns,
             "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
-            "backend": result.backend, "linear_solver": result.linear_solver}
+            "backend": result.backend, "linear_solver": result.linear_solver, "phase_devices": dict(result.devices),
+            "factor_nonzeros": result.factor_nonzeros, "factor": dict(result.factor_details)}
 
 
 def device_facts() -> dict:
@@ -90,22 +93,34 @@ def device_facts() -> dict:
     return {**gpu_facts(cp), "on_gpu": True}
 
 
+def _sphere_runs(cfg: ScatteringBenchConfig, d: float, on_gpu: bool) -> list[tuple[str, str, str]]:
+    """(loop, acceleration, linear solver) of a diameter's rows: GMRES on the GPU loop; up to cfg.cpu_up_to also
+    the fixed point, again with the host's factorisation where the study's own (auto) runs on the GPU, and
+    the CPU loop with the host's. Without a GPU only the CPU-loop rows."""
+    host = LINEAR_SOLVER.resolve("auto", on_gpu=False)
+    runs = [(cfg.gpu_loop, "gmres", "auto")]
+    if d <= cfg.cpu_up_to:  # the accelerations and factorisations compared, the CPU loop where it takes minutes
+        runs.append((cfg.gpu_loop, "fixed-point", "auto"))
+        if LINEAR_SOLVER.resolve("auto", on_gpu) != host:
+            runs.append((cfg.gpu_loop, "fixed-point", host))
+        if cfg.cpu_rows:
+            runs.append((cfg.cpu_loop, "fixed-point", host))
+    return [r for r in runs if on_gpu or r[0] == cfg.cpu_loop]
+
+
 def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    """Without a GPU only the CPU-loop rows run."""
     on_gpu = data["gpu"]["on_gpu"]
-    for d in (d for d in cfg.diameters if d > 0):  # --sizes 0: no spheres (a run joined to an earlier one)
+    for d in (d for d in cfg.diameters if d > 0):  # --diameters 0: no spheres (a run joined to an earlier one)
         for order in cfg.orders if d <= cfg.cpu_up_to else cfg.orders[-1:]:
-            runs = [(cfg.gpu_loop, "gmres")]
-            if d <= cfg.cpu_up_to:  # the accelerations compared and the CPU loop where it takes minutes at most
-                runs += [(cfg.gpu_loop, "fixed-point"), (cfg.cpu_loop, "fixed-point")]
-            for loop, acceleration in (r for r in runs if on_gpu or r[0] == cfg.cpu_loop):
-                result = run_problem(sphere_problem(d, order, loop, acceleration))
+            for loop, acceleration, solver in _sphere_runs(cfg, d, on_gpu):
+                result = run_problem(sphere_problem(d, order, loop, acceleration, solver={"linear_solver": solver}))
                 row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration,
-                              device=data["gpu"]["device"])
+                              device=data["gpu"]["device"], date=data["date"])
                 row["mie_error_db"] = mie_error_db(result)
                 data["spheres"].append(row)
-                log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}: {row['dofs']:,} DOFs, "
-                    f"{row['iterations']} iterations, {row['total_s']:.1f} s, {row['mie_error_db']:.2f} dB")
+                log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}, {row['linear_solver']}: "
+                    f"{row['dofs']:,} DOFs, {row['iterations']} iterations, {row['total_s']:.1f} s, "
+                    f"{row['mie_error_db']:.2f} dB")
                 checkpoint(data)
 
 
@@ -192,15 +207,28 @@ def _on_device(rows: list, earlier: dict, dated: bool) -> list:
     return [{**stamp, **r} for r in rows]
 
 
+def _sphere_key(row: dict) -> tuple:
+    return (row["device"], row["diameter_wavelengths"], row["order"], row["loop"], row["acceleration"],
+            row["linear_solver"])
+
+
+def _sweep_key(sweep: dict) -> tuple:
+    return sweep["device"], sweep["incidences"], sweep["many"]["linear_solver"]
+
+
 def merge(data: dict, earlier: dict) -> dict:
-    """This run joined with an earlier one (--merge): the earlier run's spheres and almond rows where this run
-    has none, its sweeps on other devices or of other sizes; the runs joined listed under "earlier_runs"."""
+    """This run joined with an earlier one (--merge): the earlier run's sphere rows of a device, size, order,
+    loop, acceleration and linear solver this run did not measure, its almond rows where this run has none,
+    its sweeps on other devices, of other sizes or by another linear solver; the runs joined listed under
+    "earlier_runs"."""
     out = dict(data)
-    for part in ("spheres", "almond"):
-        if not out[part]:
-            out[part] = _on_device(earlier.get(part, []), earlier, part == "almond")
-    mine = {(s["device"], s["incidences"]) for s in out["sweeps"]}
-    out["sweeps"] = out["sweeps"] + [s for s in _sweeps_of(earlier) if (s["device"], s["incidences"]) not in mine]
+    if not out["almond"]:
+        out["almond"] = _on_device(earlier.get("almond", []), earlier, True)
+    mine = {_sphere_key(r) for r in out["spheres"]}
+    out["spheres"] = out["spheres"] + [r for r in _on_device(earlier.get("spheres", []), earlier, False)
+                                       if _sphere_key(r) not in mine]
+    mine = {_sweep_key(s) for s in out["sweeps"]}
+    out["sweeps"] = out["sweeps"] + [s for s in _sweeps_of(earlier) if _sweep_key(s) not in mine]
     out.pop("sweep", None)
     joined = earlier.get("earlier_runs") or ([earlier["earlier_run"]] if earlier.get("earlier_run") else [])
     out["earlier_runs"] = [{k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}, *joined]
@@ -220,11 +248,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--ghz", type=size, nargs="+", metavar="F",
                         help=f"the NASA almond's frequencies in GHz (default {listed(ScatteringBenchConfig.almond_ghz)};"
                              " on a GPU); 0: no almond")
+    parser.add_argument("--no-cpu-loop", action="store_true",
+                        help="the spheres without the CPU loop's rows (cpu-s)")
     add_merge(parser, "the spheres, sweeps and almond rows")
 
 
 def run(args, command, log, checkpoint) -> dict:
     """The benchmark as `paraflux bench scattering` asks for it."""
     config = given(ScatteringBenchConfig(), diameters=tuple_of(args.diameters), orders=tuple_of(args.orders),
-                   sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz))
+                   sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz),
+                   cpu_rows=False if args.no_cpu_loop else None)
     return run_scattering_benchmark(config, command, log, checkpoint)
