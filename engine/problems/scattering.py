@@ -16,13 +16,13 @@ from .toml_input import Table, problem_head, section
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
 CASES = ("pec-sphere", "nasa-almond")
-ORDERS = (1, 2)
+ORDERS = (1, 2, 3)
 ACCELERATIONS = ("fixed-point", "gmres")
 MAX_DIRECTIONS = 1_000_000
 MAX_INCIDENCES = 10_000
 MAX_ITERATIONS = 1_000
 POLARIZATIONS = ("theta", "phi")
-DEFAULT_EPW = {1: 16.0, 2: 6.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1, 3 and pi
+DEFAULT_EPW = {1: 16.0, 2: 6.0, 3: 4.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1, 3 and pi
 DEFAULT_ORDER = 2  # faster and more accurate than order 1 on the sphere and the almond (issue 43)
 
 
@@ -150,7 +150,7 @@ def _solver(top: Table) -> ScatteringSolver:
     t = Table(section(top, "solver"), "solver")
     order = t.take("order", int, DEFAULT_ORDER)
     if order not in ORDERS:
-        raise ProblemError(f"[solver] order must be 1 or 2 (the Nedelec order), got {order}")
+        raise ProblemError(f"[solver] order must be 1, 2 or 3 (the Nedelec order), got {order}")
     s = ScatteringSolver(order, t.take("acceleration", str, "fixed-point", ACCELERATIONS),
                          t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
                          t.take("linear_solver", str, "auto", LINEAR_SOLVER.names), t.take("loop", str, "zgemm", LOOP.names))
