@@ -1,6 +1,7 @@
 """The Sweep window: vary numeric keys of the current problem and a variant axis, run the points on Dask
 (locally or on a scheduler by address), follow them in a task table, cancel, and see the combined table
-and plots. The sweep itself is engine.sweep; this module only gathers the form and shows what comes back."""
+and plots. The sweep itself is engine.sweep; this module only gathers the form and shows what comes back:
+the plots are the Figures engine.sweep draws for the PNGs, on a Qt canvas each."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import threading
 from pathlib import Path
 
 import shiboken6
-from PySide6 import QtCore, QtGui, QtWidgets
+from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg, NavigationToolbar2QT
+from PySide6 import QtCore, QtWidgets
 
 from ..engine.cli_edge import sentence
 from ..engine.errors import Cancelled, ParaFluxError
 from ..engine.problems import problem_as_dict
-from ..engine.sweep import close_client, grid_points, make_client, numeric_keys, parse_sweep, run_sweep
+from ..engine.sweep import (close_client, grid_points, make_client, numeric_keys, parse_sweep, run_sweep,
+                            sweep_report_figures)
 
 NONE = "(none)"
 
@@ -74,14 +77,16 @@ class SweepPanel(QtWidgets.QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Sweep: {study.title}")
         self.base, self.study = problem_as_dict(problem), study
-        self.cancel_event, self.thread = threading.Event(), None
+        self.cancel_event, self.thread, self.spec = threading.Event(), None, None
         self.signals = SweepSignals(self)
         self.signals.progress.connect(self.on_progress)
         self.signals.finished.connect(self.on_finished)
         self.signals.failed.connect(self.on_failed)
-        layout = QtWidgets.QVBoxLayout(self)
+        controls = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(controls)
         layout.addWidget(self._build_form())
         self.status = QtWidgets.QLabel("")
+        self.status.setWordWrap(True)
         self.progress_bar = QtWidgets.QProgressBar()
         buttons = QtWidgets.QHBoxLayout()
         self.run_button, self.cancel_button = QtWidgets.QPushButton("Run sweep"), QtWidgets.QPushButton("Cancel")
@@ -97,8 +102,23 @@ class SweepPanel(QtWidgets.QDialog):
         self.task_table, self.result_table = QtWidgets.QTableWidget(), QtWidgets.QTableWidget()
         self.tabs.addTab(self.task_table, "Tasks")
         self.tabs.addTab(self.result_table, "Table")
-        layout.addWidget(self.tabs, 1)
-        self.resize(760, 640)
+        self._lay_out(controls)
+
+    def _lay_out(self, controls: QtWidgets.QWidget) -> None:
+        """The controls in a scrolling pane above the tasks, table and plots, which take most of the height
+        (a splitter between them); the window fits the screen."""
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(controls)
+        scroll.setWidgetResizable(True)
+        splitter = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        splitter.addWidget(scroll)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        QtWidgets.QVBoxLayout(self).addWidget(splitter)
+        screen = (self.screen() or QtWidgets.QApplication.primaryScreen()).availableGeometry()
+        width, height = min(1000, screen.width() - 40), min(820, screen.height() - 60)
+        self.resize(width, height)
+        splitter.setSizes([min(300, height // 3), height])
 
     def _build_form(self) -> QtWidgets.QWidget:
         box = QtWidgets.QGroupBox("Axes and where to run")
@@ -159,9 +179,9 @@ class SweepPanel(QtWidgets.QDialog):
         except ParaFluxError as exc:
             self.status.setText(f"error: {exc}")
             return
+        self.spec = spec
         self._fill_tasks(spec, points)
-        while self.tabs.count() > 2:  # the last run's plots
-            self.tabs.removeTab(2)
+        self._clear_plots()
         self.cancel_event.clear()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -205,11 +225,26 @@ class SweepPanel(QtWidgets.QDialog):
         self.status.setText(f"{len(report.outcomes)} points: {len(report.outcomes) - len(report.failed)} done "
                             f"({report.skipped} from an earlier run), {len(report.failed)} failed; in {out}")
         self._show_table(out / "sweep.csv")
-        for path in report.written:
-            if path.suffix == ".png":
-                label = QtWidgets.QLabel()
-                label.setPixmap(QtGui.QPixmap(str(path)))
-                self.tabs.addTab(label, path.stem)
+        self.show_plots(self.spec, report.outcomes)
+
+    def _clear_plots(self) -> None:
+        """Drop the last run's plot tabs (the tabs after Tasks and Table)."""
+        while self.tabs.count() > 2:
+            widget = self.tabs.widget(2)
+            self.tabs.removeTab(2)
+            widget.deleteLater()
+
+    def show_plots(self, spec, outcomes) -> None:
+        """A tab per figure the sweep draws (the PNGs' own figures), each on a canvas with its toolbar."""
+        self._clear_plots()
+        for name, figure in sweep_report_figures(spec, outcomes):
+            page = QtWidgets.QWidget()
+            layout = QtWidgets.QVBoxLayout(page)
+            canvas = FigureCanvasQTAgg(figure)
+            layout.addWidget(NavigationToolbar2QT(canvas, page))
+            layout.addWidget(canvas, 1)
+            index = self.tabs.addTab(page, figure.get_suptitle().splitlines()[0])
+            self.tabs.setTabToolTip(index, f"plot-{name}.png")
 
     def _show_table(self, path: Path) -> None:
         with open(path, newline="") as f:

@@ -133,10 +133,11 @@ class Study:
     fields: Callable[[Any], ResultFields] | None = None
     writer: Callable[[Any, Path], list] | None = None
     actions: Mapping[str, Callable] = field(default_factory=dict)  # extra runs: check, scaling, ...
-    # sweeps (engine/sweep): rows of output numbers per point (None: the summary's scalar numbers), and the
-    # (x, y) columns worth plotting, x an axis name or an output column (e.g. ("angle_deg", "rcs_dbsm"))
+    # sweeps (engine/sweep): rows of output numbers per point (None: the summary's scalar numbers), and what
+    # a sweep of a problem plots: sweep_plots(problem) -> engine.sweep.SweepPlots (its figures, its labels
+    # and units; None: every output that varies against the first swept key)
     sweep_rows: Callable[[Any], list] | None = None
-    sweep_plots: tuple = ()
+    sweep_plots: Callable[[Any], Any] | None = None
     # a result that is written but fell short (e.g. an iteration that did not reach its tolerance): the
     # sentence saying so, or None; the command line then exits 3 after writing
     shortfall: Callable[[Any], str | None] | None = None

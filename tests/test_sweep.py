@@ -282,20 +282,13 @@ def test_set_dotted_leaves_the_base_alone_and_ranges_include_stop(tmp_path):
     assert spec.axes[0].values == (0.1, 0.2, pytest.approx(0.3))
 
 
-def test_study_hooks_give_the_rows_and_plots():
+def test_study_rows_hook_gives_the_rows():
     from types import SimpleNamespace
 
-    from paraflux.engine.sweep.spec import Axis
-    from paraflux.engine.sweep.table import plot_pairs
     from paraflux.engine.sweep.task import point_rows
 
     study = SimpleNamespace(sweep_rows=lambda result: [{"angle_deg": a, "rcs_dbsm": result * a} for a in (0, 90)])
     assert point_rows(study, 2.0, []) == ({"angle_deg": 0, "rcs_dbsm": 0.0}, {"angle_deg": 90, "rcs_dbsm": 180.0})
-    axes = [Axis("key", "problem.frequency", (1e8, 2e8))]
-    columns = ["point", "status", "problem.frequency", "angle_deg", "rcs_dbsm", "message"]
-    rows = [{"point": "a", "status": "done", "problem.frequency": 1e8, "angle_deg": 0, "rcs_dbsm": 1.0}]
-    hints = (("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm"), ("angle_deg", "missing"))
-    assert plot_pairs(axes, columns, rows, (), hints) == [("problem.frequency", "rcs_dbsm"), ("angle_deg", "rcs_dbsm")]
 
 
 @pytest.mark.gpu
@@ -353,7 +346,8 @@ def test_sphere_frequency_by_radius_sweep_equals_the_single_runs(client, tmp_pat
         for point, outcome in zip(grid_points(spec), report.outcomes):
             single = study.run(parse_problem(point.problem, tmp_path))
             assert outcome.rows == tuple(study.sweep_rows(single))  # the same numbers to the last digit
-    assert (tmp_path / "out" / "plot-sigma_theta_dbsm-vs-problem.frequency.png").stat().st_size > 1000
+    assert (tmp_path / "out" / "plot-rcs-vs-problem.frequency.png").stat().st_size > 1000
+    assert (tmp_path / "out" / "plot-rcs-vs-theta.png").stat().st_size > 1000
 
 
 def test_example_sphere_sweep_file_reads():
@@ -365,3 +359,187 @@ def test_example_sphere_sweep_file_reads():
     points = grid_points(spec)
     assert [p.values["problem.frequency"] for p in points] == [3e8, 3.5e8, 4e8, 4.5e8, 5e8, 5.5e8, 6e8]
     assert study_for_kind(parse_problem(points[0].problem, Path(spec.base_dir)).kind).name == "scattering"
+
+
+def scattering_outcomes(frequencies, incidences, directions, sigma):
+    """Point outcomes as a scattering sweep over problem.frequency makes them: a row per incidence
+    (theta, phi, polarisation) and far-field direction, sigma(f, incidence, theta, phi) -> (dBsm, dBsm)."""
+    from paraflux.engine.sweep.task import PointOutcome
+
+    outcomes = []
+    for f in frequencies:
+        rows = tuple({"incidence": i, "inc_theta_deg": it, "inc_phi_deg": ip, "polarization": pol,
+                      "theta_deg": t, "phi_deg": p,
+                      **dict(zip(("sigma_theta_dbsm", "sigma_phi_dbsm"), sigma(f, (it, ip, pol), t, p))),
+                      "converged": True, "iterations": 3}
+                     for i, (it, ip, pol) in enumerate(incidences) for t, p in directions)
+        outcomes.append(PointOutcome(f"p{f:.0f}", {"problem.frequency": f}, "done", rows))
+    return outcomes
+
+
+def scattering_figures(outcomes, frequencies):
+    from paraflux.engine.problems import load_case_problem
+    from paraflux.engine.sweep import sweep_report_figures
+    from paraflux.engine.sweep.spec import Axis, SweepSpec
+
+    problem = load_case_problem("pec-sphere")
+    spec = SweepSpec(study_for_kind("scattering").to_dict(problem), Path("."),
+                     (Axis("key", "problem.frequency", tuple(frequencies)),))
+    return dict(sweep_report_figures(spec, outcomes))
+
+
+def legend_texts(figure) -> list[str]:
+    return [t.get_text() for legend in figure.legends for t in legend.get_texts()]
+
+
+def line_data(ax) -> list[tuple[list, list]]:
+    return [(list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()]
+
+
+DIRECTIONS = [(t, p) for t in range(0, 181, 30) for p in (0.0, 90.0)]  # theta slowest, as the study tabulates them
+FREQUENCIES = [300e6, 350e6, 400e6]
+
+
+def sphere_like(f, incidence, t, p):
+    """Distinct, finite values for each frequency, direction and component (a cross-polar 10 dB down)."""
+    co = -10.0 + f / 1e8 + t / 60 + p / 45
+    return (co, co - 10.0)
+
+
+def test_scattering_sweep_plots_a_line_per_direction_component_and_frequency_and_a_panel_per_cut():
+    """Against frequency: a line per chosen direction (back-scatter, forward) and component, x in MHz; against
+    theta: a panel per cut (E- and H-plane), a line per frequency and component, theta increasing along each
+    line (no zigzag between cuts); legend values formatted; every point equal to its table row."""
+    outcomes = scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, sphere_like)
+    figures = scattering_figures(outcomes, FREQUENCIES)
+    assert list(figures) == ["rcs-vs-problem.frequency", "rcs-vs-theta"]
+    by_frequency = figures["rcs-vs-problem.frequency"]
+    (ax,) = by_frequency.get_axes()
+    assert ax.get_xlabel() == "frequency (MHz)" and ax.get_ylabel() == "RCS (dBsm)"
+    lines = line_data(ax)
+    assert len(lines) == 2 * 2  # (back-scatter, forward) x (sigma_theta, sigma_phi)
+    expected = sorted(([300.0, 350.0, 400.0], [sphere_like(f, None, t, 0.0)[c] for f in FREQUENCIES])
+                      for t in (0, 180) for c in (0, 1))
+    assert sorted(lines) == expected
+    assert legend_texts(by_frequency) == ["back-scatter", "forward", "σθ", "σφ"]
+    assert "incidence from θ 0°, φ 0°, θ-polarised" in by_frequency.get_suptitle()
+
+    by_theta = figures["rcs-vs-theta"]
+    panels = [a for a in by_theta.get_axes() if a.get_visible()]
+    assert [a.get_title() for a in panels] == ["E-plane (φ 0°)", "H-plane (φ 90°)"]
+    for ax, phi in zip(panels, (0.0, 90.0)):
+        lines = line_data(ax)
+        assert len(lines) == len(FREQUENCIES) * 2
+        assert sorted(lines) == sorted(([float(t) for t in range(0, 181, 30)],
+                                        [sphere_like(f, None, t, phi)[c] for t in range(0, 181, 30)])
+                                       for f in FREQUENCIES for c in (0, 1))
+    assert panels[0].get_xlabel() == "θ (°)"
+    assert legend_texts(by_theta) == ["300 MHz", "350 MHz", "400 MHz", "σθ", "σφ"]
+
+
+def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so():
+    """A sphere's cross-polar component (an exact zero: -400 dBsm) is not drawn; the title says which."""
+    def co_polar(f, incidence, t, p):
+        co = -5.0 + t / 90
+        return (co, -400.0) if p == 0.0 else (-400.0, co)
+
+    figures = scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, co_polar), FREQUENCIES)
+    panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
+    assert [len(a.get_lines()) for a in panels] == [3, 3]
+    assert all(min(line.get_ydata()) > -100 for a in panels for line in a.get_lines())
+    assert "σφ in E-plane (φ 0°); σθ in H-plane (φ 90°)" in figures["rcs-vs-theta"].get_suptitle()
+    assert len(figures["rcs-vs-problem.frequency"].get_axes()[0].get_lines()) == 2  # sigma_theta at 0 and 180
+
+
+def test_monostatic_sweep_plots_against_the_angle_that_moves():
+    """19 incidences around the horizon, each with its back-scatter direction: RCS against phi (a panel for
+    the theta = 90 cut), no RCS against theta; against frequency at most 12 lines, the rest said."""
+    incidences = [(90.0, float(p), "theta") for p in range(0, 181, 10)]
+    outcomes = scattering_outcomes(FREQUENCIES, incidences, [], None)
+    outcomes = [o.__class__(o.key, o.values, o.status, tuple(
+        {"incidence": i, "inc_theta_deg": 90.0, "inc_phi_deg": p, "polarization": "theta", "theta_deg": 90.0,
+         "phi_deg": p, "sigma_theta_dbsm": -20.0 + p / 30 + o.values["problem.frequency"] / 1e8,
+         "sigma_phi_dbsm": -30.0 + p / 30} for i, (_, p, _) in enumerate(incidences))) for o in outcomes]
+    figures = scattering_figures(outcomes, FREQUENCIES)
+    assert list(figures) == ["rcs-vs-problem.frequency", "rcs-vs-phi"]
+    (ax,) = figures["rcs-vs-phi"].get_axes()
+    assert ax.get_title() == "" and "monostatic, θ-polarised" in figures["rcs-vs-phi"].get_suptitle()
+    assert ax.get_xlabel() == "φ (°)" and len(ax.get_lines()) == len(FREQUENCIES) * 2
+    assert all(list(line.get_xdata()) == [float(p) for p in range(0, 181, 10)] for line in ax.get_lines())
+    (ax,) = figures["rcs-vs-problem.frequency"].get_axes()
+    assert len(ax.get_lines()) == 12 and "26 lines left out to keep 12" in figures["rcs-vs-problem.frequency"].get_suptitle()
+
+
+def boxes_overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_sweep_figures_are_legible():
+    """Drawn as the PNG is: no two tick labels of an axis overlap, the legend lies outside every panel, and
+    the title, labels and legend lie within the figure."""
+    figures = scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, sphere_like),
+                                 FREQUENCIES)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for figure in figures.values():
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        whole = figure.bbox
+        legend = figure.legends[0].get_window_extent(renderer)
+        texts = [figure._suptitle, *figure.legends[0].get_texts()]
+        for ax in (a for a in figure.get_axes() if a.get_visible()):
+            assert not boxes_overlap(legend, ax.get_window_extent(renderer))
+            texts += [ax.xaxis.label, ax.yaxis.label, ax.title]
+            for axis in (ax.xaxis, ax.yaxis):
+                ticks = [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                assert 3 <= len(ticks) <= 8 or (axis is ax.yaxis and not ticks)  # a shared y axis labels once
+                assert not any(boxes_overlap(a, b) for i, a in enumerate(ticks) for b in ticks[i + 1:])
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert whole.x0 <= box.x0 and box.x1 <= whole.x1 + 0.5 and whole.y0 <= box.y0 and box.y1 <= whole.y1 + 0.5
+
+
+@pytest.mark.parametrize("key, message", [
+    ("boundaries.NOPE.value", "sweep key boundaries.NOPE.value: the problem's mesh has no boundary 'NOPE'; "
+                              "it has: AB, CDE, BC, EA"),
+    ("regions.NOPE.mu_r", "sweep key regions.NOPE.mu_r: the problem's mesh has no region 'NOPE'; it has: air")])
+def test_key_naming_what_the_mesh_lacks_is_refused_before_any_point_runs(tmp_path, capsys, key, message):
+    """Exit 2 and one line, no cluster started and no folder made (today's sweep meshed every point and failed
+    each with exit 3); a boundary the case's mesh has but the problem leaves natural is accepted."""
+    from paraflux.engine.cli import main
+
+    sweep = write_sweep_files(tmp_path)
+    sweep.write_text(sweep.read_text().replace("boundaries.AB.value", key))
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"paraflux: error: {message}"]
+    assert not (tmp_path / "out").exists()
+    spec = sweep_spec(tmp_path, [{"key": "boundaries.BC.value", "values": [1.0, 2.0]}])
+    assert len(grid_points(spec)) == 2
+
+
+def test_other_studies_plot_their_outputs_with_units_against_the_swept_key():
+    """The open slot's energy and largest |B| against the potential on AB (A, the scalar potential), a line
+    per mesh size labelled by value; the sweep file's plots choose among them."""
+    from paraflux.engine.sweep.plots import sweep_figures
+    from paraflux.engine.sweep.spec import Axis
+    from paraflux.engine.sweep.table import table_rows
+    from paraflux.engine.sweep.task import PointOutcome
+
+    axes = (Axis("key", "boundaries.AB.value", (500.0, 700.0)), Axis("key", "case.elements", (500, 1000)))
+    outcomes = [PointOutcome(f"{v}-{n}", {"boundaries.AB.value": v, "case.elements": n}, "done",
+                             ({"energy": v * v * 1e-5 + n * 1e-9, "max_B": v * 1e-3, "iterations": n // 10},))
+                for v in (500.0, 700.0) for n in (500, 1000)]
+    columns, rows = table_rows(axes, outcomes)
+    problem = parse_problem(BASE, Path("."))
+    plots = study_for_kind("magnetostatic").sweep_plots(problem)
+    figures = dict(sweep_figures(plots, axes, columns, rows, ("energy", "max_B")))
+    assert list(figures) == ["energy-vs-boundaries.AB.value", "max_B-vs-boundaries.AB.value"]
+    (ax,) = figures["energy-vs-boundaries.AB.value"].get_axes()
+    assert ax.get_xlabel() == "potential on AB (A)" and ax.get_ylabel() == "stored energy (J/m)"
+    assert legend_texts(figures["energy-vs-boundaries.AB.value"]) == ["target elements 500", "target elements 1000"]
+    assert [list(x) for x, _ in line_data(ax)] == [[500.0, 700.0]] * 2
+    every = dict(sweep_figures(plots, axes, columns, rows))
+    assert list(every) == ["energy-vs-boundaries.AB.value", "max_B-vs-boundaries.AB.value",
+                           "iterations-vs-boundaries.AB.value"]

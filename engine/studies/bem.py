@@ -13,6 +13,7 @@ from ..study import Case
 from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES,
                         FAR_TABLES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
 from .registry import Study, register
+from .sweep_plots import bem_plots
 
 
 def _apply(problem: BemProblem, variants: Mapping) -> BemProblem:
@@ -57,4 +58,5 @@ BEM = register(Study(
     cases=tuple(Case(c.name, c.title, c.description, "3D BEM", c.groups) for c in BEM_CASES.values()),
     summary=bem_summary,
     describe=describe,
+    sweep_plots=bem_plots,
 ))

@@ -11,6 +11,7 @@ from ..problems.elasticity import ElasticityProblem, elasticity_to_dict, parse_e
 from ..study import Case
 from ..variants import BACKEND, ELASTIC_METHOD, ELASTIC_RTOL, INTEGRATION, ORDER, PRECONDITIONER
 from .registry import Study, register
+from .sweep_plots import elasticity_plots
 
 VARIANT_KEYS = ("method", "integration", "preconditioner", "backend")
 
@@ -56,4 +57,5 @@ ELASTICITY = register(Study(
     cases=tuple(Case(c.name, c.title, c.description, "3D elasticity", c.boundaries) for c in HEX_CASES.values()),
     summary=elasticity_summary,
     describe=describe,
+    sweep_plots=elasticity_plots,
 ))

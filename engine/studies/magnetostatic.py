@@ -11,6 +11,7 @@ from ..problems.magnetostatic import MagnetostaticProblem, parse_magnetostatic, 
 from ..study import Case
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from .registry import Study, register
+from .sweep_plots import magnetostatic_plots
 
 VARIANT_KEYS = ("method", "backend", "reduction", "accumulate", "coloring")
 
@@ -54,4 +55,5 @@ MAGNETOSTATIC = register(Study(
     cases=tuple(Case(c.name, c.title, c.description, c.formulation, c.boundaries) for c in CASES.values()),
     summary=magnetostatic_summary,
     describe=describe,
+    sweep_plots=magnetostatic_plots,
 ))

@@ -14,6 +14,7 @@ from ..scattering.write import rcs_rows, scattering_fields, scattering_summary, 
 from ..study import Case
 from ..variants import ACCELERATION, ITERATION_TOL, LINEAR_SOLVER, NEDELEC_ORDER, SCATTERING_LOOP
 from .registry import Study, register
+from .scattering_sweep import sweep_plots
 
 
 
@@ -78,6 +79,5 @@ SCATTERING = register(Study(
     describe=describe,
     shortfall=shortfall,
     sweep_rows=sweep_rows,
-    sweep_plots=(("problem.frequency", "sigma_theta_dbsm"), ("problem.frequency", "sigma_phi_dbsm"),
-                 ("theta_deg", "sigma_theta_dbsm"), ("theta_deg", "sigma_phi_dbsm")),
+    sweep_plots=sweep_plots,
 ))

@@ -11,6 +11,7 @@ from ..truncation.cases import CASES
 from ..truncation.run import run_problem
 from ..variants import LOOP, QUADRATURE
 from .registry import Study, register
+from .sweep_plots import truncation_plots
 
 
 def _apply(problem: TruncationProblem, variants: Mapping) -> TruncationProblem:
@@ -51,4 +52,5 @@ TRUNCATION = register(Study(
     cases=tuple(Case(c.name, c.title, c.description, "truncation") for c in CASES.values()),
     summary=truncation_summary,
     describe=describe,
+    sweep_plots=truncation_plots,
 ))

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import Cancelled, ProblemError
-from .spec import SweepSpec, grid_points
-from .table import plot_pairs, table_rows, write_plots, write_table
+from .plots import SweepPlots, sweep_figures, write_plots
+from .spec import SweepSpec, first_point_problem, grid_points
+from .table import table_rows, write_table
 from .task import PointOutcome, read_outcome, run_point
 
 
@@ -131,10 +132,25 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, client, progress: Callable[[
     ordered = tuple(outcomes[p.key] for p in points)
     columns, rows = table_rows(spec.axes, ordered)
     written = write_table(out_dir, columns, rows)
-    study = _study_of(spec)
-    pairs = plot_pairs(spec.axes, columns, rows, spec.plots, study.sweep_plots if study else ())
-    written += write_plots(out_dir, spec.axes, rows, pairs)
+    written += write_plots(out_dir, sweep_report_figures(spec, ordered))
     return SweepReport(ordered, len(finished), tuple(written))
+
+
+def declared_plots(spec: SweepSpec) -> SweepPlots:
+    """What the sweep's study plots for its first point's problem (SweepPlots() where it declares nothing)."""
+    from ..problems import parse_problem  # noqa: PLC0415
+    from ..studies import study_for_kind  # noqa: PLC0415
+
+    problem = parse_problem(first_point_problem(spec), spec.base_dir)
+    study = study_for_kind(problem.kind)
+    return study.sweep_plots(problem) if study.sweep_plots is not None else SweepPlots()
+
+
+def sweep_report_figures(spec: SweepSpec, outcomes) -> list[tuple[str, object]]:
+    """(name, matplotlib Figure) for each plot of the finished sweep: the PNGs `paraflux sweep` writes and
+    the window's sweep panel shows."""
+    columns, rows = table_rows(spec.axes, outcomes)
+    return sweep_figures(declared_plots(spec), spec.axes, columns, rows, spec.plots)
 
 
 def _cancelled_message(points, outcomes: dict, points_dir: Path) -> str:
@@ -144,16 +160,6 @@ def _cancelled_message(points, outcomes: dict, points_dir: Path) -> str:
     more = f" and {len(ran) - 10} more" if len(ran) > 10 else ""
     return (f"sweep cancelled: {len(ran)} of {len(points)} points finished (in {points_dir})"
             + (f": {listed}{more}" if ran else "") + "; run it again to compute the rest")
-
-
-def _study_of(spec: SweepSpec):
-    from ..problems import problem_kind  # noqa: PLC0415
-    from ..studies import study_for_kind  # noqa: PLC0415
-
-    try:
-        return study_for_kind(problem_kind(spec.base))
-    except ProblemError:
-        return None
 
 
 def _collect(futures: dict, outcomes: dict, total: int, client, progress, cancel) -> None:

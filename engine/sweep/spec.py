@@ -190,18 +190,59 @@ def apply_axis(problem: dict, axis: Axis, value) -> dict:
     return out
 
 
+def first_point_problem(spec: SweepSpec) -> dict:
+    """The base problem-file dictionary with every axis at its first value."""
+    problem = spec.base
+    for axis in spec.axes:
+        problem = apply_axis(problem, axis, axis.values[0])
+    return problem
+
+
 def _check_first_point(spec: SweepSpec) -> None:
     """The base problem with every axis at its first value must be a valid problem: a misspelt key is an
     error of the sweep file (later points with values out of range fail alone, when they run)."""
     from ..problems import parse_problem  # noqa: PLC0415
 
-    problem = spec.base
-    for axis in spec.axes:
-        problem = apply_axis(problem, axis, axis.values[0])
     try:
-        parse_problem(problem, spec.base_dir)
+        problem = parse_problem(first_point_problem(spec), spec.base_dir)
     except ProblemError as exc:
         raise ProblemError(f"the sweep's first point is not a valid problem: {exc}") from None
+    _check_named_entries(spec, problem)
+
+
+def _check_named_entries(spec: SweepSpec, problem) -> None:
+    """A key into [regions.NAME] or [boundaries.NAME] names what the problem's mesh has, before any point
+    runs: a region the base problem gives a material (every mesh region needs one), a boundary the base
+    problem sets or the mesh declares (a built-in case's named boundaries, a mesh file's named groups)."""
+    for axis in (a for a in spec.axes if a.kind != "variant"):
+        table, _, rest = axis.name.partition(".")
+        name = rest.split(".")[0]
+        if table not in ("regions", "boundaries") or not name:
+            continue
+        given = list(spec.base[table]) if isinstance(spec.base.get(table), dict) else []
+        if name in given:
+            continue
+        known = given if table == "regions" else list(dict.fromkeys([*given, *_mesh_boundaries(problem)]))
+        if name not in known:
+            what = "region" if table == "regions" else "boundary"
+            raise ProblemError(f"sweep key {axis.name}: the problem's mesh has no {what} '{name}'; it has: "
+                               f"{', '.join(known) or 'none'}")
+
+
+def _mesh_boundaries(problem) -> list[str]:
+    """The named boundaries of a problem's mesh without meshing it: a built-in case's declared names, or
+    the named groups of its mesh file (read once, not meshed)."""
+    from ..problems import case_boundaries  # noqa: PLC0415
+
+    if getattr(problem, "case", None):
+        return list(case_boundaries(problem.case))
+    path = getattr(problem, "mesh_path", None)
+    if path is None:
+        return []
+    from ..mesh.meshio_read import read_meshio  # noqa: PLC0415
+
+    mesh = read_meshio(path)
+    return [*(mesh.field_data or {}), *(n for n in (mesh.cell_sets or {}) if not n.startswith("gmsh:"))]
 
 
 def _check_variants(base: dict, axes: tuple[Axis, ...]) -> None:
