@@ -64,7 +64,7 @@ BAD = {
                                 "equal lengths"),
     "an unknown key": (CASE + "[solver]\nspeed = 3\n", "unknown key"),
     "an unknown polarisation": (CASE + "[incidence]\npolarization = \"circular\"\n", "polarization"),
-    "order 3": (CASE + "[solver]\norder = 3\n", "order must be 1 or 2"),
+    "order 4": (CASE + "[solver]\norder = 4\n", "[solver] order must be 1, 2 or 3"),
     "a case and files": (CASE.replace("frequency", 'scatterer = "x.vtu"\nfrequency'), "one or the other"),
     "no geometry": (HEAD, "needs case"),
     "a step that overflows the angle count": (
@@ -101,6 +101,7 @@ def test_bad_surfaces_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name
     (["--max-iterations", "9" * 25], "--max-iterations must be from 1 to 1,000,000"),
     (["--rtol", "5e-15"], "tolerance must be from 1e-14 to below 1, got 5e-15"),
     (["--size", "10"], "--size does not apply to scattering problems"),
+    (["--order", "4"], "order must be 1, 2 or 3 (the Nedelec order), got 4"),
 ])
 def test_command_line_options_beyond_the_studys_range_are_refused(tmp_path, capsys, extra, message):
     """Options are checked against the ranges the problem file has (the command line bypassed them)."""

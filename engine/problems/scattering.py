@@ -149,8 +149,6 @@ def _solver(top: Table) -> ScatteringSolver:
 
     t = Table(section(top, "solver"), "solver")
     order = t.take("order", int, DEFAULT_ORDER)
-    if order not in ORDERS:
-        raise ProblemError(f"[solver] order must be 1, 2 or 3 (the Nedelec order), got {order}")
     s = ScatteringSolver(order, t.take("acceleration", str, "fixed-point", ACCELERATIONS),
                          t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
                          t.take("linear_solver", str, "auto", LINEAR_SOLVER.names), t.take("loop", str, "zgemm", LOOP.names))
@@ -160,8 +158,10 @@ def _solver(top: Table) -> ScatteringSolver:
 
 
 def check_solver(s: ScatteringSolver, where: str) -> None:
-    """The tolerance and iteration limit in range (from the problem file, where = "[solver] ", or the
+    """The order, tolerance and iteration limit in range (from the problem file, where = "[solver] ", or the
     command line and the window, where = "")."""
+    if s.order not in ORDERS:
+        raise ProblemError(f"{where}order must be 1, 2 or 3 (the Nedelec order), got {s.order}")
     if not 1e-14 <= s.tolerance < 1:
         raise ProblemError(f"{where}tolerance must be from 1e-14 to below 1, got {s.tolerance:g}")
     if not 0 <= s.max_iterations <= MAX_ITERATIONS:
