@@ -198,7 +198,8 @@ def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier
 
     assert mie_error_db(_sweep_run("host", 1, 10.0)["rows"], 0.1) < 1e-12
     assert abs(mie_error_db(_sweep_run("host", 1, 10.0, 0.25)["rows"], 0.1) - 0.25) < 1e-12
-    facts = {"benchmark": "sweeps", "date": "d1", "command": "c", "commit": "x", "host_cpu": "x86_64",
+    facts = {"benchmark": "sweeps", "date": "d1", "command": "c", "commit": "x", "versions": {"python": "3"},
+             "host_cpu": "x86_64",
              "config": asdict(SweepsBenchConfig(frequencies=2, f_step_mhz=100.0)), "host_threads": 2,
              "gpus_present": 0, "distributed": "0"}
     gpu_run = {**facts, "gpus_present": 1, "runs": [_sweep_run("gpu", 1, 4.0, 0.5)],
@@ -222,7 +223,8 @@ def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier
 def test_scattering_peers_report_states_the_target_from_the_largest_difference():
     from paraflux.engine.bench.scattering_peers_report import render_markdown as render_peers
 
-    data = {"benchmark": "scattering-peers", "date": "d", "command": "c", "commit": "x", "host_cpu": "x86_64",
+    data = {"benchmark": "scattering-peers", "date": "d", "command": "c", "commit": "x", "versions": {"python": "3"},
+            "host_cpu": "x86_64",
             "host_threads": 2, "load_before": 0.5, "triangles": 1200,
             "config": {"frequency_hz": 1.19e9, "phi_deg": [0.0, 90.0], "target_db": 1.0},
             "ours": {"rcs_dbsm": [-38.0, -22.5], "dofs": 30000, "iterations": [5, 5], "total_s": 19.0},
@@ -383,12 +385,15 @@ def test_fmm_report_compares_from_scratch_runs_with_fmm3d_at_equal_achieved_erro
 
 
 def test_a_report_made_from_a_run_cut_short_says_so():
-    from paraflux.engine.bench.environment import cut_short, provenance_lines
+    from paraflux.engine.bench.environment import cut_short
+    from paraflux.engine.bench.registry import BENCHMARKS
 
-    data = json.loads((DOCS / "fmm.json").read_text())
-    assert not any(line.startswith("- Cut short") for line in provenance_lines(data))
-    assert any(line.startswith("- Cut short: this run stopped before its end")
-               for line in provenance_lines(cut_short(data)))
+    for name in BENCHMARKS:
+        if not (DOCS / f"{name}.json").exists():
+            continue
+        data = json.loads((DOCS / f"{name}.json").read_text())
+        assert "\n- Cut short" not in BENCHMARKS[name].render(data)
+        assert "\n- Cut short: this run stopped before its end" in BENCHMARKS[name].render(cut_short(data)), name
 
 
 def test_fmbem_table_4_runs_each_reach_the_solve_s_leaf_fp64_factors_and_no_coarse_level_on_the_gpu_and_the_cpu(
@@ -521,3 +526,28 @@ def test_fmbem_dense_bem_beside_table_4_solves_the_bracket_and_renders_its_row()
     assert "(threads: 16 host cores)" in fmbem_report._dense_row(dict(case, direct=old_record))[0]
     lines = fmbem_report._direct_differences([case], config.direct_up_to, config.rtol)
     assert f"CPU ILU FP64, reach 3: {difference:.1e}" in lines[0] and "up to 20,000 DOFs" in lines[-1]
+
+
+def test_renamed_options_name_old_options_of_each_benchmark_and_its_new_ones():
+    """The registry's renames (for the recorded commands) go from no option of the benchmark to one of its own."""
+    import argparse
+
+    from paraflux.engine.bench.registry import BENCHMARKS
+
+    for bench in BENCHMARKS.values():
+        parser = argparse.ArgumentParser()
+        bench.add_arguments(parser)
+        own = {o for a in parser._actions for o in a.option_strings}
+        assert all(old not in own and new in own for old, new in bench.renamed), bench.name
+
+
+def test_a_page_says_when_its_recorded_commands_name_renamed_options():
+    from paraflux.engine.bench.report import renamed_options
+
+    data = {"benchmark": "sweeps", "command": "paraflux bench sweeps --sizes 1 0 --orders 1 2",
+            "merged_runs": [{"command": "paraflux bench sweeps --rhs 8"}]}
+    assert renamed_options(data) == [
+        "- Option names: the commands recorded here predate `paraflux bench sweeps`'s own options; in them "
+        "`--sizes` is `--workers`, `--orders` is `--gpus` and `--rhs` is `--frequencies` now."]
+    assert renamed_options({"benchmark": "sweeps", "command": "paraflux bench sweeps --workers 1 --gpus 2"}) == []
+    assert renamed_options({"benchmark": "fmm", "command": "paraflux bench fmm --orders 0"}) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .coloring import PAPER_TABLE_1, PAPER_TABLE_3
+from .report import header, page, row, section, table, target
 
 METHODS = ("ccm", "fcm", "ofcm", "parallel-gpu", "parallel-numpy")
 PAPER_SIZE = 171338
@@ -16,12 +17,8 @@ def _header_and_times(data: dict) -> list[str]:
     """Run facts, then colouring time and colours per mesh and method."""
     gpu = data["gpu"]
     lines = [
-        "# Element colouring benchmark: paper 002 Tables 1 and 3 and beyond",
-        "",
-        f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("Element colouring benchmark: paper 002 Tables 1 and 3 and beyond",
+                f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)", data),
         f"- Times are medians of {data['config']['repeats']} runs after a warm-up (compilation excluded). "
         "ccm, fcm, ofcm: paper 002's Algorithms 1-3; parallel: Jones-Plassmann rounds on the GPU (CuPy) and "
         "the same rounds vectorised in NumPy; NetworkX: `greedy_color(strategy='largest_first')` on the same "
@@ -31,15 +28,14 @@ def _header_and_times(data: dict) -> list[str]:
         "",
         "## Colouring time (ms) and colours used",
         "",
-        "| mesh | elements | lower bound | " + " | ".join(METHODS) + " | NetworkX |",
-        "|---|" + "---:|" * (3 + len(METHODS)),
+        *table(["mesh", "elements", "lower bound", *METHODS, "NetworkX"], "l" + "r" * (3 + len(METHODS))),
     ]
-    for row in data["meshes"]:
-        cells = [row["case"], f"{row['elements']:,}", str(row["lower_bound"])]
-        cells += [f"{_ms(row['methods'][m]['seconds'])} ({row['methods'][m]['colors']})" for m in METHODS]
-        nx = row.get("networkx")
+    for mesh in data["meshes"]:
+        cells = [mesh["case"], f"{mesh['elements']:,}", str(mesh["lower_bound"])]
+        cells += [f"{_ms(mesh['methods'][m]['seconds'])} ({mesh['methods'][m]['colors']})" for m in METHODS]
+        nx = mesh.get("networkx")
         cells.append(f"{_ms(nx['seconds'])} ({nx['colors']})" if nx else "not run")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(row(cells))
     return lines
 
 
@@ -47,34 +43,32 @@ def _balance(data: dict) -> list[str]:
     """Group balance before and after the balancing pass."""
     lines = ["", "In brackets: colours used.", "",
               "## Group balance: smallest / largest group (ratio), before and after the balancing pass", "",
-              "| mesh | elements | " + " | ".join(METHODS) + " | balancing time (ms, ofcm) |",
-              "|---|" + "---:|" * (2 + len(METHODS))]
-    for row in data["meshes"]:
-        cells = [row["case"], f"{row['elements']:,}"]
+              *table(["mesh", "elements", *METHODS, "balancing time (ms, ofcm)"], "l" + "r" * (2 + len(METHODS)))]
+    for mesh in data["meshes"]:
+        cells = [mesh["case"], f"{mesh['elements']:,}"]
         for m in METHODS:
-            r = row["methods"][m]
+            r = mesh["methods"][m]
             cells.append(f"{r['smallest']}/{r['largest']} ({r['ratio']:.1f}) -> {r['balanced']['ratio']:.2f}")
-        cells.append(_ms(row["methods"]["ofcm"]["balance_seconds"]))
-        lines.append("| " + " | ".join(cells) + " |")
+        cells.append(_ms(mesh["methods"]["ofcm"]["balance_seconds"]))
+        lines.append(row(cells))
     return lines
 
 
 def _against_paper(data: dict) -> list[str]:
     """Against paper 002's Tables 1 and 3."""
     lines = ["", "## Against the paper", "",
-              "| mesh | elements | paper OFCM ms | ParaFlux OFCM ms | paper FCM ms | ParaFlux FCM ms | paper CCM ms | "
-              "ParaFlux CCM ms |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for row in data["meshes"]:
-        m = row["methods"]
-        if row["case"] == "solenoid":
+             *table(["mesh", "elements", "paper OFCM ms", "ParaFlux OFCM ms", "paper FCM ms", "ParaFlux FCM ms",
+                     "paper CCM ms", "ParaFlux CCM ms"], "lrrrrrrr")]
+    for mesh in data["meshes"]:
+        m = mesh["methods"]
+        if mesh["case"] == "solenoid":
             paper = (PAPER_TABLE_1["ofcm"][0], PAPER_TABLE_1["fcm"][0], PAPER_TABLE_1["ccm"][0])
-        elif row["target_elements"] in PAPER_TABLE_3:
-            paper = (*PAPER_TABLE_3[row["target_elements"]], None)
+        elif mesh["target_elements"] in PAPER_TABLE_3:
+            paper = (*PAPER_TABLE_3[mesh["target_elements"]], None)
         else:
             continue
-        lines.append(f"| {row['case']} | {row['elements']:,} | {paper[0]} | {_ms(m['ofcm']['seconds'])} | "
-                     f"{paper[1]} | {_ms(m['fcm']['seconds'])} | {paper[2] if paper[2] else ''} | "
-                     f"{_ms(m['ccm']['seconds'])} |")
+        lines.append(row([mesh["case"], f"{mesh['elements']:,}", paper[0], _ms(m["ofcm"]["seconds"]), paper[1],
+                          _ms(m["fcm"]["seconds"]), paper[2] if paper[2] else "", _ms(m["ccm"]["seconds"])]))
     lines += ["", "The paper's Table 1 mesh of 24,106 elements is not published; the solenoid case at that size "
               "stands in for it.", ""]
     return lines
@@ -83,45 +77,43 @@ def _against_paper(data: dict) -> list[str]:
 def _accumulation(data: dict) -> list[str]:
     """Atomic against coloured accumulation in the GPU solve."""
     lines = ["## EBE-J-PCG on the GPU: atomic vs coloured accumulation (fused reduction, OFCM balanced)", "",
-              "| elements | colours | iterations | atomic us/iteration | coloured us/iteration | coloured / atomic | "
-              "atomic solve s | coloured solve s |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for row in data["meshes"]:
-        s = row.get("solve")
+             *table(["elements", "colours", "iterations", "atomic us/iteration", "coloured us/iteration",
+                     "coloured / atomic", "atomic solve s", "coloured solve s"], "r" * 8)]
+    for mesh in data["meshes"]:
+        s = mesh.get("solve")
         if not s:
             continue
         a, c = s["atomic"], s["colored"]
-        lines.append(f"| {row['elements']:,} | {s['n_colors']} | {a['iterations']} | "
-                     f"{1e6 * a['seconds_per_iteration']:.1f} | {1e6 * c['seconds_per_iteration']:.1f} | "
-                     f"{c['seconds_per_iteration'] / a['seconds_per_iteration']:.2f} | {a['seconds']:.3g} | "
-                     f"{c['seconds']:.3g} |")
+        lines.append(row([f"{mesh['elements']:,}", s["n_colors"], a["iterations"],
+                          f"{1e6 * a['seconds_per_iteration']:.1f}", f"{1e6 * c['seconds_per_iteration']:.1f}",
+                          f"{c['seconds_per_iteration'] / a['seconds_per_iteration']:.2f}", f"{a['seconds']:.3g}",
+                          f"{c['seconds']:.3g}"]))
     return lines
 
 
 def render_markdown(data: dict) -> str:
-    lines = _header_and_times(data) + _balance(data) + _against_paper(data) + _accumulation(data)
-    lines += _per_method_solves(data)
-    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
-    return "\n".join(lines)
+    return page(_header_and_times(data) + _balance(data) + _against_paper(data) + _accumulation(data)
+                + _per_method_solves(data) + section("Targets", _targets(data)) + section("Analysis", _analysis(data)))
 
 
 def _per_method_solves(data: dict) -> list[str]:
     """Coloured / atomic time per iteration with each method's groups, as made and after balancing."""
-    rows = [r for r in data["meshes"] if r.get("solve", {}).get("per_method")]
-    if not rows:
+    meshes = [r for r in data["meshes"] if r.get("solve", {}).get("per_method")]
+    if not meshes:
         return []
     lines = ["", "## Coloured accumulation with each method's colour groups", "",
              "Coloured / atomic time per iteration of the same solve (fused reduction), with the groups as the "
              "method made them -> after the balancing pass; in brackets the coloured solve's microseconds per "
              "iteration after balancing.", "",
-             "| elements | atomic us/iteration | " + " | ".join(METHODS) + " |", "|---:|---:|" + "---:|" * len(METHODS)]
-    for row in rows:
-        s = row["solve"]
+             *table(["elements", "atomic us/iteration", *METHODS], "r" * (2 + len(METHODS)))]
+    for mesh in meshes:
+        s = mesh["solve"]
         atomic = s["atomic"]["seconds_per_iteration"]
-        cells = [f"{row['elements']:,}", f"{1e6 * atomic:.1f}"]
+        cells = [f"{mesh['elements']:,}", f"{1e6 * atomic:.1f}"]
         for m in METHODS:
             made, balanced = (s["per_method"][m][k]["seconds_per_iteration"] for k in ("as_made", "balanced"))
             cells.append(f"{made / atomic:.2f} -> {balanced / atomic:.2f} ({1e6 * balanced:.1f})")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(row(cells))
     return lines
 
 
@@ -132,31 +124,30 @@ def _targets(data: dict) -> list[str]:
     if paper_row:
         m = paper_row["methods"]
         speedup = m["fcm"]["seconds"] / m["ofcm"]["seconds"]
-        out.append(f"- OFCM at least 2x faster than FCM at {paper_row['elements']:,} elements: {speedup:.1f}x "
-                   f"(paper about 2.5x): {'met' if speedup >= 2 else 'MISSED'}.")
-        out.append(f"- OFCM colours {paper_row['elements']:,} elements in {_ms(m['ofcm']['seconds'])} ms on one core "
-                   f"(well under 1 s asked; the paper needed 275 s): "
-                   f"{'met' if m['ofcm']['seconds'] < 1.0 else 'MISSED'}.")
+        out.append(target(f"OFCM at least 2x faster than FCM at {paper_row['elements']:,} elements: {speedup:.1f}x "
+                          "(paper about 2.5x)", speedup >= 2))
+        out.append(target(f"OFCM colours {paper_row['elements']:,} elements in {_ms(m['ofcm']['seconds'])} ms on one "
+                          "core (well under 1 s asked; the paper needed 275 s)", m["ofcm"]["seconds"] < 1.0))
         nx = paper_row.get("networkx")
         if nx:
             ratio = nx["seconds"] / m["ofcm"]["seconds"]
-            out.append(f"- OFCM against NetworkX greedy_color at {paper_row['elements']:,} elements: {ratio:.0f}x "
-                       f"faster (graph construction not counted for NetworkX): {'met' if ratio >= 10 else 'MISSED'}.")
+            out.append(target(f"OFCM against NetworkX greedy_color at {paper_row['elements']:,} elements: "
+                              f"{ratio:.0f}x faster (graph construction not counted for NetworkX)", ratio >= 10))
     colors_ok = all(r["methods"][m]["colors"] <= r["methods"]["ccm"]["colors"]
                     and r["methods"][m]["colors"] <= r["lower_bound"] + 2 for r in rows for m in ("fcm", "ofcm"))
     worst = max(r["methods"]["ofcm"]["colors"] - r["lower_bound"] for r in rows)
-    out.append(f"- FCM/OFCM use no more colours than CCM and at most 2 above the lower bound on every mesh "
-               f"(OFCM at most {worst} above): {'met' if colors_ok else 'MISSED'}.")
+    out.append(target("FCM/OFCM use no more colours than CCM and at most 2 above the lower bound on every mesh "
+                      f"(OFCM at most {worst} above)", colors_ok))
     ratio = max(r["methods"][m]["balanced"]["ratio"] for r in rows for m in METHODS)
-    out.append(f"- after balancing, largest / smallest group at most 1.3: worst {ratio:.2f} over all meshes and "
-               f"methods: {'met' if ratio <= 1.3 else 'MISSED'}.")
+    out.append(target(f"after balancing, largest / smallest group at most 1.3: worst {ratio:.2f} over all meshes "
+                      "and methods", ratio <= 1.3))
     solves = [(r["elements"], r["solve"]) for r in rows if r.get("solve")]
     if solves:
         worst_n, worst_s = max(solves, key=lambda e: e[1]["colored"]["seconds_per_iteration"]
                                / e[1]["atomic"]["seconds_per_iteration"])
         r = worst_s["colored"]["seconds_per_iteration"] / worst_s["atomic"]["seconds_per_iteration"]
-        out.append(f"- coloured accumulation within 1.3x of atomic on the GPU: worst {r:.2f}x at {worst_n:,} "
-                   f"elements: {'met' if r <= 1.3 else 'MISSED'}.")
+        out.append(target(f"coloured accumulation within 1.3x of atomic on the GPU: worst {r:.2f}x at {worst_n:,} "
+                          "elements", r <= 1.3))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .ebe import PAPER_TABLE_1, gpu_reductions
+from .report import header, page, row, section, table, target, verdict
 
 TARGET_BANDWIDTH = 0.60
 TARGET_SPEEDUP = 50.0
@@ -30,8 +31,8 @@ def _fmt(seconds: float, extrapolated: bool = False) -> str:
     return f"~{text}" if extrapolated else text
 
 
-def _best(row: dict) -> str:
-    return min(gpu_reductions(), key=lambda v: row["gpu"][v]["loop_seconds"] / row["gpu"][v]["iterations"])
+def _best(size: dict) -> str:
+    return min(gpu_reductions(), key=lambda v: size["gpu"][v]["loop_seconds"] / size["gpu"][v]["iterations"])
 
 
 def _header_and_solve_times(data: dict) -> list[str]:
@@ -39,14 +40,10 @@ def _header_and_solve_times(data: dict) -> list[str]:
     variants = gpu_reductions()
     copy_bw = data["copy_bandwidth_bytes_per_s"]
     gpu = data["gpu"]
+    device = (f"- Device: {gpu['device']} ({gpu['multiprocessors']} SMs, {gpu['memory_gib']} GiB), CUDA runtime "
+              f"{gpu['cuda_runtime']}, driver {gpu['cuda_driver']}; host CPU {data['host_cpu']}")
     lines = [
-        "# EBE-J-PCG benchmark: transformer case, paper 000 Table 1 and beyond",
-        "",
-        f"- Device: {gpu['device']} ({gpu['multiprocessors']} SMs, {gpu['memory_gib']} GiB), CUDA runtime "
-        f"{gpu['cuda_runtime']}, driver {gpu['cuda_driver']}; host CPU {data['host_cpu']}",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("EBE-J-PCG benchmark: transformer case, paper 000 Table 1 and beyond", device, data),
         f"- Measured device-to-device copy bandwidth (read + write): {copy_bw / 1e12:.2f} TB/s: the ceiling "
         "every bandwidth fraction below refers to.",
         f"- Tolerance ||b - Ax|| <= {data['config']['rtol']:g} ||b|| for every solver; GPU times are medians of "
@@ -61,18 +58,17 @@ def _header_and_solve_times(data: dict) -> list[str]:
         "",
         "## Solve time (s)",
         "",
-        "| elements | nodes | iterations | serial | NumPy | SciPy CSR CG | " + " | ".join(f"GPU {v}" for v in variants)
-        + " | CuPy CSR CG |",
-        "|" + "---:|" * (7 + len(variants)),
+        *table(["elements", "nodes", "iterations", "serial", "NumPy", "SciPy CSR CG", *(f"GPU {v}" for v in variants),
+                "CuPy CSR CG"], "r" * (7 + len(variants))),
     ]
-    for row in data["sizes"]:
-        its = row["gpu"]["fused"]["iterations"]
-        cells = [f"{row['elements']:,}", f"{row['nodes']:,}", str(its)]
+    for size in data["sizes"]:
+        its = size["gpu"]["fused"]["iterations"]
+        cells = [f"{size['elements']:,}", f"{size['nodes']:,}", str(its)]
         for key in ("serial", "numpy", "scipy_csr_cg"):
-            cells.append(_fmt(*_total(row[key], its)))
-        cells += [_fmt(row["gpu"][v]["seconds"]) for v in variants]
-        cells.append(_fmt(row["cupy_csr_cg"]["seconds"]))
-        lines.append("| " + " | ".join(cells) + " |")
+            cells.append(_fmt(*_total(size[key], its)))
+        cells += [_fmt(size["gpu"][v]["seconds"]) for v in variants]
+        cells.append(_fmt(size["cupy_csr_cg"]["seconds"]))
+        lines.append(row(cells))
     return lines
 
 
@@ -84,17 +80,16 @@ def _per_iteration_table(data: dict) -> list[str]:
               "GPU cells: time per iteration of the iteration loop (CUDA events, convergence checks included) "
               "and, in brackets, the bytes an iteration must move (element data once, node vectors once per "
               "kernel of the fused scheme) per that time as a fraction of the copy bandwidth.", "",
-              "| elements | MB/iteration | serial | NumPy | SciPy CSR CG | "
-              + " | ".join(f"GPU {v}" for v in variants) + " | CuPy CSR CG |",
-              "|" + "---:|" * (6 + len(variants))]
-    for row in data["sizes"]:
-        cells = [f"{row['elements']:,}", f"{row['bytes_per_iteration'] / 1e6:.1f}"]
-        cells += [f"{1e6 * _per_iteration(row[k]):.1f}" for k in ("serial", "numpy", "scipy_csr_cg")]
+              *table(["elements", "MB/iteration", "serial", "NumPy", "SciPy CSR CG", *(f"GPU {v}" for v in variants),
+                      "CuPy CSR CG"], "r" * (6 + len(variants)))]
+    for size in data["sizes"]:
+        cells = [f"{size['elements']:,}", f"{size['bytes_per_iteration'] / 1e6:.1f}"]
+        cells += [f"{1e6 * _per_iteration(size[k]):.1f}" for k in ("serial", "numpy", "scipy_csr_cg")]
         for v in variants:
-            t = _per_iteration(row["gpu"][v])
-            cells.append(f"{1e6 * t:.1f} ({row['bytes_per_iteration'] / t / copy_bw:.0%})")
-        cells.append(f"{1e6 * _per_iteration(row['cupy_csr_cg']):.1f}")
-        lines.append("| " + " | ".join(cells) + " |")
+            t = _per_iteration(size["gpu"][v])
+            cells.append(f"{1e6 * t:.1f} ({size['bytes_per_iteration'] / t / copy_bw:.0%})")
+        cells.append(f"{1e6 * _per_iteration(size['cupy_csr_cg']):.1f}")
+        lines.append(row(cells))
     return lines
 
 
@@ -102,18 +97,17 @@ def _speed_up_table(data: dict) -> list[str]:
     """Speed-up over the serial baseline, beside paper 000's."""
     variants = gpu_reductions()
     lines = ["", "## Speed-up over the serial baseline (total solve time)", "",
-              "| elements | " + " | ".join(f"GPU {v}" for v in variants)
-              + " | CuPy CSR CG | paper: unoptimised | paper: optimised |",
-              "|" + "---:|" * (4 + len(variants))]
-    for row in data["sizes"]:
-        its = row["gpu"]["fused"]["iterations"]
-        serial, extrapolated = _total(row["serial"], its)
+              *table(["elements", *(f"GPU {v}" for v in variants), "CuPy CSR CG", "paper: unoptimised",
+                      "paper: optimised"], "r" * (4 + len(variants)))]
+    for size in data["sizes"]:
+        its = size["gpu"]["fused"]["iterations"]
+        serial, extrapolated = _total(size["serial"], its)
         mark = "~" if extrapolated else ""
-        cells = [f"{row['elements']:,}"] + [f"{mark}{serial / row['gpu'][v]['seconds']:.1f}" for v in variants]
-        cells.append(f"{mark}{serial / row['cupy_csr_cg']['seconds']:.1f}")
-        paper = PAPER_TABLE_1.get(row["target_elements"])
+        cells = [f"{size['elements']:,}"] + [f"{mark}{serial / size['gpu'][v]['seconds']:.1f}" for v in variants]
+        cells.append(f"{mark}{serial / size['cupy_csr_cg']['seconds']:.1f}")
+        paper = PAPER_TABLE_1.get(size["target_elements"])
         cells += [f"{paper[0] / paper[1]:.1f}", f"{paper[0] / paper[2]:.1f}"] if paper else ["", ""]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(row(cells))
     lines += ["", "Paper 000's own times (minutes, Quadro K2000): " + "; ".join(
         f"{n:,} elements: serial {s}, unoptimised {u}, optimised {o}" for n, (s, u, o) in PAPER_TABLE_1.items())
         + ". ParaFlux's serial baseline is compiled and cache-friendly, so its speed-ups are measured against "
@@ -126,31 +120,27 @@ def _reductions_table(data: dict) -> list[str]:
     copy_bw = data["copy_bandwidth_bytes_per_s"]
     lines = ["## Reductions alone (microseconds per inner product of two float64 vectors)", "",
               "In brackets: 16 bytes per entry over the time, as a fraction of the copy bandwidth.", "",
-              "| n | adjacent | sequential | warp-shuffle | library |", "|---:|---:|---:|---:|---:|"]
-    for row in data["reductions"]:
-        cells = [f"2^{row['n'].bit_length() - 1}"]
+              *table(["n", "adjacent", "sequential", "warp-shuffle", "library"], "rrrrr")]
+    for r in data["reductions"]:
+        cells = [f"2^{r['n'].bit_length() - 1}"]
         for v in ("adjacent", "sequential", "warp-shuffle", "library"):
-            cells.append(f"{1e6 * row[v]:.1f} ({16 * row['n'] / row[v] / copy_bw:.0%})")
-        lines.append("| " + " | ".join(cells) + " |")
+            cells.append(f"{1e6 * r[v]:.1f} ({16 * r['n'] / r[v] / copy_bw:.0%})")
+        lines.append(row(cells))
     return lines
 
 
 def _check_every_table(data: dict) -> list[str]:
     """Iterations between convergence checks (fused variant)."""
-    lines = ["", "## Convergence-check interval (fused variant)", "",
-              "| check every k iterations | elements | iterations | microseconds per iteration |",
-              "|---:|---:|---:|---:|"]
-    for row in data["check_every"]:
-        lines.append(f"| {row['check_every']} | {row['elements']:,} | {row['iterations']} | "
-                     f"{1e6 * row['seconds_per_iteration']:.1f} |")
-    return lines
+    return section("Convergence-check interval (fused variant)", table(
+        ["check every k iterations", "elements", "iterations", "microseconds per iteration"], "rrrr",
+        [(r["check_every"], f"{r['elements']:,}", r["iterations"], f"{1e6 * r['seconds_per_iteration']:.1f}")
+         for r in data["check_every"]]))
 
 
 def render_markdown(data: dict) -> str:
-    lines = (_header_and_solve_times(data) + _per_iteration_table(data) + _speed_up_table(data)
-             + _reductions_table(data) + _check_every_table(data))
-    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
-    return "\n".join(lines)
+    return page(_header_and_solve_times(data) + _per_iteration_table(data) + _speed_up_table(data)
+                + _reductions_table(data) + _check_every_table(data) + section("Targets", _targets(data))
+                + section("Analysis", _analysis(data)))
 
 
 def _targets(data: dict) -> list[str]:
@@ -165,27 +155,25 @@ def _targets(data: dict) -> list[str]:
                    f"{adj / seq:.2f}x per solver iteration at {paper_row['elements']:,} elements "
                    f"({'beyond' if adj / seq >= NOISE else 'within'} the {NOISE - 1:.0%} run-to-run noise), "
                    f"{micro['adjacent'] / micro['sequential']:.2f}x for the reduction alone at "
-                   f"2^{micro['n'].bit_length() - 1}: {'met' if adj / seq >= 2.0 else 'MISSED'} (see Analysis).")
+                   f"2^{micro['n'].bit_length() - 1}: {verdict(adj / seq >= 2.0)} (see Analysis).")
         its = paper_row["gpu"]["fused"]["iterations"]
         serial, _ = _total(paper_row["serial"], its)
         best = _best(paper_row)
         speedup = serial / paper_row["gpu"][best]["seconds"]
-        out.append(f"- GPU speed-up over the serial baseline at {paper_row['elements']:,} elements: "
-                   f"{speedup:.1f}x ({best}; paper 8.8x, aim 50x): "
-                   f"{'met' if speedup >= TARGET_SPEEDUP else 'MISSED'}.")
-    for row in rows:
-        if row["elements"] < 900_000:
+        out.append(target(f"GPU speed-up over the serial baseline at {paper_row['elements']:,} elements: "
+                          f"{speedup:.1f}x ({best}; paper 8.8x, aim 50x)", speedup >= TARGET_SPEEDUP))
+    for size in rows:
+        if size["elements"] < 900_000:
             continue
-        best = _best(row)
-        fraction = row["bytes_per_iteration"] / _per_iteration(row["gpu"][best]) / copy_bw
-        out.append(f"- bandwidth at {row['elements']:,} elements: {fraction:.0%} of the copy bandwidth "
-                   f"({best}; target 60%): {'met' if fraction >= TARGET_BANDWIDTH else 'MISSED'}.")
-    for row in rows:
-        best = _best(row)
-        ratio = _per_iteration(row["gpu"][best]) / _per_iteration(row["cupy_csr_cg"])
-        out.append(f"- time per iteration against CuPy CSR CG at {row['elements']:,} elements: "
-                   f"{ratio:.2f}x ({best}; target within {TARGET_VS_CSR}x): "
-                   f"{'met' if ratio <= TARGET_VS_CSR else 'MISSED'}.")
+        best = _best(size)
+        fraction = size["bytes_per_iteration"] / _per_iteration(size["gpu"][best]) / copy_bw
+        out.append(target(f"bandwidth at {size['elements']:,} elements: {fraction:.0%} of the copy bandwidth "
+                          f"({best}; target 60%)", fraction >= TARGET_BANDWIDTH))
+    for size in rows:
+        best = _best(size)
+        ratio = _per_iteration(size["gpu"][best]) / _per_iteration(size["cupy_csr_cg"])
+        out.append(target(f"time per iteration against CuPy CSR CG at {size['elements']:,} elements: "
+                          f"{ratio:.2f}x ({best}; target within {TARGET_VS_CSR}x)", ratio <= TARGET_VS_CSR))
     return out
 
 

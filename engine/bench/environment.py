@@ -1,4 +1,5 @@
-"""What a benchmark ran on: device, versions, date and command, plus the measured copy bandwidth."""
+"""What a benchmark ran on (device, versions, date and command, the measured copy bandwidth), how its results
+are written, and how an earlier run's cases join a new run's (the reports say so through report.py)."""
 
 from __future__ import annotations
 
@@ -173,30 +174,6 @@ def _run_of(record: dict) -> dict:
     return {k: record[k] for k in _RUN_KEYS}
 
 
-def provenance_lines(data: dict) -> list[str]:
-    """The report's first bullets: device and host, date, command and commit, versions, merged runs."""
-    return [
-        f"- Device: {data['gpu']['device']}; host: {data['host_threads']} threads ({data['host_cpu']})",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-        *([f"- Cut short: {CUT_SHORT}"] if data.get("cut_short") else []),
-        *[f"- Merged in, an earlier run on the same device ({_merged_what(r)}): {r['date']}, `{r['command']}`, "
-          f"commit {r['commit']}" for r in data.get("merged_runs", [])],
-    ]
-
-
-CUT_SHORT = ("this run stopped before its end (its partial results, saved after each finished case, e.g. when a "
-             "device call's time limit ended it): it holds only the cases it finished; the rest of its command's "
-             "cases are not from it.")
-
-
 def cut_short(data: dict) -> dict:
     """A run's results as saved while it runs: marked so that a report made from them says it was cut short."""
     return {**data, "cut_short": True}
-
-
-def _merged_what(run: dict) -> str:
-    if run.get("known"):
-        return "its cases that no later run re-measured"
-    return "joined before each case recorded its run: later runs may have re-measured all it measured"

@@ -4,7 +4,7 @@ the paper's own tables, quoted as published)."""
 from __future__ import annotations
 
 from ..fmm.fmm import LEAF_SIZE_GPU
-from .environment import provenance_lines
+from .report import header, merged_runs, page, row, section, table, verdict
 
 # paper 001, Tables 1-3 (19,314 DOFs, one CPU core): p -> scheme -> value; our scheme names, exponential = g 17
 PAPER_SCHEMES = {"standard": "M2L", "exponential": "M2L_E (g = 17)", "child-to-parent": "M2L_N",
@@ -63,10 +63,10 @@ def _far_and_separation(data: dict) -> str:
 
 def render_markdown(data: dict) -> str:
     cfg = data["config"]
+    device = f"- Device: {data['gpu']['device']}; host: {data['host_threads']} threads ({data['host_cpu']})"
     lines = [
-        "# FMBEM for 3D elastostatics: paper 001's Tables 1-4 on the bracket",
-        "",
-        *provenance_lines(data),
+        *header("FMBEM for 3D elastostatics: paper 001's Tables 1-4 on the bracket", device, data),
+        *merged_runs(data),
         f"- Model: the `bracket` case (120 x 80 x 10 mm plate with two bolt holes, a 110 mm web and a gusset), "
         f"linear triangles, base fixed, traction on the web's top; E = {cfg['young'] / 1e9:g} GPa, nu = "
         f"{cfg['poisson']:g} (the paper's). GMRES to {cfg['rtol']:g} (true relative residual, right-preconditioned "
@@ -105,21 +105,16 @@ def render_markdown(data: dict) -> str:
     if tables:
         lines += _tables_1_3(tables[0])
     lines += _table_4(data)
-    lines += ["## Every run", "",
-              "| table | DOFs | triangles | backend | p | M2L | iterations | residual | epsilon | "
-              + " | ".join(f"{p.replace('_', ' ')} s" for p in PHASES) + " | total s | host MB | device MB | "
-              "device pool MB |",
-              "|---|---:|---:|---|---:|---|---:|---:|---:|" + "---:|" * len(PHASES) + "---:|---:|---:|---:|"]
-    for case in data["cases"]:
-        for r in case["runs"]:
-            eps = f"{r['epsilon']:.2e}" if "epsilon" in r else "not computed"
-            lines.append(f"| {case['table']} | {case['dofs']:,} | {case['elements']:,} | {r['backend']} | {r['order']} | "
-                         f"{r['scheme']} | {r['iterations']} | {r['relative_residual']:.1e} | {eps} | "
-                         + " | ".join(f"{r['timings'].get(p, 0):.2f}" for p in PHASES)
-                         + f" | {r['total_seconds']:.2f} | {r['memory']['host_bytes'] / 1e6:,.0f} | "
-                         f"{r['memory']['device_bytes'] / 1e6:,.0f} | {_pool_mb(r)} |")
-    lines += ["", "## Targets", ""] + _targets(data) + [""]
-    return "\n".join(lines)
+    lines += ["## Every run", "", *table(
+        ["table", "DOFs", "triangles", "backend", "p", "M2L", "iterations", "residual", "epsilon",
+         *(f"{p.replace('_', ' ')} s" for p in PHASES), "total s", "host MB", "device MB", "device pool MB"],
+        "lrrlrlrrr" + "r" * len(PHASES) + "rrrr",
+        [(case["table"], f"{case['dofs']:,}", f"{case['elements']:,}", r["backend"], r["order"], r["scheme"],
+          r["iterations"], f"{r['relative_residual']:.1e}", f"{r['epsilon']:.2e}" if "epsilon" in r else "not computed",
+          *(f"{r['timings'].get(p, 0):.2f}" for p in PHASES), f"{r['total_seconds']:.2f}",
+          f"{r['memory']['host_bytes'] / 1e6:,.0f}", f"{r['memory']['device_bytes'] / 1e6:,.0f}", _pool_mb(r))
+         for case in data["cases"] for r in case["runs"]])]
+    return page(lines + section("Targets", _targets(data)))
 
 
 def _tables_1_3(case: dict) -> list[str]:
@@ -132,8 +127,8 @@ def _tables_1_3(case: dict) -> list[str]:
     for title, ours, paper, fmt in (("Table 1, epsilon", lambda r: r.get("epsilon"), PAPER_EPSILON, "{:.3e}"),
                                     ("Table 2, total time (s)", lambda r: r["total_seconds"], PAPER_SECONDS, "{:.2f}"),
                                     ("Table 3, memory (MB)", _mb, PAPER_MB, "{:.1f}")):
-        out += [f"| p | {title}: " + " | ".join(f"{s}" + (f" ({PAPER_SCHEMES[s]})" if s in PAPER_SCHEMES else "")
-                                                for s in schemes) + " |", "|---:|" + "---:|" * len(schemes)]
+        named = [s + (f" ({PAPER_SCHEMES[s]})" if s in PAPER_SCHEMES else "") for s in schemes]
+        out += table(["p", f"{title}: {named[0]}", *named[1:]], "r" * (1 + len(schemes)))
         for p in orders:
             cells = []
             for s in schemes:
@@ -142,7 +137,7 @@ def _tables_1_3(case: dict) -> list[str]:
                 if s in paper.get(p, {}):
                     cell += f" ({fmt.format(paper[p][s])})"
                 cells.append(cell)
-            out.append(f"| {p} | " + " | ".join(cells) + " |")
+            out.append(row([p, *cells]))
         out.append("")
     out += ["GMRES iterations: " + ", ".join(f"p = {p} {s} {runs[(p, s)]['iterations']}" for p, s in runs
                                              if s == "standard") + ".", ""]
@@ -156,9 +151,9 @@ def _table_4(data: dict) -> list[str]:
     out = ["## Table 4: the bracket at the paper's three sizes and at 1M DOFs, p = 6", "",
            "Paper: FBEM_C one i7-2600K core in double precision, FBEM_G a GTX580 in single precision. Ours: "
            f"CPU = all {data['host_threads']} host threads, GPU = {data['gpu']['device']}, double precision.", "",
-           "| method | DOFs (paper's) | separation | preconditioner reach (element sizes) | iterations (paper) | total s "
-           "(paper) | memory MB (paper) | KB per DOF | GPU speed-up over ours on the CPU |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           *table(["method", "DOFs (paper's)", "separation", "preconditioner reach (element sizes)",
+                   "iterations (paper)", "total s (paper)", "memory MB (paper)", "KB per DOF",
+                   "GPU speed-up over ours on the CPU"], "l" + "r" * 8)]
     for c in cases:
         paper = PAPER_TABLE4.get(c["target_dofs"])
         cpu = {_ratio(r): r for r in c["runs"] if r["backend"] == "numpy"}
@@ -168,11 +163,11 @@ def _table_4(data: dict) -> list[str]:
             pp = paper[k] if paper else None
             speed = (f"{cpu[_ratio(r)]['total_seconds'] / r['total_seconds']:.1f}x"
                      if r["backend"] == "cupy" and _ratio(r) in cpu else "")
-            out.append(f"| FMBEM {label} | {c['dofs']:,} ({c['target_dofs']:,}) | {r.get('separation', 1)} | "
-                       f"{_ratio(r):g} | {r['iterations']}"
-                       + (f" ({pp[0]})" if pp else "") + f" | {r['total_seconds']:.1f}"
-                       + (f" ({pp[1]})" if pp else "") + f" | {_mb(r):,.1f}" + (f" ({pp[2]})" if pp else "")
-                       + f" | {_mb(r) * 1e3 / c['dofs']:.2f} | {speed} |")
+            out.append(row([f"FMBEM {label}", f"{c['dofs']:,} ({c['target_dofs']:,})", r.get("separation", 1),
+                            f"{_ratio(r):g}", f"{r['iterations']}" + (f" ({pp[0]})" if pp else ""),
+                            f"{r['total_seconds']:.1f}" + (f" ({pp[1]})" if pp else ""),
+                            f"{_mb(r):,.1f}" + (f" ({pp[2]})" if pp else ""), f"{_mb(r) * 1e3 / c['dofs']:.2f}",
+                            speed]))
         out += _dense_row(c)
     out += _direct_differences(cases, data["config"].get("direct_up_to", 20_000), data["config"]["rtol"])
     made = [f"{c['dofs']:,} DOFs: {c['run']['date']}, commit {c['run']['commit']}" for c in cases if "run" in c]
@@ -280,7 +275,7 @@ def _paper_size_targets(data: dict) -> list[str]:
     t = run["total_seconds"]
     met = t < TARGET_SECONDS
     out.append(f"- {case['dofs']:,} DOFs to 1e-3 on one GPU in {t:.1f} s ({TARGET_SECONDS:g} s asked; paper "
-               f"99.2 s on a GTX580, {99.2 / t:.1f}x faster): {'met' if met else 'MISSED'}.")
+               f"99.2 s on a GTX580, {99.2 / t:.1f}x faster): {verdict(met)}.")
     if not met:
         top = max(PHASES, key=lambda p: run["timings"].get(p, 0))
         out.append(f"  - Reason: the phases take {_phases(run)}; the largest is {top.replace('_', ' ')}, "
@@ -302,7 +297,7 @@ def _iteration_target(data: dict, case: dict, run: dict) -> list[str]:
         f"{r['iterations']} with the preconditioner ({_ilu(r)}) out to {_ratio(r):g} element sizes "
         f"({r['total_seconds']:.1f} s, "
         f"{_mb(r) * 1e3 / case['dofs']:.1f} KB per DOF)" for r in [run] + others)
-        + f" (at most {TARGET_ITERATIONS} asked; the paper: 58): {'met' if it <= TARGET_ITERATIONS else 'MISSED'}.")
+        + f" (at most {TARGET_ITERATIONS} asked; the paper: 58): {verdict(it <= TARGET_ITERATIONS)}.")
     if it > TARGET_ITERATIONS:
         wider = ("a preconditioner reaching further (the benchmark runs 6 element sizes too, up to "
                  f"{data['config'].get('wide_near_up_to', 150_000):,} DOFs; no such run at this size in this "
@@ -332,7 +327,7 @@ def _memory_target(case: dict, run: dict) -> list[str]:
            f"preconditioner {_precision(run)}, out to {_ratio(run):g} element sizes, {run['iterations']} "
            f"iterations): {defaults}; with the preconditioner in FP64 too: {listed or 'not run'} (at most "
            f"{TARGET_KB_PER_DOF:g} KB in FP64 asked; the paper: 2.9 KB in single precision): "
-           f"{'met' if met else 'MISSED'}."]
+           f"{verdict(met)}."]
     out += _table_note(case, fp64[0] if fp64 else run)
     if not met:
         least = fp64[0] if fp64 else run
@@ -404,14 +399,14 @@ def _million_and_epsilon_targets(data: dict) -> list[str]:
     else:
         ok = run["relative_residual"] <= data["config"]["rtol"]
         out.append(f"- 1M DOFs on one GPU: {case['dofs']:,} DOFs solved to {run['relative_residual']:.1e} in "
-                   f"{run['total_seconds']:.0f} s, {run['iterations']} iterations: {'met' if ok else 'MISSED'}.")
+                   f"{run['total_seconds']:.0f} s, {run['iterations']} iterations: {verdict(ok)}.")
     tables = [c for c in data["cases"] if c["table"] == "1-3"]
     if tables:
         r10 = next((r for r in tables[0]["runs"] if r["order"] == 10 and r["scheme"] == "standard"), None)
         if r10 is not None and "epsilon" in r10:
             ok = r10["epsilon"] <= PAPER_EPSILON[10]["standard"]
             out.append(f"- epsilon at p = 10, standard: {r10['epsilon']:.2e} (paper {PAPER_EPSILON[10]['standard']:.3e}, "
-                       f"at or below asked): {'met' if ok else 'MISSED'}.")
+                       f"at or below asked): {verdict(ok)}.")
             if not ok:
                 out.append("  - Reason: the far-field rule's error (3 points per triangle) adds to the expansion's. "
                            "What would reach it: 6 or 12 far-field points per triangle.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .environment import provenance_lines
+from .report import header, merged_runs, page, row, section, table, verdict
 
 PHASES = ("upward", "m2l", "downward", "p2p")
 
@@ -25,21 +25,15 @@ def _every_run(data: dict) -> list[str]:
         "time on the GPU: over all N targets (runs since the tiled kernel), or on those targets and scaled to "
         "all N (older runs, labelled in the peers' table). Memory: CuPy's pool after the run (expansions, "
         "operators, near-field lists).",
-        "",
-        "## Every run",
-        "",
-        "| points | N | tree s (levels) | p | M2L scheme | apply s | " + " | ".join(f"{p} s" for p in PHASES)
-        + " | error | gradient error | M2L / box | device MiB | points / s |",
-        "|---|---:|---:|---:|---|---:|" + "---:|" * len(PHASES) + "---:|---:|---:|---:|---:|",
+        *section("Every run", table(
+            ["points", "N", "tree s (levels)", "p", "M2L scheme", "apply s", *(f"{p} s" for p in PHASES), "error",
+             "gradient error", "M2L / box", "device MiB", "points / s"], "lrrrlr" + "r" * len(PHASES) + "rrrrr",
+            [(case["distribution"], f"{case['n']:,}", f"{case['tree_seconds']:.2f} ({case['tree']['levels']})",
+              run["order"], run["scheme"], f"{run['apply_seconds']:.4f}",
+              *(f"{run['phases'].get(p, 0):.4f}" for p in PHASES), f"{run['error']:.1e}",
+              f"{run['error_gradient']:.1e}", run["translations_per_box"], _mib(run["device_memory_bytes"]),
+              f"{case['n'] / run['apply_seconds']:.3g}") for case in data["cases"] for run in case["runs"]])),
     ]
-    for case in data["cases"]:
-        for run in case["runs"]:
-            lines.append(
-                f"| {case['distribution']} | {case['n']:,} | {case['tree_seconds']:.2f} ({case['tree']['levels']}) | "
-                f"{run['order']} | {run['scheme']} | {run['apply_seconds']:.4f} | "
-                + " | ".join(f"{run['phases'].get(p, 0):.4f}" for p in PHASES)
-                + f" | {run['error']:.1e} | {run['error_gradient']:.1e} | {run['translations_per_box']} | "
-                f"{_mib(run['device_memory_bytes'])} | {case['n'] / run['apply_seconds']:.3g} |")
     carried = [f"{c['distribution']} N = {c['n']:,} ({c['runs'][0]['run']['date']})" for c in data["cases"]
                if c["runs"] and "run" in c["runs"][0]]
     if carried:
@@ -61,23 +55,22 @@ def _paper_form(data: dict) -> list[str]:
     for title, key, fmt in (("relative error (potential)", "error", "{:.3e}"),
                             ("apply time (s)", "apply_seconds", "{:.4f}"),
                             ("device memory (MiB)", "device_memory_bytes", None)):
-        lines += [f"| p | {title}: " + " | ".join(schemes) + " |", "|---:|" + "---:|" * len(schemes)]
+        lines += table(["p", f"{title}: {schemes[0]}", *schemes[1:]], "r" * (1 + len(schemes)))
         for p in sorted({r["order"] for r in case["runs"]}):
             cells = []
             for s in schemes:
                 r = next(r for r in case["runs"] if r["order"] == p and r["scheme"] == s)
                 cells.append(_mib(r[key]) if fmt is None else fmt.format(r[key]))
-            lines.append(f"| {p} | " + " | ".join(cells) + " |")
+            lines.append(row([p, *cells]))
         lines.append("")
     return lines
 
 
 def _peers(data: dict) -> list[str]:
     lines = ["## Peers at the same requested precision", "",
-             "| points | N | digits | ParaFlux p (separation, M2L) | ParaFlux apply s (error) | ParaFlux from scratch s | "
-             "FMM3D s, host threads (error) | FMM3D / ParaFlux from scratch | direct sum on the GPU s | "
-             "direct / ParaFlux apply |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             *table(["points", "N", "digits", "ParaFlux p (separation, M2L)", "ParaFlux apply s (error)",
+                     "ParaFlux from scratch s", "FMM3D s, host threads (error)", "FMM3D / ParaFlux from scratch",
+                     "direct sum on the GPU s", "direct / ParaFlux apply"], "l" + "r" * 9)]
     for case in data["cases"]:
         at = case.get("at_precision")
         if not at:
@@ -107,16 +100,16 @@ def _brute_force(data: dict) -> list[str]:
     lines = ["", "## Brute force on the GPU: ours and KeOps", "",
              "Both over all N^2 pairs in FP64, potential and gradient at every point, from host memory to host "
              "memory, after a warm-up that compiles them; KeOps's error is against our direct sum on the sampled "
-             "targets.", "", "| points | N | ours s | KeOps s | KeOps device | KeOps error (potential / gradient) |",
-             "|---|---:|---:|---:|---|---:|"]
+             "targets.", "",
+             *table(["points", "N", "ours s", "KeOps s", "KeOps device", "KeOps error (potential / gradient)"], "lrrrlr")]
     for c in cases:
         k, ours = c["keops"], c.get("direct_gpu_seconds")
         ours_cell = "" if ours is None else f"{ours:.4f}"
         if not k.get("available"):
             lines.append(f"| {c['distribution']} | {c['n']:,} | {ours_cell} | did not run | {k['reason']} | |")
             continue
-        lines.append(f"| {c['distribution']} | {c['n']:,} | {ours_cell} | {k['seconds']:.4f} | {k['device']} | "
-                     f"{k['error']:.1e} / {k['error_gradient']:.1e} |")
+        lines.append(row([c["distribution"], f"{c['n']:,}", ours_cell, f"{k['seconds']:.4f}", k["device"],
+                          f"{k['error']:.1e} / {k['error_gradient']:.1e}"]))
     return lines
 
 
@@ -136,9 +129,9 @@ def _equal_error(data: dict) -> list[str]:
              "the next table); FMM3D on all host threads at the requested precisions "
              f"{', '.join(format(f['eps'], 'g') for f in cases[0]['at_precision']['fmm3d_sweep'])}; the error is the "
              "larger of potential and gradient.", "",
-             "| points | N | ParaFlux eps asked, p (separation, leaf) | ParaFlux error | ParaFlux from scratch s | "
-             "ParaFlux apply s | FMM3D eps asked, threads | FMM3D error | FMM3D s | FMM3D / ParaFlux |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             *table(["points", "N", "ParaFlux eps asked, p (separation, leaf)", "ParaFlux error",
+                     "ParaFlux from scratch s", "ParaFlux apply s", "FMM3D eps asked, threads", "FMM3D error", "FMM3D s",
+                     "FMM3D / ParaFlux"], "l" + "r" * 9)]
     for case in cases:
         sweep, runs = case["at_precision"]["fmm3d_sweep"], _fitted(case)
         for eps in dict.fromkeys(r["precision"] for r in runs):
@@ -146,10 +139,10 @@ def _equal_error(data: dict) -> list[str]:
             ok = [f for f in sweep if _worst(f) <= _worst(run)]
             f3 = min(ok, key=lambda f: f["seconds"]) if ok else min(sweep, key=_worst)
             note = "" if ok else " (less accurate)"
-            lines.append(f"| {case['distribution']} | {case['n']:,} | {run['precision']:g}, {run['order']} "
-                         f"({_sep_leaf(run)}) | {_worst(run):.1e} | {run['scratch_seconds']:.4f} | "
-                         f"{run['apply_seconds']:.4f} | {f3['eps']:g}, {f3['threads']} | {_worst(f3):.1e}{note} | "
-                         f"{f3['seconds']:.3f} | {f3['seconds'] / run['scratch_seconds']:.2g}x |")
+            lines.append(row([case["distribution"], f"{case['n']:,}", f"{run['precision']:g}, {run['order']} "
+                              f"({_sep_leaf(run)})", f"{_worst(run):.1e}", f"{run['scratch_seconds']:.4f}",
+                              f"{run['apply_seconds']:.4f}", f"{f3['eps']:g}, {f3['threads']}", f"{_worst(f3):.1e}{note}",
+                              f"{f3['seconds']:.3f}", f"{f3['seconds'] / run['scratch_seconds']:.2g}x"]))
     return lines + _scratch_runs(cases)
 
 
@@ -172,9 +165,8 @@ def _scratch_runs(cases: list) -> list[str]:
     lines = ["", "### Every from-scratch run", "",
              "Build: tree, lists and operators on the GPU, points from host memory. Apply: a second evaluation "
              "on the same plan, by phase (upward: P2M and M2M; downward: L2L and L2P; P2P: the near field).", "",
-             "| points | N | eps asked, p | separation | leaf size | M2L table | error | from scratch s | build s | "
-             "apply s | upward | M2L | downward | P2P | M2L pairs |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             *table(["points", "N", "eps asked, p", "separation", "leaf size", "M2L table", "error", "from scratch s",
+                     "build s", "apply s", "upward", "M2L", "downward", "P2P", "M2L pairs"], "l" + "r" * 14)]
     for case in cases:
         for r in case["at_precision"]["scratch"]:
             if r.get("out_of_memory"):
@@ -183,12 +175,11 @@ def _scratch_runs(cases: list) -> list[str]:
                              + " |" * 8)
                 continue
             ph = r.get("phases") or {}
-            cells = " | ".join(f"{ph[k]:.4f}" if k in ph else "" for k in ("upward", "m2l", "downward", "p2p"))
-            lines.append(f"| {case['distribution']} | {case['n']:,} | {r['precision']:g}, {r['order']} | "
-                         f"{r['separation']} | {r.get('leaf_size', 'not recorded')} | {_table_kind(r)} | "
-                         f"{_worst(r):.1e} | "
-                         f"{r['scratch_seconds']:.4f} | {r['setup_seconds']:.4f} | {r['apply_seconds']:.4f} | "
-                         f"{cells} | {format(r['m2l_pairs'], ',') if 'm2l_pairs' in r else ''} |")
+            lines.append(row([case["distribution"], f"{case['n']:,}", f"{r['precision']:g}, {r['order']}",
+                              r["separation"], r.get("leaf_size", "not recorded"), _table_kind(r), f"{_worst(r):.1e}",
+                              f"{r['scratch_seconds']:.4f}", f"{r['setup_seconds']:.4f}", f"{r['apply_seconds']:.4f}",
+                              *(f"{ph[k]:.4f}" if k in ph else "" for k in ("upward", "m2l", "downward", "p2p")),
+                              format(r["m2l_pairs"], ",") if "m2l_pairs" in r else ""]))
     return lines
 
 
@@ -214,11 +205,11 @@ def _threads(f3: dict) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    lines = ["# Laplace FMM engine: paper 001's M2L schemes on the GPU, against FMM3D and the direct sum", "",
-             *provenance_lines(data), *_every_run(data), *_paper_form(data), *_peers(data)]
-    lines += ["", "## What was not run", ""] + _coverage(data)
-    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Issue 28's targets", ""] + _speed_targets(data) + [""]
-    return "\n".join(lines)
+    device = f"- Device: {data['gpu']['device']}; host: {data['host_threads']} threads ({data['host_cpu']})"
+    return page([*header("Laplace FMM engine: paper 001's M2L schemes on the GPU, against FMM3D and the direct sum",
+                         device, data), *merged_runs(data), *_every_run(data), *_paper_form(data), *_peers(data),
+                 *section("What was not run", _coverage(data)), *section("Targets", _targets(data)),
+                 *section("Issue 28's targets", _speed_targets(data))])
 
 
 def _times(ratio: float) -> str:
@@ -302,7 +293,7 @@ def _fmm3d_targets(data: dict) -> list[str]:
         scratch = f3 / (at["scratch_seconds"] if measured else at["apply_seconds"] + c["tree_seconds"])
         out.append(f"- N = 1e6 ({c['distribution']}), {at['precision']:g}: the GPU engine against FMM3D on "
                    f"{_threads(at['fmm3d'])} host threads (20x asked): {ratio:.1f}x per apply, tree and operators "
-                   f"reused as GMRES applies it: {'met' if ratio >= 20 else 'MISSED'}; {'' if measured else 'at most '}"
+                   f"reused as GMRES applies it: {verdict(ratio >= 20)}; {'' if measured else 'at most '}"
                    f"{scratch:.2g}x for one evaluation from scratch, which FMM3D's time is (its tree and set-up "
                    "included): " + ("met." if measured and scratch >= 20 else "MISSED." if scratch < 20 else
                                     "NOT ESTABLISHED (the operators' set-up was not recorded)."))
@@ -348,7 +339,7 @@ def _throughput_targets(data: dict) -> list[str]:
         with_tree = best[0]["n"] / (best[1]["apply_seconds"] + best[0]["tree_seconds"])
         out.append(f"- throughput at p = 6, {dist} points: {rate:.3g} points/s per apply ({best[1]['scheme']}, "
                    f"N = {best[0]['n']:,}; {with_tree:.3g} with the host tree build) (1e7 asked): "
-                   f"{'met' if rate >= 1e7 else 'MISSED'}.")
+                   f"{verdict(rate >= 1e7)}.")
         if rate < 1e7:
             out.append(_throughput_note(best, mine))
     return out
@@ -463,7 +454,7 @@ def _from_scratch(c: dict, eps: float, limit: float) -> list[str]:
     if "setup_seconds" not in run:
         parts += ", the operators' set-up not recorded"
     out = [f"{head}: {'' if 'setup_seconds' in run else 'at least '}{least:.2f} s ({parts}): "
-           + ("met." if least <= limit else "MISSED.")]
+           + (verdict(least <= limit) + ".")]
     if least > limit:
         setups = [r["setup_seconds"] for r in c["runs"] if "setup_seconds" in r]
         recorded = (f" The scheme runs at this size recorded set-ups of {min(setups):.1f}-{max(setups):.1f} s "
@@ -486,7 +477,7 @@ def _measured_scratch(head: str, scratch: list, eps: float, limit: float) -> lis
     line = (f"{head}: {total:.3f} s (p = {run['order']}, separation {run['separation']}"
             + (f", leaf size {run['leaf_size']}" if "leaf_size" in run else "") + f", error {_worst(run):.1e}: "
             f"build on the GPU {build:.3f} s + apply with the transfers {total - build:.3f} s): "
-            + ("met." if total <= limit else "MISSED."))
+            + (verdict(total <= limit) + "."))
     if total <= limit:
         return [line]
     top = "build" if build >= total - build else "apply"
@@ -505,7 +496,7 @@ def _speed_targets(data: dict) -> list[str]:
     if rates:
         rate, c, run = max(rates, key=lambda e: e[0])
         out.append(f"- the apply at 1e-6, at least 1e7 points/s: {rate:.3g} points/s at best (N = {c['n']:,}, "
-                   f"{c['distribution']}): " + ("met." if rate >= 1e7 else "MISSED."))
+                   f"{c['distribution']}): " + (verdict(rate >= 1e7) + "."))
         if rate < 1e7:
             remedy = (f"What would reach it: {_GPU_BUILT_REMEDY['apply']}." if "scratch_seconds" in run
                       else _SPEED_REMEDY)
@@ -536,7 +527,7 @@ def _crossover(data: dict) -> list[str]:
         out.append(f"  - {dist}: {cells}; crossover {_crossing(ratio)}. From scratch (build included): {built}.")
     floor = min((r["setup_seconds"] for c in full for r in _fitted(c)), default=None)
     fixed = "" if floor is None else f" (the least build measured: {floor:.3f} s)"
-    return [f"{head}: {'met' if met else 'MISSED'} for the apply (a plan reused, as GMRES applies it); from "
+    return [f"{head}: {verdict(met)} for the apply (a plan reused, as GMRES applies it); from "
             f"scratch the build's fixed cost{fixed} comes on top.", *out] + _m2l_ceiling(data)
 
 
@@ -579,7 +570,7 @@ def _m2l_ceiling(data: dict) -> list[str]:
             f"{ceilings['dgemm_flops'] / 1e12:.1f}"
             f" TFLOP/s and {ceilings['copy_bandwidth'] / 1e9:,.0f} GB/s, measured in that run); the nearer ceiling is "
             f"{bound}: "
-            + ("met." if max(f_flops, f_bytes) >= 0.3 else "MISSED."))
+            + (verdict(max(f_flops, f_bytes) >= 0.3) + "."))
     if max(f_flops, f_bytes) >= 0.3:
         return [line]
     if "m2l_segments" not in run:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..hexfem.gpu_element_matrices import MmaShape, mma_tile
 from .hex import CPU_VARIANTS, GPU_VARIANTS, PAPER_TABLE_3
+from .report import header, page, row, run_named, section, table, target, verdict
 
 VARIANTS = (*CPU_VARIANTS, *GPU_VARIANTS)
 
@@ -12,17 +13,17 @@ def _s(seconds) -> str:
     return "not run" if seconds is None else f"{seconds:.3g}"
 
 
-def _best_gpu(row: dict) -> tuple[str, float]:
-    timed = [(v, row["variants"][v]["seconds"]) for v in GPU_VARIANTS if row["variants"][v]["seconds"] is not None]
+def _best_gpu(order: dict) -> tuple[str, float]:
+    timed = [(v, order["variants"][v]["seconds"]) for v in GPU_VARIANTS if order["variants"][v]["seconds"] is not None]
     return min(timed, key=lambda e: e[1])
 
 
-def _gram(row: dict, m: int) -> str:
-    g = row["variants"]["gemm"]
+def _gram(order: dict, m: int) -> str:
+    g = order["variants"]["gemm"]
     seconds = g.get("gram_gemm_seconds")
     if seconds is None:
         return "not measured"
-    return f"{seconds:.3g} ({g['actual_flops_per_element'] * m / seconds / row['dgemm_flops']:.0%})"
+    return f"{seconds:.3g} ({g['actual_flops_per_element'] * m / seconds / order['dgemm_flops']:.0%})"
 
 
 def _header_and_times(data: dict) -> list[str]:
@@ -30,16 +31,12 @@ def _header_and_times(data: dict) -> list[str]:
     gpu, cfg, m = data["gpu"], data["config"], data["config"]["elements"]
     peak = data["dgemm_flops"]
     lines = [
-        "# Element matrices of hierarchical hexahedra: paper 004 Table 3 and beyond",
-        "",
-        f"- Device: {gpu['device']}; host CPU {data['host_cpu']}",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("Element matrices of hierarchical hexahedra: paper 004 Table 3 and beyond",
+                f"- Device: {gpu['device']}; host CPU {data['host_cpu']}", data),
         f"- Measured in this run: FP64 GEMM (cuBLAS, 8192^3) {peak / 1e12:.1f} TFLOP/s; device copy bandwidth "
         f"{data['copy_bandwidth'] / 1e9:.0f} GB/s."
-        + "".join(f" Orders measured in an earlier run on the same device ({r['date']}, `{r['command']}`, "
-                  f"commit {r['commit']}) keep that run's GEMM rate." for r in data.get("merged_runs", [])),
+        + "".join(f" Orders measured in an earlier run on the same device ({run_named(r)}) keep that run's GEMM rate."
+                  for r in data.get("merged_runs", [])),
         f"- m = {m:,} distorted trilinear hexahedra (corners moved by up to 15 %), steel. GPU times: CUDA events "
         f"around all m element matrices (computed in chunks of at most {cfg['gpu_budget_gib']:g} GiB of "
         f"scratch, results discarded), median of {cfg['repeats']} after a warm-up (one timing where the warm-up "
@@ -55,13 +52,10 @@ def _header_and_times(data: dict) -> list[str]:
         "",
         "## Time for m element matrices (s)",
         "",
-        "| p | N_e | n_G | " + " | ".join(VARIANTS) + " |",
-        "|---:|---:|---:|" + "---:|" * len(VARIANTS),
+        *table(["p", "N_e", "n_G", *VARIANTS], "r" * (3 + len(VARIANTS)),
+               [(o["order"], o["dofs_per_element"], o["gauss_points"], *(_s(o["variants"][v]["seconds"]) for v in VARIANTS))
+                for o in data["orders"]]),
     ]
-    for row in data["orders"]:
-        cells = [str(row["order"]), str(row["dofs_per_element"]), str(row["gauss_points"])]
-        cells += [_s(row["variants"][v]["seconds"]) for v in VARIANTS]
-        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -70,17 +64,17 @@ def _effective_rates(data: dict) -> list[str]:
     m = data["config"]["elements"]
     lines = ["", "## Effective GFLOP/s (textbook count), fraction of the measured FP64 GEMM rate, speed-up over "
               "`serial`", "",
-              "| p | " + " | ".join(GPU_VARIANTS) + " |", "|---:|" + "---|" * len(GPU_VARIANTS)]
-    for row in data["orders"]:
-        peak = row["dgemm_flops"]
-        flops = row["textbook_flops_per_element"] * m
-        serial = row["variants"]["serial"]["seconds"]
-        cells = [str(row["order"])]
+              *table(["p", *GPU_VARIANTS], "r" + "l" * len(GPU_VARIANTS))]
+    for order in data["orders"]:
+        peak = order["dgemm_flops"]
+        flops = order["textbook_flops_per_element"] * m
+        serial = order["variants"]["serial"]["seconds"]
+        cells = [str(order["order"])]
         for v in GPU_VARIANTS:
-            t = row["variants"][v]["seconds"]
+            t = order["variants"][v]["seconds"]
             cells.append("not run" if t is None else
                          f"{flops / t / 1e9:,.0f} ({flops / t / peak:.0%}), {serial / t:,.0f}x")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(row(cells))
     return lines
 
 
@@ -88,53 +82,47 @@ def _fastest_counted(data: dict) -> list[str]:
     """The fastest GPU variant, with the flops it performs."""
     m = data["config"]["elements"]
     lines = ["", "## The fastest GPU variant, counted honestly (the flops it performs)", "",
-              "| p | fastest | s | flops performed / element | GFLOP/s | fraction of FP64 GEMM | over serial | "
-              "gemm's batched DGEMM alone: s (fraction) |",
-              "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for row in data["orders"]:
-        v, t = _best_gpu(row)
-        actual = row["variants"][v]["actual_flops_per_element"] * m
-        lines.append(f"| {row['order']} | {v} | {t:.3g} | {row['variants'][v]['actual_flops_per_element']:,} | "
-                     f"{actual / t / 1e9:,.0f} | {actual / t / row['dgemm_flops']:.0%} | "
-                     f"{row['variants']['serial']['seconds'] / t:,.0f}x | {_gram(row, m)} |")
+              *table(["p", "fastest", "s", "flops performed / element", "GFLOP/s", "fraction of FP64 GEMM",
+                      "over serial", "gemm's batched DGEMM alone: s (fraction)"], "rlrrrrrr")]
+    for order in data["orders"]:
+        v, t = _best_gpu(order)
+        actual = order["variants"][v]["actual_flops_per_element"] * m
+        lines.append(row([order["order"], v, f"{t:.3g}", f"{order['variants'][v]['actual_flops_per_element']:,}",
+                          f"{actual / t / 1e9:,.0f}", f"{actual / t / order['dgemm_flops']:.0%}",
+                          f"{order['variants']['serial']['seconds'] / t:,.0f}x", _gram(order, m)]))
     return lines
 
 
 def _against_slides(data: dict) -> list[str]:
     """Against the slides' Table 3."""
     lines = ["", "## Against the slides' Table 3 (m = 10,000; E5-2609 one core -O3, GTX680)", "",
-              "| p | slides -O3 s | ParaFlux serial s | slides AI speed-up | ParaFlux AI | slides AII speed-up | "
-              "ParaFlux AII | ParaFlux fastest |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for row in data["orders"]:
-        if row["order"] not in PAPER_TABLE_3:
+              *table(["p", "slides -O3 s", "ParaFlux serial s", "slides AI speed-up", "ParaFlux AI",
+                      "slides AII speed-up", "ParaFlux AII", "ParaFlux fastest"], "r" * 8)]
+    for order in data["orders"]:
+        if order["order"] not in PAPER_TABLE_3:
             continue
-        cpu, ai, aii = PAPER_TABLE_3[row["order"]]
-        serial = row["variants"]["serial"]["seconds"]
-        v, t = _best_gpu(row)
-
-        def up(name):
-            s = row["variants"][name]["seconds"]
-            return "not run" if s is None else f"{serial / s:,.1f}x"
-        lines.append(f"| {row['order']} | {cpu} | {serial:.3g} | {ai}x | {up('ai')} | {aii}x | {up('aii')} | "
-                     f"{serial / t:,.0f}x ({v}) |")
+        cpu, ai, aii = PAPER_TABLE_3[order["order"]]
+        serial = order["variants"]["serial"]["seconds"]
+        v, t = _best_gpu(order)
+        up = {name: "not run" if s is None else f"{serial / s:,.1f}x"
+              for name in ("ai", "aii") for s in [order["variants"][name]["seconds"]]}
+        lines.append(row([order["order"], cpu, f"{serial:.3g}", f"{ai}x", up["ai"], f"{aii}x", up["aii"],
+                          f"{serial / t:,.0f}x ({v})"]))
     return lines
 
 
 def _agreement(data: dict) -> list[str]:
     """Agreement of every variant with gemm."""
     lines = ["", "## Agreement (largest |K - K_gemm| / max |K_gemm| on the first elements, float64)", "",
-              "| p | " + " | ".join(VARIANTS) + " |", "|---:|" + "---:|" * len(VARIANTS)]
-    for row in data["orders"]:
-        d = row["max_relative_difference_from_gemm"]
-        lines.append(f"| {row['order']} | " + " | ".join(f"{d[v]:.1e}" for v in VARIANTS) + " |")
+              *table(["p", *VARIANTS], "r" * (1 + len(VARIANTS)),
+                     [(o["order"], *(f"{o['max_relative_difference_from_gemm'][v]:.1e}" for v in VARIANTS))
+                      for o in data["orders"]])]
     return lines
 
 
 def render_markdown(data: dict) -> str:
-    lines = (_header_and_times(data) + _effective_rates(data) + _fastest_counted(data) + _against_slides(data)
-             + _agreement(data))
-    lines += ["", "## Targets", ""] + _targets(data) + ["", "## Analysis", ""] + _analysis(data) + [""]
-    return "\n".join(lines)
+    return page(_header_and_times(data) + _effective_rates(data) + _fastest_counted(data) + _against_slides(data)
+                + _agreement(data) + section("Targets", _targets(data)) + section("Analysis", _analysis(data)))
 
 
 def _targets(data: dict) -> list[str]:
@@ -147,19 +135,19 @@ def _targets(data: dict) -> list[str]:
     skipped = [p for p, ai, _ in compared if ai is None]
     ok = all(aii < ai for _, ai, aii in ran)
     details = ", ".join(f"p = {p}: {ai / aii:.1f}x" for p, ai, aii in ran) or "AI not run"
-    verdict = ("met" if ok else "MISSED") if ran else "NOT MEASURED"
+    judged = verdict(ok if ran else None)
     if ran and skipped:
         top, ai_top, _ = ran[-1]
-        verdict += (f" where measured (p = {ran[0][0]}-{top}); AI not run at p = {', '.join(map(str, skipped))}: "
+        judged += (f" where measured (p = {ran[0][0]}-{top}); AI not run at p = {', '.join(map(str, skipped))}: "
                     f"at p = {top} it already takes {ai_top:.3g} s for {m:,} elements, and its traffic grows as "
                     "n_G N_e^2 per element, so higher orders would spend minutes of device time to confirm the "
                     "ordering")
-    out.append(f"- AII faster than AI for p >= 3 ({details}): {verdict}.")
+    out.append(f"- AII faster than AI for p >= 3 ({details}): {judged}.")
     if 5 in rows:
         v, t = _best_gpu(rows[5])
         up = rows[5]["variants"]["serial"]["seconds"] / t
-        out.append(f"- fastest GPU variant at p = 5 at least 100x `serial`: {v}, {up:,.0f}x (slides: 8.4x over "
-                   f"-O3): {'met' if up >= 100 else 'MISSED'}.")
+        out.append(target(f"fastest GPU variant at p = 5 at least 100x `serial`: {v}, {up:,.0f}x (slides: 8.4x over "
+                          "-O3)", up >= 100))
     fractions = []
     for p, r in rows.items():
         if p >= 4:
@@ -167,10 +155,9 @@ def _targets(data: dict) -> list[str]:
             fractions.append((p, v, r["variants"][v]["actual_flops_per_element"] * m / t / r["dgemm_flops"]))
     if fractions:
         worst = min(fractions, key=lambda e: e[2])
-        ok = worst[2] >= 0.3
-        out.append(f"- the fastest variant reaches at least 30 % of the measured FP64 GEMM rate at p >= 4, counting "
-                   f"the flops it performs: lowest {worst[2]:.0%} ({worst[1]} at p = {worst[0]}): "
-                   f"{'met' if ok else 'MISSED'}.")
+        out.append(target("the fastest variant reaches at least 30 % of the measured FP64 GEMM rate at p >= 4, "
+                          f"counting the flops it performs: lowest {worst[2]:.0%} ({worst[1]} at p = {worst[0]})",
+                          worst[2] >= 0.3))
     return out
 
 

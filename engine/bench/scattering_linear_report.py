@@ -4,6 +4,8 @@ the rows (no number typed by hand)."""
 
 from __future__ import annotations
 
+from .report import header, on_host, page, row, section, table
+
 
 def cost_s(row: dict) -> float:
     """What one solver costs the study per order: the factorisation plus one back-substitution of the most
@@ -24,18 +26,17 @@ def _memory(row: dict) -> str:
 
 
 def _table(data: dict, rhs: list[str]) -> list[str]:
-    lines = ["| order | DOFs (free) | assembly s | solver | threads | load at start | factorisation s | "
-             + " | ".join(f"back-substitution {r} RHS s" for r in rhs)
-             + " | factor nonzeros | factor memory MiB | largest residual |",
-             "|---:|---:|---:|---|---:|---:|---:|" + "---:|" * len(rhs) + "---:|---:|---:|"]
+    lines = table(["order", "DOFs (free)", "assembly s", "solver", "threads", "load at start", "factorisation s",
+                   *(f"back-substitution {r} RHS s" for r in rhs), "factor nonzeros", "factor memory MiB",
+                   "largest residual"], "rrrlrrr" + "r" * len(rhs) + "rrr")
     for o in data["orders"]:
         for r in o["rows"]:
             nonzeros = f"{r['factor_nonzeros']:,}" if r["factor_nonzeros"] is not None else "not reported"
             threads = r["threads"] if r["threads"] is not None else "not known"
-            lines.append(f"| {o['order']} | {o['free_dofs']:,} | {o['assembly_s']:.2f} | {r['solver']} | {threads} | "
-                         f"{r['load_before']:.1f} | {r['factorisation_s']:.2f} | "
-                         + " | ".join(f"{r['back_substitution_s'][n]:.3f}" for n in rhs)
-                         + f" | {nonzeros} | {_memory(r)} | {r['residual']:.1e} |")
+            lines.append(row([o["order"], f"{o['free_dofs']:,}", f"{o['assembly_s']:.2f}", r["solver"], threads,
+                              f"{r['load_before']:.1f}", f"{r['factorisation_s']:.2f}",
+                              *(f"{r['back_substitution_s'][n]:.3f}" for n in rhs), nonzeros, _memory(r),
+                              f"{r['residual']:.1e}"]))
     return lines
 
 
@@ -56,11 +57,7 @@ def render_markdown(data: dict) -> str:
     order = ranking(data)
     skipped = [f"{n} ({why})" for n, why in data["not_installed"].items()]
     lines = [
-        "# Scattering: the sparse direct solvers on the FEM matrix", "",
-        f"- Host: {data['host_threads']} threads ({data['host_cpu']}), one-minute load {data['load_before']:.1f} "
-        "when it started (other work shares this host: each row gives the load when it started); no GPU used",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: commit {data.get('commit') or 'not recorded'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("Scattering: the sparse direct solvers on the FEM matrix", on_host(data), data),
         f"- Matrix: the free block (unknowns off the scatterer) of A = K - k^2 M + jk B_S, complex symmetric, for "
         f"the PEC sphere of {cfg['diameter']:g} wavelength(s) diameter at 300 MHz, each Nedelec order at its default "
         "elements per wavelength. Assembly: element matrices to the CSR matrix (discretise and fem_matrix).",
@@ -72,8 +69,9 @@ def render_markdown(data: dict) -> str:
         "- PARDISO settings (iparm index: value): "
         + ", ".join(f"{k}: {v}" for k, v in data["pardiso_settings"].items()),
         "- Not installed, not measured: " + (", ".join(skipped) if skipped else "none"),
-        "", *_table(data, rhs), "", "## The choice of `auto`", "",
-        f"Cost per order: the factorisation plus one back-substitution of {rhs[-1]} right-hand sides. Fastest first, "
-        f"summed over the orders: **{', '.join(order)}**; `auto` takes the first of these that is installed "
-        "(variants.LINEAR_SOLVER_SPEED).", "", "## Assembly against factorisation", "", *_assembly_lines(data)]
-    return "\n".join(lines) + "\n"
+        "", *_table(data, rhs), *section("The choice of `auto`", [
+            f"Cost per order: the factorisation plus one back-substitution of {rhs[-1]} right-hand sides. Fastest "
+            f"first, summed over the orders: **{', '.join(order)}**; `auto` takes the first of these that is "
+            "installed (variants.LINEAR_SOLVER_SPEED)."]),
+        *section("Assembly against factorisation", _assembly_lines(data))]
+    return page(lines)

@@ -4,6 +4,8 @@ seconds than NGSolve for the same error" decided from the rows (no number typed 
 
 from __future__ import annotations
 
+from .report import header, on_host, page, section, table
+
 
 def setting(row: dict) -> str:
     if row["solver"] == "paraflux":
@@ -57,19 +59,17 @@ def verdict(rows: list[dict]) -> str:
 
 
 def _table(rows: list[dict]) -> list[str]:
-    lines = ["| diameter (wavelengths) | setting | DOFs | threads | load at start | seconds per phase | total s | "
-             "error vs Mie (dB) |", "|---:|---|---:|---|---:|---|---:|---:|"]
-    for r in rows:
-        phases = ", ".join(f"{name} {s:.2f}" for name, s in r["seconds"].items())
-        lines.append(f"| {r['diameter_wavelengths']:g} | {setting(r)} | {r['dofs']:,} | {_threads(r)} | "
-                     f"{r['load_before']:.1f} | {phases} | {r['total_s']:.1f} | {r['mie_error_db']:.2f} |")
-    return lines
+    return table(["diameter (wavelengths)", "setting", "DOFs", "threads", "load at start", "seconds per phase",
+                  "total s", "error vs Mie (dB)"], "rlrlrlrr",
+                 [(f"{r['diameter_wavelengths']:g}", setting(r), f"{r['dofs']:,}", _threads(r), f"{r['load_before']:.1f}",
+                   ", ".join(f"{name} {s:.2f}" for name, s in r["seconds"].items()), f"{r['total_s']:.1f}",
+                   f"{r['mie_error_db']:.2f}") for r in rows])
 
 
 def _where_the_time_goes(rows: list[dict]) -> list[str]:
     """The largest phase of every row and its share of the row's total."""
     solvers = sorted({r["linear_solver"] for r in rows if r["solver"] == "paraflux"})
-    lines = ["", "## Where the time goes", "",
+    lines = [*section("Where the time goes", []),
              "The largest phase of each row. ParaFlux assembles its element matrices with NumPy and factorises "
              f"with {' and '.join(solvers) or 'its sparse direct solver'} on the host, then iterates with the "
              "truncation operator by its default loop; NGSolve assembles in C++ and factorises with its own sparse "
@@ -95,11 +95,7 @@ def render_markdown(data: dict) -> str:
     cfg, rows = data["config"], data["rows"]
     layout, build = cfg["layout"], data["ngsolve_build"]
     lines = [
-        "# Scattering against NGSolve: the PEC sphere at equal error, on one host", "",
-        f"- Host: {data['host_threads']} threads ({data['host_cpu']}), one-minute load {data['load_before']:.1f} "
-        "when it started (other work shares this host: each row gives the load when it started); no GPU used",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: commit {data.get('commit') or 'not recorded'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("Scattering against NGSolve: the PEC sphere at equal error, on one host", on_host(data), data),
         "- Problem: PEC sphere at 300 MHz, incidence from theta = 0, theta-polarised. Error: largest |dB| "
         "difference from the Mie series in the E-plane (sigma_theta, phi = 0) and the H-plane (sigma_phi, "
         "phi = 90) where Mie is within 20 dB of its peak, every 2 degrees (as in scattering.md).",
@@ -113,10 +109,10 @@ def render_markdown(data: dict) -> str:
         f"wheel's build: MKL {build['mkl']}, PARDISO {build['pardiso']}, UMFPACK {build['umfpack']}); far field "
         f"from E and curl E on a sphere {layout['sprime_gap']:g} wavelengths off the scatterer, both taken from "
         "the volume (BoundaryFromVolumeCF), through the study's own far-field formula.",
-        "", *_table(rows), "", "## Target: fewer seconds than NGSolve for the same error", "",
-        "Each row against the other solver's cheapest row whose error is the same or smaller:", "",
-        *[_line(r, m) for r, m in comparisons(rows)], "",
-        f"Verdict: **{verdict(rows)}**: ParaFlux faster in {sum(_wins(rows))} of the {len(_wins(rows))} pairs "
-        "above (met would be every pair, missed none); on this host, at these settings, one run each.",
+        "", *_table(rows), *section("Target: fewer seconds than NGSolve for the same error", [
+            "Each row against the other solver's cheapest row whose error is the same or smaller:", "",
+            *[_line(r, m) for r, m in comparisons(rows)], "",
+            f"Verdict: **{verdict(rows)}**: ParaFlux faster in {sum(_wins(rows))} of the {len(_wins(rows))} pairs "
+            "above (met would be every pair, missed none); on this host, at these settings, one run each."]),
         *_where_the_time_goes(rows)]
-    return "\n".join(lines) + "\n"
+    return page(lines)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .report import header, page, row, run_named, section, table
+
 TARGET_SECONDS = 30.0  # sphere of 2 wavelengths' diameter at <= 0.5 dB on the GPU machine
 TARGET_SWEEP_RATIO = 3.0  # a 360-incidence sweep in at most 3 times one incidence
 # Monostatic runs whose incidences shared theta were evaluated at the first incidence's direction before
@@ -19,20 +21,17 @@ def _phase(row: dict, name: str) -> str:
 
 
 def _sphere_table(data: dict) -> list[str]:
-    lines = ["", "## PEC spheres against the Mie series", "",
-             "| diameter (wavelengths) | order | loop | iteration | DOFs | iterations | mesh s | assembly and "
-             "factorisation s | per iteration s | total s | error vs Mie (dB) |",
-             "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in data["spheres"]:
-        lines.append(f"| {r['diameter_wavelengths']:g} | {r['order']} | {r['loop']} | {r['acceleration']} | "
-                     f"{r['dofs']:,} | {r['iterations']}{'' if r['converged'] else ' (not converged)'} | "
-                     f"{_phase(r, 'mesh')} | {_phase(r, 'assembly and factorisation')} | {r['per_iteration_s']:.3f} | "
-                     f"{r['total_s']:.1f} | {r['mie_error_db']:.2f} |")
-    return lines
+    return section("PEC spheres against the Mie series", table(
+        ["diameter (wavelengths)", "order", "loop", "iteration", "DOFs", "iterations", "mesh s",
+         "assembly and factorisation s", "per iteration s", "total s", "error vs Mie (dB)"], "rrllrrrrrrr",
+        [(f"{r['diameter_wavelengths']:g}", r["order"], r["loop"], r["acceleration"], f"{r['dofs']:,}",
+          f"{r['iterations']}{'' if r['converged'] else ' (not converged)'}", _phase(r, "mesh"),
+          _phase(r, "assembly and factorisation"), f"{r['per_iteration_s']:.3f}", f"{r['total_s']:.1f}",
+          f"{r['mie_error_db']:.2f}") for r in data["spheres"]]))
 
 
 def _targets(data: dict) -> list[str]:
-    lines = ["", "## Targets", ""]
+    lines = section("Targets", [])
     met = [r for r in data["spheres"] if r["diameter_wavelengths"] == 2.0 and r["mie_error_db"] <= 0.5
            and r["loop"].startswith("cuda")]
     if met:
@@ -132,7 +131,7 @@ def _phases(row: dict) -> list[tuple[str, float]]:
 
 def _sweep_section(data: dict) -> list[str]:
     """Per sweep: device, load, and where the time went for one incidence and for all of them."""
-    lines = ["", "## Monostatic sweeps: many incidences in one run", ""]
+    lines = section("Monostatic sweeps: many incidences in one run", [])
     for sweep in data["sweeps"]:
         many, one = sweep["many"], sweep["one"]
         step = 360 / sweep["incidences"]
@@ -146,31 +145,28 @@ def _sweep_section(data: dict) -> list[str]:
                      f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
         if not many.get("iteration_phases_s"):
             continue
-        lines += ["", f"| phase | one incidence s | {sweep['incidences']} incidences s |", "|---|---:|---:|"]
-        for (name, a), (_, b) in zip(_phases(one), _phases(many)):
-            lines.append(f"| {name} | {a:.2f} | {b:.2f} |")
-        lines.append(f"| total | {one['total_s']:.2f} | {many['total_s']:.2f} |")
+        lines += ["", *table(["phase", "one incidence s", f"{sweep['incidences']} incidences s"], "lrr",
+                             [(name, f"{a:.2f}", f"{b:.2f}") for (name, a), (_, b) in zip(_phases(one), _phases(many))]),
+                  row(["total", f"{one['total_s']:.2f}", f"{many['total_s']:.2f}"])]
         lines.append("")
     return lines
 
 
 def _almond_table(data: dict) -> list[str]:
     if not data["almond"]:
-        return ["", "## NASA almond", "", "Not measured in this run: the device time went to the spheres and the "
+        return [*section("NASA almond", []), "Not measured in this run: the device time went to the spheres and the "
                 "sweep. `paraflux solve resources/problems/nasa-almond.toml` runs the 1.19 GHz cut (19 incidences) "
                 "on a CPU in about a minute; the test suite checks its reciprocity."]
-    lines = ["", "## NASA almond, monostatic azimuth cut (theta = 90, theta-polarised)", "",
-             "| GHz | order | loop (backend) | incidences | DOFs | iterations | assembly and factorisation s | "
-             "iterations s | total s | RCS at phi = 0 / 90 / 180 (dBsm) |",
-             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = section("NASA almond, monostatic azimuth cut (theta = 90, theta-polarised)", table(
+        ["GHz", "order", "loop (backend)", "incidences", "DOFs", "iterations", "assembly and factorisation s",
+         "iterations s", "total s", "RCS at phi = 0 / 90 / 180 (dBsm)"], "rrlrrrrrrl"))
     for r in data["almond"]:
         rcs = r["rcs_theta_dbsm"]
         picks = (" / ".join(f"{rcs[i]:.1f}" for i in (0, len(rcs) // 2, -1)) if _monostatic_rcs_valid(r)
                  else f"not shown (computed before the monostatic fix, {MONOSTATIC_FIX})")
-        lines.append(f"| {r['frequency_ghz']:g} | {r['order']} | {r['loop']} ({r['backend']}) | {r['incidences']} | "
-                     f"{r['dofs']:,} | {r['iterations']} | "
-                     f"{_phase(r, 'assembly and factorisation')} | {_phase(r, 'iterations')} | {r['total_s']:.1f} | "
-                     f"{picks} |")
+        lines.append(row([f"{r['frequency_ghz']:g}", r["order"], f"{r['loop']} ({r['backend']})", r["incidences"],
+                          f"{r['dofs']:,}", r["iterations"], _phase(r, "assembly and factorisation"),
+                          _phase(r, "iterations"), f"{r['total_s']:.1f}", picks]))
     lines.append("")
     if not any(r["frequency_ghz"] == 7.0 for r in data["almond"]):
         lines.append("The 7 GHz cut is not measured: it did not finish inside a device call with the cuda-tiled loop. ")
@@ -184,13 +180,10 @@ def _devices(rows: list[dict]) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    lines = ["# Scattering (FE-IIIEE): PEC spheres against Mie, a monostatic sweep, the NASA almond", "",
-             f"- Latest run: {data['gpu']['device']}; date: {data['date']}; command: `{data['command']}`; commit "
-             f"{data.get('commit') or 'not recorded'}",
-             "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
-             *[f"- Joined with an earlier run (--merge): {e['date']}, `{e['command']}`, commit {e['commit']}, "
-               f"{e['gpu']['device']}; the rows a later run did not make come from it."
-               for e in data.get("earlier_runs", [])],
+    lines = [*header("Scattering (FE-IIIEE): PEC spheres against Mie, a monostatic sweep, the NASA almond",
+                     f"- Device of the latest run: {data['gpu']['device']}", data),
+             *[f"- Joined with an earlier run (--merge): {run_named(e)}, {e['gpu']['device']}; the rows a later run "
+               "did not make come from it." for e in data.get("earlier_runs", [])],
              f"- Where each part ran: spheres on {_devices(data['spheres'])}; sweeps as each says; almond on "
              f"{_devices(data['almond'])}. Loop cpu-s runs the operator on the host's cores; zgemm runs it by cuBLAS where "
              "its run's backend is cupy, by the host's BLAS where it is numpy.",
@@ -200,4 +193,4 @@ def render_markdown(data: dict) -> str:
              "machine the GPU does only the operator; the factorisation runs on the host cores.",
              "- Error: largest |dB| difference from the Mie series in the E-plane (sigma_theta, phi = 0) and the "
              "H-plane (sigma_phi, phi = 90) where Mie is within 20 dB of its peak, every 2 degrees."]
-    return "\n".join(lines + _sphere_table(data) + _targets(data) + _sweep_section(data) + _almond_table(data)) + "\n"
+    return page(lines + _sphere_table(data) + _targets(data) + _sweep_section(data) + _almond_table(data))

@@ -7,6 +7,7 @@ import math
 import statistics
 
 from ..truncation.fields import C0
+from .report import header, page, row, table
 
 
 def _reference(runs: list[dict], kind: str) -> dict | None:
@@ -34,9 +35,9 @@ def _run_row(run: dict, runs: list[dict], mie_db: float) -> str:
     where = _where(run["kind"], run["workers"])
     if run.get("from_run"):
         where += f" (run of {run['from_run']})"
-    return (f"| {where} | {', '.join(run['backends'])} | {run['wall_s']:.1f} | {points / run['wall_s']:.2f} | "
-            f"{statistics.median(run['point_s']):.2f} | {speedup} | {eff} | {_largest_difference_db(run, host1)} | "
-            f"{mie_db:.2f} | {run['failed']} | {run['load_before']:.1f} |")
+    return row([where, ", ".join(run["backends"]), f"{run['wall_s']:.1f}", f"{points / run['wall_s']:.2f}",
+                f"{statistics.median(run['point_s']):.2f}", speedup, eff, _largest_difference_db(run, host1),
+                f"{mie_db:.2f}", run["failed"], f"{run['load_before']:.1f}"])
 
 
 def render_markdown(data: dict) -> str:
@@ -45,10 +46,9 @@ def render_markdown(data: dict) -> str:
     cfg, runs = data["config"], data["runs"]
     f0, f1 = cfg["f_start_mhz"], cfg["f_start_mhz"] + cfg["f_step_mhz"] * (cfg["frequencies"] - 1)
     lines = [
-        f"# Sweeps: a {cfg['frequencies']}-frequency RCS sweep of the PEC sphere on Dask", "",
-        f"- Host: {data['host_threads']} threads ({data['host_cpu']}), {data['gpus_present']} GPU(s); "
-        f"distributed {data['distributed']}",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: commit {data.get('commit') or 'not recorded'}",
+        *header(f"Sweeps: a {cfg['frequencies']}-frequency RCS sweep of the PEC sphere on Dask",
+                f"- Host: {data['host_threads']} threads ({data['host_cpu']}), {data['gpus_present']} GPU(s); "
+                f"distributed {data['distributed']}", data),
         f"- Sweep: {cfg['frequencies']} frequencies {f0:g}-{f1:g} MHz, sphere radius {cfg['radius_m']} m "
         f"(ka {2 * math.pi * f0 * 1e6 * cfg['radius_m'] / C0:.2f}-"
         f"{2 * math.pi * f1 * 1e6 * cfg['radius_m'] / C0:.2f}), resources/problems/pec-sphere.toml's solver "
@@ -62,17 +62,16 @@ def render_markdown(data: dict) -> str:
         "started with the engine imported in every worker. Efficiency: against one worker of the same kind "
         "(the ceiling is perfect scaling, 100%). Speed-up: against one host worker. Host load before: the "
         "one-minute load average when the run started (other work on the host slows it).", "",
-        "| where | backend | wall, s | points/s | median point, s | speed-up | efficiency | "
-        "largest RCS difference from 1 host worker, dB | largest error vs Mie, dB | failed | host load before |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        *table(["where", "backend", "wall, s", "points/s", "median point, s", "speed-up", "efficiency",
+                "largest RCS difference from 1 host worker, dB", "largest error vs Mie, dB", "failed",
+                "host load before"], "ll" + "r" * 9)]
     lines += [_run_row(r, runs, mie_error_db(r["rows"], cfg["radius_m"])) for r in runs]
-    lines += [f"| {_where(n['kind'], n['workers'])} | not run: {n['why']} |  |  |  |  |  |  |  |  |  |"
-              for n in data["not_run"]]
+    lines += [row([_where(n["kind"], n["workers"]), f"not run: {n['why']}", *[""] * 9]) for n in data["not_run"]]
     lines += ["", "Scheduler overhead per task, empty tasks on the same clusters after the sweep (batch: all "
               "submitted at once and gathered, wall / tasks; round trip: one task alone, median of 50):", "",
-              "| where | batch, ms per task | round trip, ms |", "|---|---:|---:|"]
-    lines += [f"| {_where(r['kind'], r['workers'])} | {1e3 * r['overhead_batch_s']:.2f} | {1e3 * r['overhead_round_trip_s']:.2f} |"
-              for r in runs]
+              *table(["where", "batch, ms per task", "round trip, ms"], "lrr",
+                     [(_where(r["kind"], r["workers"]), f"{1e3 * r['overhead_batch_s']:.2f}",
+                       f"{1e3 * r['overhead_round_trip_s']:.2f}") for r in runs])]
     on_gpu = [_where(r["kind"], r["workers"]) for r in runs if r["kind"] == "host" and "cupy" in r["backends"]]
     if on_gpu:
         lines += ["", f"On this machine the host workers of this run ({', '.join(on_gpu)}) saw its GPUs, and the "
@@ -82,4 +81,4 @@ def render_markdown(data: dict) -> str:
     failed = [m for r in runs for m in r["messages"]]
     if failed:
         lines += ["", "Failed points (first messages): " + "; ".join(failed)]
-    return "\n".join(lines) + "\n"
+    return page(lines)

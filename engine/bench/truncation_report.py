@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .report import header, page, row, run_named, section, table, target
 from .truncation import PAPER_TABLE1, PAPER_TABLE3
 
 PAPER_P100_SECONDS = 1.46  # numS = 32,576, one right-hand side: the paper's count at its 99.35 GFLOP/s
@@ -9,9 +10,9 @@ PAPER_P100_SECONDS = 1.46  # numS = 32,576, one right-hand side: the paper's cou
 
 def _serial(data: dict, n_outer: int, n_rhs: int) -> float | None:
     """Serial seconds for a whole S of n_outer triangles: the measured time per S element times n_outer."""
-    for row in data.get("cpu", {}).get("rows", []):
-        if row["loop"] == "serial" and row["n_rhs"] == n_rhs:
-            return row["seconds_per_element"] * n_outer
+    for r in data.get("cpu", {}).get("rows", []):
+        if r["loop"] == "serial" and r["n_rhs"] == n_rhs:
+            return r["seconds_per_element"] * n_outer
     return None
 
 
@@ -23,12 +24,9 @@ def _header(data: dict) -> list[str]:
     """Device, date, command, versions, ceilings, the case and how times were taken."""
     gpu, cfg = data["gpu"], data["config"]
     lines = [
-        "# FE-IIIEE truncation operator: paper 003's loop strategies on CPU threads and the GPU",
-        "",
-        f"- Device: {gpu['device']} ({data['gpus']} visible); host: {data['host_threads']} threads ({data['host_cpu']})",
-        f"- Date: {data['date']}; command: `{data['command']}`; code: "
-        f"{'commit ' + data['commit'] if data.get('commit') else 'commit not recorded in this run'}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in data["versions"].items()),
+        *header("FE-IIIEE truncation operator: paper 003's loop strategies on CPU threads and the GPU",
+                f"- Device: {gpu['device']} ({data['gpus']} visible); host: {data['host_threads']} threads "
+                f"({data['host_cpu']})", data),
         f"- Measured ceilings of this run: complex FP64 GEMM (cuBLAS ZGEMM, 8192^3) "
         f"{data['zgemm_flops'] / 1e12:.1f} TFLOP/s, real FP64 GEMM {data['dgemm_flops'] / 1e12:.1f} TFLOP/s.",
         f"- Case: sphere-in-box, S' of about {cfg['inner_elements']:,} triangles, S as listed, "
@@ -49,8 +47,7 @@ def _header(data: dict) -> list[str]:
                      "and scaled to each S size: the loop nest's time is linear in the number of S points.")
     if data.get("multi_gpu_run"):
         m = data["multi_gpu_run"]
-        lines.append(f"- Several GPUs: {m['gpus']} x {m['gpu']['device']}, {m['date']}, `{m['command']}`, "
-                     f"commit {m['commit']}.")
+        lines.append(f"- Several GPUs: {m['gpus']} x {m['gpu']['device']}, {run_named(m)}.")
     return lines
 
 
@@ -58,32 +55,29 @@ def _table1(data: dict) -> list[str]:
     """Paper 003's Table 1 form: serial seconds, ours and the paper's."""
     rhs_all = data["config"]["rhs"]
     lines = ["", "## Table 1 form: serial seconds (one core)", "",
-              "| numS (ours / paper) | " + " | ".join(f"{r} rhs: ours | paper" for r in rhs_all) + " |",
-              "|---|" + "---:|---:|" * len(rhs_all)]
+              *table(["numS (ours / paper)", *(f"{r} rhs: ours | paper" for r in rhs_all)], "l" + "rr" * len(rhs_all))]
     for case in data["cases"]:
         key = _paper_key(case["n_outer"])
         cells = []
         for i, r in enumerate(rhs_all):
             ours = _serial(data, case["n_outer"], r)
             cells += ["not run" if ours is None else f"{ours:.4g}", f"{PAPER_TABLE1[key][i]:g}"]
-        lines.append(f"| {case['n_outer']:,} / {key:,} | " + " | ".join(cells) + " |")
+        lines.append(row([f"{case['n_outer']:,} / {key:,}", *cells]))
     return lines
 
 
 def _gpu_strategies(data: dict) -> list[str]:
     """The GPU loops per S size and right-hand sides."""
     lines = ["", "## GPU strategies", "",
-              "| numS | rhs | loop | s | s with transfers | GFLOP/s (ours) | GFLOP/s (paper's count) | "
-              "acceleration over serial | check |",
-              "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+              *table(["numS", "rhs", "loop", "s", "s with transfers", "GFLOP/s (ours)", "GFLOP/s (paper's count)",
+                      "acceleration over serial", "check"], "rrlrrrrrr")]
     for case in data["cases"]:
-        for row in case["gpu"]:
-            serial = _serial(data, case["n_outer"], row["n_rhs"])
-            acc = "" if serial is None else f"{serial / row['seconds']:,.0f}"
-            host = row.get("seconds_with_transfers")
-            lines.append(f"| {case['n_outer']:,} | {row['n_rhs']} | {row['loop']} | {row['seconds']:.4g} | "
-                         f"{'' if host is None else f'{host:.4g}'} | {row['gflops']:,.0f} | {row['paper_gflops']:,.0f} | "
-                         f"{acc} | {row['check']:.1e} |")
+        for r in case["gpu"]:
+            serial = _serial(data, case["n_outer"], r["n_rhs"])
+            host = r.get("seconds_with_transfers")
+            lines.append(row([f"{case['n_outer']:,}", r["n_rhs"], r["loop"], f"{r['seconds']:.4g}",
+                              "" if host is None else f"{host:.4g}", f"{r['gflops']:,.0f}", f"{r['paper_gflops']:,.0f}",
+                              "" if serial is None else f"{serial / r['seconds']:,.0f}", f"{r['check']:.1e}"]))
     return lines
 
 
@@ -99,39 +93,39 @@ def _cpu_strategies(data: dict) -> list[str]:
                       "precision's, not round-off.", ""]
         elif cpu.get("fmm_missing"):
             lines += ["fmm: not run, FMM3D's Python package (fmm3dpy) was not installed where this ran.", ""]
-        lines += [
-                  "| rhs | loop | measured on (S elements) | s measured | s for the whole S | acceleration over "
-                  "serial | GFLOP/s (ours) | check |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        lines += table(["rhs", "loop", "measured on (S elements)", "s measured", "s for the whole S",
+                        "acceleration over serial", "GFLOP/s (ours)", "check"], "rlrrrrrr")
         last = data["cases"][-1]
-        for row in cpu["rows"]:
-            whole = row["seconds_per_element"] * cpu["n_outer"]
-            serial = _serial(data, cpu["n_outer"], row["n_rhs"])
-            flops = (41 + 158 * row["n_rhs"]) * last["inner_points"] * last["outer_points"]
-            lines.append(f"| {row['n_rhs']} | {row['loop']} | {row['measured_elements']:,} | "
-                         f"{row['seconds_measured']:.3f} | {whole:.4g} | {serial / whole:.1f} | "
-                         f"{flops / whole / 1e9:.1f} | {row['check']:.1e} |")
+        for r in cpu["rows"]:
+            whole = r["seconds_per_element"] * cpu["n_outer"]
+            serial = _serial(data, cpu["n_outer"], r["n_rhs"])
+            flops = (41 + 158 * r["n_rhs"]) * last["inner_points"] * last["outer_points"]
+            lines.append(row([r["n_rhs"], r["loop"], f"{r['measured_elements']:,}", f"{r['seconds_measured']:.3f}",
+                              f"{whole:.4g}", f"{serial / whole:.1f}", f"{flops / whole / 1e9:.1f}",
+                              f"{r['check']:.1e}"]))
     return lines
 
 
 def _table3(data: dict) -> list[str]:
     """Paper 003's Table 3 form: GFLOP/s at the largest numS, one right-hand side."""
     lines = ["", "## Table 3 form: GFLOP/s at the largest numS, one right-hand side (paper's count)", "",
-              "| strategy | ours | paper (40 Xeon cores, P100) |", "|---|---:|---:|"]
+              *table(["strategy", "ours", "paper (40 Xeon cores, P100)"], "lrr")]
     last = data["cases"][-1]
     paper_of = {"cpu-sprime": "omp_S'", "cpu-s": "omp_S", "cuda-s": "cuda_S"}
-    for row in [r for r in last["gpu"] if r["n_rhs"] == 1]:
-        lines.append(f"| {row['loop']} | {row['paper_gflops']:,.0f} | {PAPER_TABLE3.get(paper_of.get(row['loop']), '')} |")
+    for r in [r for r in last["gpu"] if r["n_rhs"] == 1]:
+        lines.append(row([r["loop"], f"{r['paper_gflops']:,.0f}", PAPER_TABLE3.get(paper_of.get(r["loop"]), "")]))
     if data.get("cpu"):
         from ..truncation.operator import paper_flops  # noqa: PLC0415
 
-        for row in [r for r in data["cpu"]["rows"] if r["n_rhs"] == 1 and r["loop"] != "serial"]:
-            whole = row["seconds_per_element"] * last["n_outer"]
+        for r in [r for r in data["cpu"]["rows"] if r["n_rhs"] == 1 and r["loop"] != "serial"]:
+            whole = r["seconds_per_element"] * last["n_outer"]
             ours = paper_flops(last["n_inner"], last["n_outer"], 1) / whole / 1e9
-            lines.append(f"| {row['loop']} ({row['threads']} threads) | {ours:,.1f} | "
-                         f"{PAPER_TABLE3.get(paper_of.get(row['loop']), '')} |")
+            lines.append(row([f"{r['loop']} ({r['threads']} threads)", f"{ours:,.1f}",
+                              PAPER_TABLE3.get(paper_of.get(r["loop"]), "")]))
     for m in [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]:
-        lines.append(f"| {m['loop']} on {m['devices']} GPUs (wall, with transfers) | "
-                     f"{m['gflops'] * _paper_ratio(last, 1):,.0f} | {PAPER_TABLE3['multi-GPU (4 P100)'] if m['devices'] == 4 else ''} |")
+        paper = PAPER_TABLE3["multi-GPU (4 P100)"] if m["devices"] == 4 else ""
+        lines.append(row([f"{m['loop']} on {m['devices']} GPUs (wall, with transfers)",
+                          f"{m['gflops'] * _paper_ratio(last, 1):,.0f}", paper]))
     return lines
 
 
@@ -148,29 +142,26 @@ def _several_gpus(data: dict) -> list[str]:
                   "and copies the fields back into pinned host memory. "
                   "Kernels: the slowest GPU's kernel time (CUDA events). Set-up: building the operator (a stream "
                   "per GPU, the points' upload), once.", "",
-                  "| numS | rhs | loop | GPUs | s wall | speed-up (wall) | s kernels | speed-up (kernels) | "
-                  "efficiency (kernels) | s set-up | check |",
-                  "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  *table(["numS", "rhs", "loop", "GPUs", "s wall", "speed-up (wall)", "s kernels", "speed-up (kernels)",
+                          "efficiency (kernels)", "s set-up", "check"], "rrl" + "r" * 8)]
         for c, r in multi:
             wall, kern = _speed_up(c, r, "seconds"), _speed_up(c, r)
             setup = f"{r['setup_seconds']:.3g}" if "setup_seconds" in r else ""
-            lines.append(f"| {c['n_outer']:,} | {r['n_rhs']} | {r['loop']} | {r['devices']} | {r['seconds']:.4g} | "
-                         f"{wall:.2f} | {r['kernel_seconds']:.4g} | {kern:.2f} | {kern / r['devices']:.0%} | {setup} | "
-                         f"{r['check']:.1e} |")
+            lines.append(row([f"{c['n_outer']:,}", r["n_rhs"], r["loop"], r["devices"], f"{r['seconds']:.4g}",
+                              f"{wall:.2f}", f"{r['kernel_seconds']:.4g}", f"{kern:.2f}", f"{kern / r['devices']:.0%}",
+                              setup, f"{r['check']:.1e}"]))
     return lines
 
 
 def render_markdown(data: dict) -> str:
-    lines = (_header(data) + _table1(data) + _gpu_strategies(data) + _cpu_strategies(data) + _table3(data)
-             + _several_gpus(data))
-    lines += ["", "## Targets", ""] + _targets(data) + [""]
-    return "\n".join(lines)
+    return page(_header(data) + _table1(data) + _gpu_strategies(data) + _cpu_strategies(data) + _table3(data)
+                + _several_gpus(data) + section("Targets", _targets(data)))
 
 
-def _speed_up(case: dict, row: dict, key: str = "kernel_seconds") -> float:
-    """Time (key) of the same multi-GPU loop and right-hand sides on one GPU over this row's."""
-    one = next(x for x in case["multi_gpu"] if (x["loop"], x["n_rhs"], x["devices"]) == (row["loop"], row["n_rhs"], 1))
-    return one[key] / row[key]
+def _speed_up(case: dict, measured: dict, key: str = "kernel_seconds") -> float:
+    """Time (key) of the same multi-GPU loop and right-hand sides on one GPU over this measured's."""
+    one = next(x for x in case["multi_gpu"] if (x["loop"], x["n_rhs"], x["devices"]) == (measured["loop"], measured["n_rhs"], 1))
+    return one[key] / measured[key]
 
 
 def _paper_ratio(case: dict, n_rhs: int) -> float:
@@ -188,9 +179,9 @@ def _targets(data: dict) -> list[str]:
         best = min(one, key=lambda r: r.get("seconds_with_transfers") or r["seconds"])
         seconds = best.get("seconds_with_transfers") or best["seconds"]
         ratio = PAPER_P100_SECONDS / seconds
-        out.append(f"- numS = {last['n_outer']:,}, 1 right-hand side, one GPU: {best['loop']} takes {seconds * 1e3:.1f} ms "
-                   f"with transfers ({best['seconds'] * 1e3:.1f} ms on the device), {ratio:.0f}x faster than the "
-                   f"paper's P100 ({PAPER_P100_SECONDS} s; 30x asked): {'met' if ratio >= 30 else 'MISSED'}.")
+        out.append(target(f"numS = {last['n_outer']:,}, 1 right-hand side, one GPU: {best['loop']} takes "
+                          f"{seconds * 1e3:.1f} ms with transfers ({best['seconds'] * 1e3:.1f} ms on the device), "
+                          f"{ratio:.0f}x faster than the paper's P100 ({PAPER_P100_SECONDS} s; 30x asked)", ratio >= 30))
     rows = [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]
     most = max((r["devices"] for r in rows), default=0)
     best = max((r for r in rows if r["devices"] == most), key=lambda r: _speed_up(last, r), default=None)
@@ -215,9 +206,9 @@ def _targets(data: dict) -> list[str]:
     z = [r for r in last["gpu"] if r["loop"] == "zgemm" and r["n_rhs"] == max(data["config"]["rhs"])]
     if z:
         frac = z[0]["gemm_gflops"] * 1e9 / data["zgemm_flops"]
-        out.append(f"- zgemm at {z[0]['n_rhs']} right-hand sides, numS = {last['n_outer']:,}: its GEMMs run at "
-                   f"{z[0]['gemm_gflops'] / 1e3:.1f} TFLOP/s, {frac:.0%} of the measured ZGEMM rate (50% asked): "
-                   f"{'met' if frac >= 0.5 else 'MISSED'}.")
+        out.append(target(f"zgemm at {z[0]['n_rhs']} right-hand sides, numS = {last['n_outer']:,}: its GEMMs run at "
+                          f"{z[0]['gemm_gflops'] / 1e3:.1f} TFLOP/s, {frac:.0%} of the measured ZGEMM rate (50% asked)",
+                          frac >= 0.5))
     if data.get("cpu"):
         rows = data["cpu"]["rows"]
         parts = []
