@@ -18,7 +18,8 @@ def _header_and_times(data: dict) -> list[str]:
     gpu = data["gpu"]
     lines = [
         *header("Element colouring benchmark: paper 002 Tables 1 and 3 and beyond",
-                f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)", data),
+                f"- Device: {gpu['device']}; host CPU {data['host_cpu']} (sequential methods on one core, Numba)",
+                data),
         f"- Times are medians of {data['config']['repeats']} runs after a warm-up (compilation excluded). "
         "ccm, fcm, ofcm: paper 002's Algorithms 1-3; parallel: Jones-Plassmann rounds on the GPU (CuPy) and "
         "the same rounds vectorised in NumPy; NetworkX: `greedy_color(strategy='largest_first')` on the same "

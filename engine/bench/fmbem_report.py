@@ -4,7 +4,7 @@ the paper's own tables, quoted as published)."""
 from __future__ import annotations
 
 from ..fmm.fmm import LEAF_SIZE_GPU
-from .report import header, merged_runs, page, row, section, table, verdict
+from .report import header, merged_runs, page, reason, remedy, row, section, table, verdict
 
 # paper 001, Tables 1-3 (19,314 DOFs, one CPU core): p -> scheme -> value; our scheme names, exponential = g 17
 PAPER_SCHEMES = {"standard": "M2L", "exponential": "M2L_E (g = 17)", "child-to-parent": "M2L_N",
@@ -271,20 +271,20 @@ def _paper_size_targets(data: dict) -> list[str]:
     case, run = _gpu_run(data, TARGET_DOFS)
     if run is None:
         return [f"- {TARGET_DOFS:,} DOFs to 1e-3 on one GPU in under {TARGET_SECONDS:g} s: NOT MEASURED.",
-                "  - Reason: no run at this size in this record."]
+                reason("no run at this size in this record.")]
     t = run["total_seconds"]
     met = t < TARGET_SECONDS
     out.append(f"- {case['dofs']:,} DOFs to 1e-3 on one GPU in {t:.1f} s ({TARGET_SECONDS:g} s asked; paper "
                f"99.2 s on a GTX580, {99.2 / t:.1f}x faster): {verdict(met)}.")
     if not met:
         top = max(PHASES, key=lambda p: run["timings"].get(p, 0))
-        out.append(f"  - Reason: the phases take {_phases(run)}; the largest is {top.replace('_', ' ')}, "
+        out.append(reason(f"the phases take {_phases(run)}; the largest is {top.replace('_', ' ')}, "
                    f"{run['timings'].get('gmres', 0) / max(run['iterations'], 1):.3f} s per GMRES iteration: "
                    "one FMM application (seven Laplace densities with gradients at p = 6), the two ILU(0) "
-                   "triangular solves and the Arnoldi step.")
-        out.append("  - What would reach it: fewer iterations (a coarse correction of the smooth far-field "
+                   "triangular solves and the Arnoldi step."))
+        out.append(remedy("fewer iterations (a coarse correction of the smooth far-field "
                    "modes), an FMM application fusing the seven densities' passes, and the near-field pair "
-                   "search on the GPU.")
+                   "search on the GPU."))
     return out + _iteration_target(data, case, run) + _memory_target(case, run)
 
 
@@ -302,10 +302,10 @@ def _iteration_target(data: dict, case: dict, run: dict) -> list[str]:
         wider = ("a preconditioner reaching further (the benchmark runs 6 element sizes too, up to "
                  f"{data['config'].get('wide_near_up_to', 150_000):,} DOFs; no such run at this size in this "
                  "record), " if not any(_ratio(r) > _ratio(run) for r in others) else "")
-        out.append(f"  - Reason: the ILU of the near field (out to {', '.join(f'{_ratio(r):g}' for r in [run] + others)}"
+        out.append(reason(f"the ILU of the near field (out to {', '.join(f'{_ratio(r):g}' for r in [run] + others)}"
                    " element sizes) leaves the far-field coupling of the first-kind traction unknowns on the fixed "
                    f"base unpreconditioned. What would reach it: {wider}a coarse-level correction (deflation of "
-                   "the smoothest modes) or a nested low-order FMM GMRES as a flexible preconditioner.")
+                   "the smoothest modes) or a nested low-order FMM GMRES as a flexible preconditioner."))
     return out
 
 
@@ -332,14 +332,14 @@ def _memory_target(case: dict, run: dict) -> list[str]:
     if not met:
         least = fp64[0] if fp64 else run
         lu = least["memory"].get("parts", {}).get("coarse_lu", 0) / case["dofs"] / 1e3
-        out.append(f"  - Reason: {_memory_phases(case, least)}{_memory_parts(case, least)}What would reach it: "
+        out.append(reason(f"{_memory_phases(case, least)}{_memory_parts(case, least)}What would reach it: "
                    f"the coarse LU in FP32 ({lu / 2:.2f} KB per DOF less here; the solve does so to 1e-3 with "
                    "FP32 factors, but to 1e-6 and finer it took a third more iterations, engine/bem/fmm_solve.py) "
                    "or a smaller coarse level (fewer clusters, more iterations), the far field in more FMM passes "
                    "(far_passes: less scratch, more time), FP32 M2L tables where the "
                    "precision asked allows them (each of these gives up FP64 somewhere or iterations), the FMM's "
                    "lists in int32. In FP64 throughout, the correction matrix (the accurate near field out to 3 "
-                   "element sizes, kept for every product) would have to shrink or be recomputed in each product.")
+                   "element sizes, kept for every product) would have to shrink or be recomputed in each product."))
     return out
 
 
@@ -394,8 +394,8 @@ def _million_and_epsilon_targets(data: dict) -> list[str]:
     case, run = _gpu_run(data, 1_000_000)
     if run is None:
         out.append("- 1M DOFs solved on one GPU: NOT MEASURED.")
-        out.append("  - Reason: no 1M-DOF run in this record (a run is owed on the GPU machine: `paraflux bench fmbem "
-                   "--dofs 1000000 --merge docs/benchmarks/fmbem.json`).")
+        out.append(reason("no 1M-DOF run in this record (a run is owed on the GPU machine: `paraflux bench fmbem "
+                   "--dofs 1000000 --merge docs/benchmarks/fmbem.json`)."))
     else:
         ok = run["relative_residual"] <= data["config"]["rtol"]
         out.append(f"- 1M DOFs on one GPU: {case['dofs']:,} DOFs solved to {run['relative_residual']:.1e} in "
@@ -408,6 +408,6 @@ def _million_and_epsilon_targets(data: dict) -> list[str]:
             out.append(f"- epsilon at p = 10, standard: {r10['epsilon']:.2e} (paper {PAPER_EPSILON[10]['standard']:.3e}, "
                        f"at or below asked): {verdict(ok)}.")
             if not ok:
-                out.append("  - Reason: the far-field rule's error (3 points per triangle) adds to the expansion's. "
-                           "What would reach it: 6 or 12 far-field points per triangle.")
+                out.append(reason("the far-field rule's error (3 points per triangle) adds to the expansion's. "
+                           "What would reach it: 6 or 12 far-field points per triangle."))
     return out

@@ -266,7 +266,8 @@ def merge(data: dict, earlier: dict) -> dict:
 def add_arguments(parser) -> None:
     """`paraflux bench fmm`'s own options."""
     parser.add_argument("--points", type=whole(1), nargs="+", metavar="N",
-                        help=f"point counts, each on uniform and sphere points (default {listed(FmmBenchConfig.sizes)})")
+                        help="point counts, each on uniform and sphere points (default "
+                             f"{listed(FmmBenchConfig.sizes)})")
     parser.add_argument("--orders", type=whole(0), nargs="+", metavar="P",
                         help=f"expansion orders of the M2L schemes (default {listed(FmmBenchConfig.orders)}); "
                              "0: the peers alone (the scheme runs kept from --merge)")

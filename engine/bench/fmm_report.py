@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .report import header, merged_runs, page, row, section, table, verdict
+from .report import header, merged_runs, page, reason, remedy, row, section, table, verdict
 
 PHASES = ("upward", "m2l", "downward", "p2p")
 
@@ -101,7 +101,8 @@ def _brute_force(data: dict) -> list[str]:
              "Both over all N^2 pairs in FP64, potential and gradient at every point, from host memory to host "
              "memory, after a warm-up that compiles them; KeOps's error is against our direct sum on the sampled "
              "targets.", "",
-             *table(["points", "N", "ours s", "KeOps s", "KeOps device", "KeOps error (potential / gradient)"], "lrrrlr")]
+             *table(["points", "N", "ours s", "KeOps s", "KeOps device", "KeOps error (potential / gradient)"],
+                    "lrrrlr")]
     for c in cases:
         k, ours = c["keops"], c.get("direct_gpu_seconds")
         ours_cell = "" if ours is None else f"{ours:.4f}"
@@ -130,8 +131,8 @@ def _equal_error(data: dict) -> list[str]:
              f"{', '.join(format(f['eps'], 'g') for f in cases[0]['at_precision']['fmm3d_sweep'])}; the error is the "
              "larger of potential and gradient.", "",
              *table(["points", "N", "ParaFlux eps asked, p (separation, leaf)", "ParaFlux error",
-                     "ParaFlux from scratch s", "ParaFlux apply s", "FMM3D eps asked, threads", "FMM3D error", "FMM3D s",
-                     "FMM3D / ParaFlux"], "l" + "r" * 9)]
+                     "ParaFlux from scratch s", "ParaFlux apply s", "FMM3D eps asked, threads", "FMM3D error",
+                     "FMM3D s", "FMM3D / ParaFlux"], "l" + "r" * 9)]
     for case in cases:
         sweep, runs = case["at_precision"]["fmm3d_sweep"], _fitted(case)
         for eps in dict.fromkeys(r["precision"] for r in runs):
@@ -141,7 +142,8 @@ def _equal_error(data: dict) -> list[str]:
             note = "" if ok else " (less accurate)"
             lines.append(row([case["distribution"], f"{case['n']:,}", f"{run['precision']:g}, {run['order']} "
                               f"({_sep_leaf(run)})", f"{_worst(run):.1e}", f"{run['scratch_seconds']:.4f}",
-                              f"{run['apply_seconds']:.4f}", f"{f3['eps']:g}, {f3['threads']}", f"{_worst(f3):.1e}{note}",
+                              f"{run['apply_seconds']:.4f}", f"{f3['eps']:g}, {f3['threads']}",
+                              f"{_worst(f3):.1e}{note}",
                               f"{f3['seconds']:.3f}", f"{f3['seconds'] / run['scratch_seconds']:.2g}x"]))
     return lines + _scratch_runs(cases)
 
@@ -299,15 +301,16 @@ def _fmm3d_targets(data: dict) -> list[str]:
                                     "NOT ESTABLISHED (the operators' set-up was not recorded)."))
         if scratch < 20 and measured:
             build, rest = at["setup_seconds"], at["scratch_seconds"] - at["setup_seconds"]
-            out.append(f"  - Reason: from scratch at p = {at['order']} (separation {at['separation']}) takes "
+            out.append(reason(f"from scratch at p = {at['order']} (separation {at['separation']}) takes "
                        f"{at['scratch_seconds']:.3f} s: build on the GPU {build:.3f} s, apply with the transfers "
-                       f"{rest:.3f} s. What would reach it: {_GPU_BUILT_REMEDY['build' if build > rest else 'apply']}.")
+                       f"{rest:.3f} s. What would reach it: "
+                       f"{_GPU_BUILT_REMEDY['build' if build > rest else 'apply']}."))
         elif scratch < 20:
-            out.append(f"  - Reason: the octree is built on the host ({c['tree_seconds']:.2f} s here, "
+            out.append(reason(f"the octree is built on the host ({c['tree_seconds']:.2f} s here, "
                        f"{c['tree_seconds'] / at['apply_seconds']:.1f}x the apply); the translation operators' "
                        f"set-up at p = {at['order']} was not recorded, so the from-scratch ratio is lower still. "
                        "What would reach it: the octree (Morton sort, leaves, interaction lists) built on the GPU, "
-                       "and the set-up timed with the apply.")
+                       "and the set-up timed with the apply."))
     return out
 
 
@@ -366,10 +369,10 @@ def _throughput_note(best: tuple, p6: list) -> str:
     need = case["n"] / 1e7  # seconds per apply that 1e7 points/s allows
     phases = {p: run["phases"].get(p, 0.0) for p in PHASES}
     top = max(phases, key=phases.get)
-    lines = [f"  - Reason: the fastest p = 6 apply ({run['scheme']}, {case['distribution']}, N = {case['n']:,}) "
+    lines = [reason(f"the fastest p = 6 apply ({run['scheme']}, {case['distribution']}, N = {case['n']:,}) "
              f"takes {run['apply_seconds']:.3f} s: {_split(run)}; 1e7 points/s needs at most {need:.3f} s, "
              f"{run['apply_seconds'] / need:.2f}x less. The largest phase is {top}, "
-             f"{phases[top] / run['apply_seconds']:.0%} of the apply."]
+             f"{phases[top] / run['apply_seconds']:.0%} of the apply.")]
     for n in sorted({c["n"] for c, _ in p6}):
         for dist in sorted({c["distribution"] for c, _ in p6 if c["n"] == n}):
             c, r = min(((c, r) for c, r in p6 if c["n"] == n and c["distribution"] == dist),
@@ -382,13 +385,13 @@ def _throughput_note(best: tuple, p6: list) -> str:
     rest = run["apply_seconds"] - sum(phases[p] for p in side)
     have = sum(phases[p] for p in side)
     if rest < need:
-        lines.append(f"  - What would reach it: with the other phases as measured ({rest:.3f} s), "
+        lines.append(remedy(f"with the other phases as measured ({rest:.3f} s), "
                      f"{' + '.join(side)} must fall from {have:.3f} s to {need - rest:.3f} s "
-                     f"({have / (need - rest):.1f}x faster): "
+                     f"({have / (need - rest):.1f}x faster): ")
                      + "; ".join(dict.fromkeys(_REMEDY[p] for p in side)) + ".")
     else:
-        lines.append(f"  - What would reach it: the phases other than {' + '.join(side)} alone take {rest:.3f} s, "
-                     f"over the {need:.3f} s allowed, so every phase must be faster: "
+        lines.append(remedy(f"the phases other than {' + '.join(side)} alone take {rest:.3f} s, "
+                     f"over the {need:.3f} s allowed, so every phase must be faster: ")
                      + "; ".join(dict.fromkeys(_REMEDY[p] for p in PHASES)) + ".")
     return "\n".join(lines)
 
@@ -401,11 +404,11 @@ def _memory_note(data: dict, case: dict, runs: dict) -> str:
     low_expo = min(((k, runs[k]["device_memory_bytes"] / runs[(k[0], "standard")]["device_memory_bytes"])
                     for k in runs if k[1].startswith("exponential")), key=lambda e: e[1], default=None)
     std = [runs[k]["device_memory_bytes"] for k in runs if k[1] == "standard"]
-    text = (f"  - Reason: at N = {case['n']:,} the standard scheme itself holds {_mib(min(std))}-{_mib(max(std))} "
+    text = (reason(f"at N = {case['n']:,} the standard scheme itself holds {_mib(min(std))}-{_mib(max(std))} "
             f"MiB ({min(std) / case['n'] / 1024:,.0f} KiB per point), largely parts that do not grow with N "
             "(translation tables, the chunked P2M / L2P scratch), so the schemes differ here by such fixed "
             f"costs: {worst_cross[0][1]} at p = {worst_cross[0][0]} holds {_mib(worst_cross[1])} MiB more than "
-            "standard")
+            "standard"))
     if low_expo is not None and low_expo[1] <= 1.0:
         text += f", {low_expo[0][1]} at p = {low_expo[0][0]} {low_expo[1]:.3f}x standard"
     larger = [(c["n"], _memory_check(c)[3]) for c in data["cases"]
@@ -459,7 +462,7 @@ def _from_scratch(c: dict, eps: float, limit: float) -> list[str]:
         setups = [r["setup_seconds"] for r in c["runs"] if "setup_seconds" in r]
         recorded = (f" The scheme runs at this size recorded set-ups of {min(setups):.1f}-{max(setups):.1f} s "
                     "(tables, lists, operators)." if setups else "")
-        out.append(f"  - Reason: {least / limit:.0f}x over.{recorded} {_SPEED_REMEDY}")
+        out.append(reason(f"{least / limit:.0f}x over.{recorded} {_SPEED_REMEDY}"))
     return out
 
 
@@ -470,8 +473,8 @@ def _measured_scratch(head: str, scratch: list, eps: float, limit: float) -> lis
         best = min(scratch, key=_worst)
         return [f"{head}: MISSED: no from-scratch run reached {eps:g} (the most accurate: {_worst(best):.1e} at "
                 f"p = {best['order']}, separation {best['separation']}).",
-                "  - Reason: the orders chosen for this precision (fmm.order_for_precision) fell short here. What "
-                "would reach it: one order more."]
+                reason("the orders chosen for this precision (fmm.order_for_precision) fell short here. What "
+                "would reach it: one order more.")]
     run = min(good, key=lambda r: r["scratch_seconds"])
     total, build = run["scratch_seconds"], run["setup_seconds"]
     line = (f"{head}: {total:.3f} s (p = {run['order']}, separation {run['separation']}"
@@ -481,8 +484,8 @@ def _measured_scratch(head: str, scratch: list, eps: float, limit: float) -> lis
     if total <= limit:
         return [line]
     top = "build" if build >= total - build else "apply"
-    return [line, f"  - Reason: {total / limit:.1f}x over; the larger part is the {top} "
-                  f"({max(build, total - build) / total:.0%}). What would reach it: {_GPU_BUILT_REMEDY[top]}."]
+    return [line, reason(f"{total / limit:.1f}x over; the larger part is the {top} "
+                  f"({max(build, total - build) / total:.0%}). What would reach it: {_GPU_BUILT_REMEDY[top]}.")]
 
 
 def _speed_targets(data: dict) -> list[str]:
@@ -500,8 +503,8 @@ def _speed_targets(data: dict) -> list[str]:
         if rate < 1e7:
             remedy = (f"What would reach it: {_GPU_BUILT_REMEDY['apply']}." if "scratch_seconds" in run
                       else _SPEED_REMEDY)
-            out.append(f"  - Reason: the order that reached 1e-6 (p = {run['order']}, separation "
-                       f"{run.get('separation', 1)}) costs {1e7 / rate:.0f}x the time allowed. {remedy}")
+            out.append(reason(f"the order that reached 1e-6 (p = {run['order']}, separation "
+                       f"{run.get('separation', 1)}) costs {1e7 / rate:.0f}x the time allowed. {remedy}"))
     return out + _crossover(data)
 
 
@@ -574,20 +577,20 @@ def _m2l_ceiling(data: dict) -> list[str]:
     if max(f_flops, f_bytes) >= 0.3:
         return [line]
     if "m2l_segments" not in run:
-        return [line, "  - Reason: the list kernel of this run read a 2P x 2P table per pair "
+        return [line, reason("the list kernel of this run read a 2P x 2P table per pair "
                       f"({8 * width * width / 1024:.0f} KiB at p = {run['order']}), one target box per block. What "
                       "would reach it: pairs grouped by table into tiles of target boxes (runs since the tiled "
-                      "kernel record their segments)."]
+                      "kernel record their segments).")]
     if "m2l_units" not in run:
-        return [line, f"  - Reason: neither ceiling is near: the tiled kernel (6 x 4 register tiles on the FP64 CUDA "
+        return [line, reason(f"neither ceiling is near: the tiled kernel (6 x 4 register tiles on the FP64 CUDA "
                       f"cores, each table read once for up to 64 target boxes: {run['m2l_pairs'] / tables:.0f} pairs "
                       "per table read here) stages a chunk of the table and of the source expansions, waits, then "
                       "multiplies, so a block's loads and arithmetic do not overlap; cuBLAS's DGEMM, the FP64 "
                       "ceiling, runs on the tensor cores at about twice the CUDA cores' rate. What would reach it: "
                       "the products on the tensor cores (mma.sync m8n8k4 in FP64; runs since record their units), "
-                      "double-buffered staging (cp.async), or rotation-based M2L (O(p^3) a pair instead of O(p^4))."]
-    return [line, f"  - Reason: the tiled kernel's products run on the {run['m2l_units']}, each table read once for "
+                      "double-buffered staging (cp.async), or rotation-based M2L (O(p^3) a pair instead of O(p^4)).")]
+    return [line, reason(f"the tiled kernel's products run on the {run['m2l_units']}, each table read once for "
                   f"up to 64 target boxes ({run['m2l_pairs'] / tables:.0f} pairs per table read here), but a block "
                   "stages a chunk of the table and of the gathered source expansions, waits, then multiplies, so its "
                   "loads and products do not overlap. What would reach it: double-buffered staging (cp.async) so "
-                  "the loads hide behind the products, or rotation-based M2L (O(p^3) a pair instead of O(p^4))."]
+                  "the loads hide behind the products, or rotation-based M2L (O(p^3) a pair instead of O(p^4)).")]

@@ -212,7 +212,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
                         help="element orders p (default 1 to 10)")
     parser.add_argument("--elements", type=whole(1), metavar="M",
-                        help=f"distorted hexahedra m whose element matrices are timed (default {HexBenchConfig.elements})")
+                        help="distorted hexahedra m whose element matrices are timed (default "
+                             f"{HexBenchConfig.elements})")
     add_repeats(parser, HexBenchConfig.repeats)
     add_merge(parser, "the orders")
 

@@ -53,8 +53,8 @@ def _header_and_times(data: dict) -> list[str]:
         "## Time for m element matrices (s)",
         "",
         *table(["p", "N_e", "n_G", *VARIANTS], "r" * (3 + len(VARIANTS)),
-               [(o["order"], o["dofs_per_element"], o["gauss_points"], *(_s(o["variants"][v]["seconds"]) for v in VARIANTS))
-                for o in data["orders"]]),
+               [(o["order"], o["dofs_per_element"], o["gauss_points"],
+                 *(_s(o["variants"][v]["seconds"]) for v in VARIANTS)) for o in data["orders"]]),
     ]
     return lines
 

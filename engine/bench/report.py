@@ -88,6 +88,16 @@ def target(text: str, ok: bool | None) -> str:
     return f"- {text}: {verdict(ok)}."
 
 
+def reason(text: str) -> str:
+    """The bullet under a target that says why it came out as it did."""
+    return f"  - Reason: {text}"
+
+
+def remedy(text: str) -> str:
+    """The bullet under a missed target that says what would reach it."""
+    return f"  - What would reach it: {text}"
+
+
 def row(cells: Iterable) -> str:
     """A Markdown table row."""
     return "| " + " | ".join(str(c) for c in cells) + " |"

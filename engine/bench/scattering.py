@@ -238,16 +238,16 @@ def merge(data: dict, earlier: dict) -> dict:
 def add_arguments(parser) -> None:
     """`paraflux bench scattering`'s own options."""
     parser.add_argument("--diameters", type=size, nargs="+", metavar="D",
-                        help=f"PEC sphere diameters in wavelengths (default {listed(ScatteringBenchConfig.diameters)}); "
-                             "0: no spheres")
+                        help="PEC sphere diameters in wavelengths (default "
+                             f"{listed(ScatteringBenchConfig.diameters)}); 0: no spheres")
     parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
                         help=f"Nedelec orders of the spheres (default {listed(ScatteringBenchConfig.orders)})")
     parser.add_argument("--incidences", type=whole(0), metavar="N",
                         help=f"incidences of the monostatic sweep (default {ScatteringBenchConfig.sweep_incidences}); "
                              "0: no sweep")
     parser.add_argument("--ghz", type=size, nargs="+", metavar="F",
-                        help=f"the NASA almond's frequencies in GHz (default {listed(ScatteringBenchConfig.almond_ghz)};"
-                             " on a GPU); 0: no almond")
+                        help="the NASA almond's frequencies in GHz (default "
+                             f"{listed(ScatteringBenchConfig.almond_ghz)}; on a GPU); 0: no almond")
     parser.add_argument("--no-cpu-loop", action="store_true",
                         help="the spheres without the CPU loop's rows (cpu-s)")
     add_merge(parser, "the spheres, sweeps and almond rows")

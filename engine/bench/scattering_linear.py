@@ -145,7 +145,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--orders", type=whole(1), nargs="+", metavar="P",
                         help=f"Nedelec orders (default {listed(LinearBenchConfig.orders)})")
     parser.add_argument("--rhs", type=whole(1), nargs="+", metavar="N",
-                        help=f"right-hand-side counts of the back-substitution (default {listed(LinearBenchConfig.rhs)})")
+                        help="right-hand-side counts of the back-substitution (default "
+                             f"{listed(LinearBenchConfig.rhs)})")
     add_repeats(parser, LinearBenchConfig.repeats, "repeats per measurement, the fastest kept")
 
 

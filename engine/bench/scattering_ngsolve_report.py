@@ -61,7 +61,8 @@ def verdict(rows: list[dict]) -> str:
 def _table(rows: list[dict]) -> list[str]:
     return table(["diameter (wavelengths)", "setting", "DOFs", "threads", "load at start", "seconds per phase",
                   "total s", "error vs Mie (dB)"], "rlrlrlrr",
-                 [(f"{r['diameter_wavelengths']:g}", setting(r), f"{r['dofs']:,}", _threads(r), f"{r['load_before']:.1f}",
+                 [(f"{r['diameter_wavelengths']:g}", setting(r), f"{r['dofs']:,}", _threads(r),
+                   f"{r['load_before']:.1f}",
                    ", ".join(f"{name} {s:.2f}" for name, s in r["seconds"].items()), f"{r['total_s']:.1f}",
                    f"{r['mie_error_db']:.2f}") for r in rows])
 

@@ -145,8 +145,8 @@ def _sweep_section(data: dict) -> list[str]:
                      f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
         if not many.get("iteration_phases_s"):
             continue
-        lines += ["", *table(["phase", "one incidence s", f"{sweep['incidences']} incidences s"], "lrr",
-                             [(name, f"{a:.2f}", f"{b:.2f}") for (name, a), (_, b) in zip(_phases(one), _phases(many))]),
+        phases = [(name, f"{a:.2f}", f"{b:.2f}") for (name, a), (_, b) in zip(_phases(one), _phases(many))]
+        lines += ["", *table(["phase", "one incidence s", f"{sweep['incidences']} incidences s"], "lrr", phases),
                   row(["total", f"{one['total_s']:.2f}", f"{many['total_s']:.2f}"])]
         lines.append("")
     return lines

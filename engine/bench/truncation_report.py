@@ -160,7 +160,8 @@ def render_markdown(data: dict) -> str:
 
 def _speed_up(case: dict, measured: dict, key: str = "kernel_seconds") -> float:
     """Time (key) of the same multi-GPU loop and right-hand sides on one GPU over this measured's."""
-    one = next(x for x in case["multi_gpu"] if (x["loop"], x["n_rhs"], x["devices"]) == (measured["loop"], measured["n_rhs"], 1))
+    one = next(x for x in case["multi_gpu"]
+               if (x["loop"], x["n_rhs"], x["devices"]) == (measured["loop"], measured["n_rhs"], 1))
     return one[key] / measured[key]
 
 
@@ -181,7 +182,8 @@ def _targets(data: dict) -> list[str]:
         ratio = PAPER_P100_SECONDS / seconds
         out.append(target(f"numS = {last['n_outer']:,}, 1 right-hand side, one GPU: {best['loop']} takes "
                           f"{seconds * 1e3:.1f} ms with transfers ({best['seconds'] * 1e3:.1f} ms on the device), "
-                          f"{ratio:.0f}x faster than the paper's P100 ({PAPER_P100_SECONDS} s; 30x asked)", ratio >= 30))
+                          f"{ratio:.0f}x faster than the paper's P100 ({PAPER_P100_SECONDS} s; 30x asked)",
+                          ratio >= 30))
     rows = [r for r in last.get("multi_gpu", []) if r["n_rhs"] == 1]
     most = max((r["devices"] for r in rows), default=0)
     best = max((r for r in rows if r["devices"] == most), key=lambda r: _speed_up(last, r), default=None)
