@@ -5,14 +5,18 @@ traction, pressure) on 2D physical groups of a closed triangulated surface."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
 from ..variants import (BACKEND, BEM_METHOD, BEM_PRECISION, COARSE_LEVEL, EXPONENTIAL_NODES, FAR_PASSES,
                         FAR_TABLES, LEAF_SIZE, M2L, MULTIPOLE_ORDER, NEAR_FIELD, RTOL)
-from .elasticity import ElasticBoundary, Probe3, _parse_boundary, parse_material, parse_probes3
-from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
+from .elasticity import (BOUNDARY_SECTION, MATERIAL_KEYS, PROBE_SECTION, ElasticBoundary, Probe3, _parse_boundary,
+                         parse_material, parse_probes3)
+from .schema import REQUIRED, Key, Schema, Section, case_elements_section
+from .toml_input import (MAX_ITERATIONS, check_iterations, mesh_source_keys, named_tables, problem_head,
+                         read_mesh_source, table, write_mesh_source)
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
@@ -21,6 +25,50 @@ FP32_TABLES_MAX_ORDER = 10  # far_tables = fp32 with an order given: up to this 
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
          "precision": BEM_PRECISION, "near_field": NEAR_FIELD, "coarse": COARSE_LEVEL, "far_tables": FAR_TABLES}
 _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "far_passes": FAR_PASSES}
+CASE_ELEMENTS = (20, MAX_CASE_ELEMENTS)
+_AXIS_DOCS = {
+    "method": "fmm: GMRES through the fast multipole engine; direct: the dense collocation matrix by LU (the "
+              "reference, small meshes)",
+    "m2l": "the FMM's multipole-to-local scheme (the variants below); auto: batched-gemm on NumPy, standard on "
+           "the GPU",
+    "backend": "where it runs: numpy, cupy (a CUDA GPU) or auto (the GPU when one is usable)",
+    "exponential_nodes": "the plane-wave rule of m2l = \"exponential\" (used with that scheme only); a number "
+                         "or a string",
+    "precision": "order: run `order`; else the lowest order whose solve was within that of the direct solve "
+                 "(engine/bem/precision.py)",
+    "near_field": "element sizes out to which element pairs enter GMRES's ILU preconditioner (beyond 3 by the "
+                  "plain rule); auto: 6 on NumPy, 3 on the GPU; a number or a string",
+    "coarse": "the preconditioner's coarse level beside the ILU (engine/bem/coarse.py)",
+    "far_tables": "the FMM's same-level M2L table in FP64 or FP32 (fp32: with a precision asked or an order up "
+                  f"to {FP32_TABLES_MAX_ORDER}, not with the exponential scheme)"}
+
+
+def _parameter_key(parameter) -> Key:
+    return Key(parameter.name, int, int(parameter.default), "",
+               f"{parameter.minimum:g} to {parameter.maximum:g}", parameter.description)
+
+
+@cache
+def schema() -> Schema:
+    """The elastostatic-bem problem file's tables and keys, as parse_bem reads them."""
+    from ..bem.cases import BEM_CASES  # noqa: PLC0415
+
+    return Schema("elastostatic-bem", (
+        Section("problem", (
+            Key("kind", str, REQUIRED, "", ("elastostatic-bem",), "the study"),
+            *mesh_source_keys(dict.fromkeys(BEM_CASES, "m"), "boundary element case", units=tuple(LENGTH_UNITS)),
+            *MATERIAL_KEYS), "the surface mesh: a closed triangle surface whose 2D physical groups are boundaries"),
+        case_elements_section(*CASE_ELEMENTS, "triangles"),
+        BOUNDARY_SECTION,
+        Section("solver", (
+            *(Key(key, (str, int, float), axis.default, "", axis.names, _AXIS_DOCS[key]) for key, axis in _AXES.items()),
+            *(_parameter_key(p) for p in _PARAMETERS.values()),
+            Key("rtol", float, BemSolverSettings.rtol, "", f"{RTOL.minimum:g} to {RTOL.maximum:g}, exclusive",
+                "GMRES's relative residual ||b - Ax|| / ||b|| (fmm); the FMM's order, not rtol, sets the accuracy"),
+            Key("max_iterations", int, BemSolverSettings.max_iterations, "", f"1 to {MAX_ITERATIONS:,}",
+                "GMRES's iteration limit"))),
+        PROBE_SECTION,
+    ))
 
 
 @dataclass(frozen=True)
@@ -94,25 +142,23 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     """Build a BemProblem from parsed TOML; paths are relative to base_dir."""
     from ..bem.cases import BEM_CASES  # noqa: PLC0415
 
-    top, head = problem_head(data, "elastostatic-bem", "an elastostatic-bem problem")
-    mesh = head.take("mesh", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    top, head = problem_head(data, schema(), "an elastostatic-bem problem")
+    mesh, case, length_unit = head.read("mesh"), head.read("case"), head.read("length_unit")
     young, poisson = parse_material(head)
     head.done()
     mesh_path, case_elements, length_unit = read_mesh_source(
         top, mesh, case, length_unit, base_dir, dict.fromkeys(BEM_CASES, "m"), "boundary element case",
-        (20, MAX_CASE_ELEMENTS))
+        CASE_ELEMENTS)
 
-    boundaries = tuple(_parse_boundary(name, table) for name, table in section(top, "boundaries").items())
+    boundaries = tuple(_parse_boundary(name, t) for name, t in named_tables(top, "boundaries"))
     if not any(b.type in ("fixed", "displacement") for b in boundaries):
         raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
                            "without one the body is free to move as a rigid body")
 
-    s = Table(section(top, "solver"), "solver")
+    s = table(top, "solver")
     axes = {}
     for key, axis in _AXES.items():  # a node count or a near field may be written as a number
-        value = s.take(key, (str, int, float), getattr(BemSolverSettings, key))
+        value = s.take(key, s.section[key].type, s.section[key].default)
         value = value if isinstance(value, str) else f"{value:g}"
         if value not in axis.names:
             raise ProblemError(f"[solver] {key} = {value!r} is not one of: {', '.join(axis.names)}")
@@ -120,14 +166,14 @@ def parse_bem(data: dict[str, Any], base_dir: Path) -> BemProblem:
     params = {}
     for key, parameter in _PARAMETERS.items():
         try:
-            params[key] = parameter.check(s.take(key, int, int(parameter.default)))
+            params[key] = parameter.check(s.read(key))
         except ProblemError as exc:
             raise ProblemError(f"[solver] {exc}") from None
-    rtol = s.take("rtol", float, BemSolverSettings.rtol)
+    rtol = s.read("rtol")
     if not RTOL.minimum < rtol < RTOL.maximum:
         raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
                            f"got {rtol}")
-    max_it = check_iterations(s.take("max_iterations", int, BemSolverSettings.max_iterations), "[solver] max_iterations")
+    max_it = check_iterations(s.read("max_iterations"), "[solver] max_iterations")
     s.done()
     probes = parse_probes3(top)
     top.done()

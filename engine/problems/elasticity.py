@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
 from ..mesh.hexmesh import HexMesh
-from ..variants import BACKEND, ELASTIC_METHOD, INTEGRATION, ORDER, PRECONDITIONER, RTOL
-from .toml_input import Table, check_iterations, problem_head, read_mesh_source, section, write_mesh_source
+from ..variants import BACKEND, ELASTIC_METHOD, ELASTIC_RTOL, INTEGRATION, ORDER, PRECONDITIONER, RTOL
+from .schema import REQUIRED, Key, Schema, Section, axis_key, case_elements_section
+from .toml_input import (MAX_ITERATIONS, Table, array_tables, check_iterations, mesh_source_keys, named_tables,
+                         problem_head, read_mesh_source, table, write_mesh_source)
 
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("fixed", "displacement", "traction", "pressure")
@@ -20,6 +23,52 @@ MAX_CASE_ELEMENTS = 2_000_000
 YOUNG_RANGE = (1e-6, 1e16)  # Pa; moduli outside it overflow or underflow the stiffness products
 _SOLVER_AXES = {"method": ELASTIC_METHOD, "integration": INTEGRATION, "preconditioner": PRECONDITIONER,
                 "backend": BACKEND}
+CASE_ELEMENTS = (1, MAX_CASE_ELEMENTS)
+MATERIAL_KEYS = (
+    Key("young", float, REQUIRED, "Pa", f"{YOUNG_RANGE[0]:g} to {YOUNG_RANGE[1]:g}", "Young's modulus"),
+    Key("poisson", float, REQUIRED, "", "-1 to 0.5, exclusive", "Poisson's ratio"))
+BOUNDARY_SECTION = Section("boundaries.NAME", (
+    Key("type", str, REQUIRED, "", BOUNDARY_TYPES, "fixed: every component zero; displacement: value prescribed, a "
+        "component may be \"free\"; traction: value a surface force; pressure: value along the inward normal"),
+    Key("value", (float, list), None, "m or Pa", "3 finite numbers, or one number for pressure",
+        "displacement [ux, uy, uz] in length_unit (a component may be \"free\"), traction [tx, ty, tz] in Pa, "
+        "pressure p in Pa; none for fixed", "[x, y, z] or p")),
+    "a condition on the mesh's physical group NAME of boundary faces; faces not named are traction-free")
+PROBE_SECTION = Section("probes", (
+    Key("name", str, None, "", "any", "left out: probe1, probe2, ..."),
+    Key("point", list, REQUIRED, "length_unit", "3 finite numbers", "where the summary reports the fields",
+        "[x, y, z]")),
+    "points where the summary reports the displacement and the von Mises stress", array=True)
+
+
+@cache
+def schema() -> Schema:
+    """The elasticity problem file's tables and keys, as parse_elasticity reads them."""
+    from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
+
+    return Schema("elasticity", (
+        Section("problem", (
+            Key("kind", str, REQUIRED, "", ("elasticity",), "the study"),
+            Key("order", int, ORDER.default, "", f"{ORDER.minimum:g} to {ORDER.maximum:g}",
+                "polynomial order p of the hierarchical hexahedra"),
+            *mesh_source_keys({name: spec.length_unit for name, spec in HEX_CASES.items()}, "3D case",
+                              units=tuple(LENGTH_UNITS)))),
+        case_elements_section(*CASE_ELEMENTS, "hexahedra"),
+        Section("regions.NAME", MATERIAL_KEYS, "the isotropic material of the mesh's 3D physical group NAME; every "
+                "region of the mesh needs one"),
+        BOUNDARY_SECTION,
+        Section("solver", (
+            axis_key(ELASTIC_METHOD, "cg: preconditioned conjugate gradients on the assembled matrix; "
+                     "sparse-direct: SciPy's direct solve (the reference)"),
+            axis_key(INTEGRATION, "how the element matrices are computed (the variants below)"),
+            axis_key(PRECONDITIONER, "of CG"),
+            axis_key(BACKEND, "where it runs: numpy, cupy (a CUDA GPU) or auto (the GPU when one is usable)"),
+            Key("rtol", float, ELASTIC_RTOL.default, "", f"{RTOL.minimum:g} to {RTOL.maximum:g}, exclusive",
+                "relative residual ||b - Ax|| / ||b|| to reach"),
+            Key("max_iterations", int, None, "", f"1 to {MAX_ITERATIONS:,}", "CG's iteration limit; left out: "
+                "a size-based default"))),
+        PROBE_SECTION,
+    ))
 
 
 @dataclass(frozen=True)
@@ -115,41 +164,37 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
     """Build an ElasticityProblem from parsed TOML; paths are relative to base_dir."""
     from ..mesh.hex_cases import HEX_CASES  # noqa: PLC0415
 
-    top, head = problem_head(data, "elasticity", "an elasticity problem")
-    order = head.take("order", int, ORDER.default)
+    top, head = problem_head(data, schema(), "an elasticity problem")
     try:
-        order = ORDER.check(order)
+        order = ORDER.check(head.read("order"))
     except ProblemError as exc:
         raise ProblemError(f"[problem] {exc}") from None
-    mesh = head.take("mesh", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    mesh, case, length_unit = head.read("mesh"), head.read("case"), head.read("length_unit")
     head.done()
     mesh_path, case_elements, length_unit = read_mesh_source(
         top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in HEX_CASES.items()},
-        "3D case", (1, MAX_CASE_ELEMENTS))
+        "3D case", CASE_ELEMENTS)
 
     regions = []
-    for name, table in section(top, "regions").items():
-        t = Table(table, f"regions.{name}")
+    for name, t in named_tables(top, "regions"):
         young, poisson = parse_material(t)
         t.done()
         regions.append(ElasticRegion(name, young, poisson))
     if not regions:
         raise ProblemError("the problem file has no [regions.NAME] tables")
 
-    boundaries = [_parse_boundary(name, table) for name, table in section(top, "boundaries").items()]
+    boundaries = [_parse_boundary(name, t) for name, t in named_tables(top, "boundaries")]
     if not any(b.type in ("fixed", "displacement") for b in boundaries):
         raise ProblemError("[boundaries] needs at least one 'fixed' or 'displacement' boundary; "
                            "without one the body is free to move as a rigid body")
 
-    s = Table(section(top, "solver"), "solver")
-    axes = {key: s.take(key, str, axis.default, axis.names) for key, axis in _SOLVER_AXES.items()}
-    rtol = s.take("rtol", float, ElasticSolverSettings.rtol)
+    s = table(top, "solver")
+    axes = {key: s.read(key) for key in _SOLVER_AXES}
+    rtol = s.read("rtol")
     if not RTOL.minimum < rtol < RTOL.maximum:
         raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
                            f"got {rtol}")
-    max_it = check_iterations(s.take("max_iterations", int, None), "[solver] max_iterations")
+    max_it = check_iterations(s.read("max_iterations"), "[solver] max_iterations")
     s.done()
     solver = ElasticSolverSettings(**axes, rtol=rtol, max_iterations=max_it)
 
@@ -161,14 +206,11 @@ def parse_elasticity(data: dict[str, Any], base_dir: Path) -> ElasticityProblem:
 
 def parse_probes3(top: Table) -> tuple[Probe3, ...]:
     """The [[probes]] array of a 3D problem file: a name and a point [x, y, z] each."""
-    raw = top.data.pop("probes", [])
-    if not isinstance(raw, list):
-        raise ProblemError("[[probes]] must be an array of tables")
     probes = []
-    for i, item in enumerate(raw):
-        t = Table(item, f"probes #{i + 1}")
-        name = t.take("name", str, f"probe{i + 1}")
-        point = t.data.pop("point", None)
+    for i, t in enumerate(array_tables(top, "probes")):
+        name = t.read("name")
+        name = f"probe{i + 1}" if name is None else name
+        point = t.raw("point") if "point" in t.data else None
         t.done()
         if not _is_numbers(point):
             raise ProblemError(f"[[probes]] '{name}': point must be a list of 3 numbers [x, y, z]")
@@ -182,26 +224,26 @@ def parse_material(t: Table) -> tuple[float, float]:
     if not YOUNG_RANGE[0] <= young <= YOUNG_RANGE[1]:
         raise ProblemError(f"[{t.where}] young must lie from {YOUNG_RANGE[0]:g} to {YOUNG_RANGE[1]:g} Pa, "
                            f"got {young:g}")
-    poisson = t.take("poisson", float)
+    poisson = t.read("poisson")
     if not -1.0 < poisson < 0.5:
         raise ProblemError(f"[{t.where}] poisson must lie strictly between -1 and 0.5, got {poisson}")
     return young, poisson
 
 
-def _parse_boundary(name: str, table: Any) -> ElasticBoundary:
-    where = f"boundaries.{name}"
-    t = Table(table, where)
-    btype = t.take("type", str, choices=BOUNDARY_TYPES)
+def _parse_boundary(name: str, t: Table) -> ElasticBoundary:
+    """A [boundaries.NAME] table (BOUNDARY_SECTION)."""
+    where = t.where
+    btype = t.read("type")
     if btype == "fixed":
         if "value" in t.data:
             raise ProblemError(f"[{where}] a fixed boundary takes no value (every component is zero)")
         value = None
     elif btype == "pressure":
-        value = t.take("value", float)
+        value = t.take("value", float)  # BOUNDARY_SECTION's value, a number for a pressure
     else:
         if "value" not in t.data:
             raise ProblemError(f"[{where}] is missing the key 'value'")
-        raw = t.data.pop("value")
+        raw = t.raw("value")
         if btype == "traction":
             if not _is_numbers(raw):
                 raise ProblemError(f"[{where}] value must be a list of 3 numbers [tx, ty, tz] (Pa)")

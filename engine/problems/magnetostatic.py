@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
 from ..variants import ACCUMULATE, BACKEND, COLORING, METHOD, REDUCTION, RTOL
 from ..mesh.trimesh import TriMesh
-from .toml_input import Table, check_iterations, problem_head, read_mesh_source, write_mesh_source
+from .schema import REQUIRED, Key, Schema, Section, axis_key, case_elements_section
+from .toml_input import (MAX_ITERATIONS, array_tables, check_iterations, mesh_source_keys, named_tables,
+                         problem_head, read_mesh_source, table, write_mesh_source)
 
 FORMULATIONS = ("planar", "axisymmetric")
 POTENTIALS = ("vector", "scalar")
@@ -18,6 +21,54 @@ LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 BOUNDARY_TYPES = ("dirichlet", "neumann")
 MAX_CASE_ELEMENTS = 20_000_000  # triangles of a built-in case (the benchmark's largest is 4,001,344)
 MU_R_RANGE = (1e-6, 1e8)  # relative permeabilities outside this overflow or underflow the CG's products
+CASE_ELEMENTS = (50, MAX_CASE_ELEMENTS)
+
+
+@cache
+def schema() -> Schema:
+    """The magnetostatic problem file's tables and keys, as parse_magnetostatic reads them."""
+    from ..mesh.cases import CASES  # noqa: PLC0415
+
+    return Schema("magnetostatic", (
+        Section("problem", (
+            Key("kind", str, REQUIRED, "", ("magnetostatic",), "the study"),
+            Key("formulation", str, "planar", "", FORMULATIONS, "planar (x, y) or axisymmetric (x = r >= 0, y = z)"),
+            Key("potential", str, "vector", "", POTENTIALS, "vector potential A_z / A_phi, or the magnetic scalar "
+                "potential (no current regions)"),
+            *mesh_source_keys({name: spec.length_unit for name, spec in CASES.items()}, "2D case",
+                              units=tuple(LENGTH_UNITS)))),
+        case_elements_section(*CASE_ELEMENTS, "triangles"),
+        Section("regions.NAME", (
+            Key("mu_r", float, 1.0, "", f"{MU_R_RANGE[0]:g} to {MU_R_RANGE[1]:g}", "relative permeability"),
+            Key("current_density", float, 0.0, "A/m^2", "any; 0 with potential = \"scalar\"",
+                "current density, out of plane (planar) or azimuthal (axisymmetric)")),
+            "the material of the mesh's 2D physical group NAME; every region of the mesh needs one"),
+        Section("boundaries.NAME", (
+            Key("type", str, "dirichlet", "", BOUNDARY_TYPES, "neumann is homogeneous only"),
+            Key("value", float, 0.0, "Wb/m or A", "any; 0 for neumann", "A_z (planar) or A_phi (axisymmetric) in "
+                "Wb/m, or the scalar potential in A")),
+            "a condition on the mesh's 1D physical group NAME; edges not named are natural (homogeneous Neumann)"),
+        Section("solver", (
+            axis_key(METHOD, "ebe-jpcg: matrix-free element-by-element Jacobi-preconditioned CG; sparse-direct: "
+                     "SciPy's SuperLU on the assembled matrix (the reference)"),
+            Key("rtol", float, RTOL.default, "", f"{RTOL.minimum:g} to {RTOL.maximum:g}, exclusive",
+                "relative residual ||b - Ax|| / ||b|| to reach"),
+            Key("max_iterations", int, None, "", f"1 to {MAX_ITERATIONS:,}", "iteration limit; left out: "
+                "1000 + 50 sqrt(free nodes)"),
+            axis_key(BACKEND, "where it runs: numpy, cupy (a CUDA GPU) or auto (the GPU when one is usable)"),
+            axis_key(REDUCTION, "inner products of EBE-J-PCG; auto: library on NumPy, fused on the GPU"),
+            Key("check_every", int, None, "", "an even number, at least 2", "GPU: iterations between "
+                "convergence checks (one CUDA graph replay); left out: the solver's default"),
+            axis_key(ACCUMULATE, "atomic, or colored: one conflict-free pass per colour group, bitwise identical "
+                     "from run to run"),
+            axis_key(COLORING, "the colouring method, with accumulate = \"colored\""),
+            Key("balance", bool, True, "", "true, false", "even the colour groups' sizes without adding colours"))),
+        Section("probes", (
+            Key("name", str, None, "", "any", "left out: probe1, probe2, ..."),
+            Key("point", list, REQUIRED, "length_unit", "2 finite numbers", "where A and B are reported",
+                "[x, y]")),
+            "points where the summary reports A and B", array=True),
+    ))
 
 
 
@@ -87,9 +138,8 @@ class MagnetostaticProblem:
 def _regions(top, potential: str) -> list[Region]:
     """The [regions.NAME] tables: mu_r in range, no current in a scalar-potential problem, at least one."""
     regions = []
-    for name, table in top.subtable("regions").items():
-        t = Table(table, f"regions.{name}")
-        region = Region(name, t.positive("mu_r", 1.0), t.take("current_density", float, 0.0))
+    for name, t in named_tables(top, "regions"):
+        region = Region(name, t.positive("mu_r"), t.read("current_density"))
         t.done()
         if not MU_R_RANGE[0] <= region.mu_r <= MU_R_RANGE[1]:
             raise ProblemError(f"[regions.{name}] mu_r must lie from {MU_R_RANGE[0]:g} to {MU_R_RANGE[1]:g}, "
@@ -106,10 +156,9 @@ def _regions(top, potential: str) -> list[Region]:
 def _boundaries(top) -> list[Boundary]:
     """The [boundaries.NAME] tables (Neumann only homogeneous)."""
     boundaries = []
-    for name, table in top.subtable("boundaries").items():
-        t = Table(table, f"boundaries.{name}")
-        btype = t.take("type", str, "dirichlet", BOUNDARY_TYPES)
-        value = t.take("value", float, 0.0)
+    for name, t in named_tables(top, "boundaries"):
+        btype = t.read("type")
+        value = t.read("value")
         t.done()
         if btype == "neumann" and value != 0.0:
             raise ProblemError(f"[boundaries.{name}] only homogeneous Neumann (value = 0) is supported")
@@ -119,16 +168,12 @@ def _boundaries(top) -> list[Boundary]:
 
 def _solver(top) -> SolverSettings:
     """The [solver] table, every setting checked against its range and the registry's choices."""
-    s = Table(top.subtable("solver"), "solver")
-    max_it = check_iterations(s.take("max_iterations", int, None), "[solver] max_iterations")
-    solver = SolverSettings(method=s.take("method", str, METHOD.default, METHOD.names),
-                            rtol=s.take("rtol", float, RTOL.default), max_iterations=max_it,
-                            backend=s.take("backend", str, BACKEND.default, BACKEND.names),
-                            reduction=s.take("reduction", str, REDUCTION.default, REDUCTION.names),
-                            check_every=s.take("check_every", int, None),
-                            accumulate=s.take("accumulate", str, ACCUMULATE.default, ACCUMULATE.names),
-                            coloring=s.take("coloring", str, COLORING.default, COLORING.names),
-                            balance=s.take("balance", bool, True))
+    s = table(top, "solver")
+    max_it = check_iterations(s.read("max_iterations"), "[solver] max_iterations")
+    solver = SolverSettings(method=s.read("method"), rtol=s.read("rtol"), max_iterations=max_it,
+                            backend=s.read("backend"), reduction=s.read("reduction"),
+                            check_every=s.read("check_every"), accumulate=s.read("accumulate"),
+                            coloring=s.read("coloring"), balance=s.read("balance"))
     s.done()
     if not RTOL.minimum < solver.rtol < RTOL.maximum:
         raise ProblemError(f"[solver] rtol must lie strictly between {RTOL.minimum:g} and {RTOL.maximum:g}, "
@@ -140,14 +185,11 @@ def _solver(top) -> SolverSettings:
 
 def _probes(top) -> list[Probe]:
     """The [[probes]] array: a name and a finite point [x, y] each."""
-    probes_raw = top.data.pop("probes", [])
-    if not isinstance(probes_raw, list):
-        raise ProblemError("[[probes]] must be an array of tables")
     probes = []
-    for i, item in enumerate(probes_raw):
-        t = Table(item, f"probes #{i + 1}")
-        name = t.take("name", str, f"probe{i + 1}")
-        point = t.take("point", list)
+    for i, t in enumerate(array_tables(top, "probes")):
+        name = t.read("name")
+        name = f"probe{i + 1}" if name is None else name
+        point = t.read("point")
         t.done()
         if len(point) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                       and math.isfinite(v) for v in point):
@@ -160,16 +202,13 @@ def parse_magnetostatic(data: dict[str, Any], base_dir: Path) -> MagnetostaticPr
     """Build a MagnetostaticProblem from parsed TOML; paths are relative to base_dir."""
     from ..mesh.cases import CASES  # noqa: PLC0415
 
-    top, head = problem_head(data, "magnetostatic", "a magnetostatic problem")
-    formulation = head.take("formulation", str, "planar", FORMULATIONS)
-    potential = head.take("potential", str, "vector", POTENTIALS)
-    mesh = head.take("mesh", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
+    top, head = problem_head(data, schema(), "a magnetostatic problem")
+    formulation, potential = head.read("formulation"), head.read("potential")
+    mesh, case, length_unit = head.read("mesh"), head.read("case"), head.read("length_unit")
     head.done()
     mesh_path, case_elements, length_unit = read_mesh_source(
         top, mesh, case, length_unit, base_dir, {name: spec.length_unit for name, spec in CASES.items()},
-        "case", (50, MAX_CASE_ELEMENTS))
+        "case", CASE_ELEMENTS)
     if case is not None and formulation != CASES[case].formulation:
         raise ProblemError(f"case '{case}' is {CASES[case].formulation}, but [problem] formulation = "
                            f"{formulation!r}")

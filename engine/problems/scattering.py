@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
-from .toml_input import Table, problem_head, section
+from .schema import REQUIRED, Key, Schema, Section
+from .toml_input import Table, problem_head, table
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
-CASES = ("pec-sphere", "nasa-almond")
+CASES = ("pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap")
+SHELLS = ("auto", "ellipsoid", "offset")  # S' and S built around a target (scattering/target.py)
 ORDERS = (1, 2, 3)
 ACCELERATIONS = ("fixed-point", "gmres")
 MAX_DIRECTIONS = 1_000_000
@@ -24,6 +27,61 @@ MAX_ITERATIONS = 1_000
 POLARIZATIONS = ("theta", "phi")
 DEFAULT_EPW = {1: 16.0, 2: 6.0, 3: 4.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1, 3 and pi
 DEFAULT_ORDER = 2  # faster and more accurate than order 1 on the sphere and the almond (issue 43)
+_ANGLES = "number, list or {start, stop, step}"
+
+
+@cache
+def schema() -> Schema:
+    """The scattering problem file's tables and keys, as parse_scattering reads them."""
+    from ..variants import LINEAR_SOLVER, LOOP, NEDELEC_ORDER  # noqa: PLC0415
+
+    surface = "a closed triangle surface file, relative to the problem file"
+    return Schema("scattering", (
+        Section("problem", (
+            Key("kind", str, REQUIRED, "", ("scattering",), "the study"),
+            Key("case", str, None, "", ", ".join(CASES), "a built-in target meshed with gmsh (`paraflux cases`)"),
+            Key("scatterer", str, None, "", "a file path", f"the PEC scatterer Gamma instead of a case: {surface} "
+                "(any meshio format: STL, OBJ, PLY, .msh, ...) or a STEP, IGES or BREP file; alone, S' and S are "
+                "built around it ([geometry] shells)"),
+            Key("inner_surface", str, None, "", "a file path", f"S', enclosing Gamma: {surface}; with outer_surface"),
+            Key("outer_surface", str, None, "", "a file path", f"S, enclosing S': {surface}; with inner_surface"),
+            Key("length_unit", str, "m", "", tuple(LENGTH_UNITS), "unit of the geometry"),
+            Key("frequency", float, REQUIRED, "Hz", "positive, at most 1e13", "of the incident waves"))),
+        Section("geometry", (
+            Key("radius", float, 0.25, "length_unit", "positive", "the sphere's radius (case = \"pec-sphere\" only)"),
+            Key("inner_gap", float, 0.1, "wavelengths", "positive", "S' distance from the scatterer"),
+            Key("outer_gap", float, 0.2, "wavelengths", "above inner_gap", "S distance from the scatterer"),
+            Key("elements_per_wavelength", float, None, "", "2 to 100", "mesh density; left out: " + ", ".join(
+                f"{epw:g} at order {order}" for order, epw in DEFAULT_EPW.items())),
+            Key("shells", str, "auto", "", SHELLS, "S' and S built around the target (every case but pec-sphere, "
+                "or scatterer alone): ellipsoids about its principal axes, surfaces offset from it, or auto: "
+                "offset where the ellipsoid S would enclose more than twice the offset S's volume around it")),
+            "the meshed region around the target"),
+        Section("incidence", (
+            Key("theta_deg", (float, list, dict), 0.0, "degrees", _ANGLES, "polar angle the wave arrives from"),
+            Key("phi_deg", (float, list, dict), 0.0, "degrees", _ANGLES, "azimuth the wave arrives from"),
+            Key("polarization", (str, list), "theta", "", "theta, phi, or a list of them", "along theta^ or phi^ "
+                "at the arrival direction")),
+            f"plane waves arriving from (theta, phi): lists of equal length pair up, one value repeats; at most "
+            f"{MAX_INCIDENCES:,}"),
+        Section("far_field", (
+            Key("theta_deg", (float, list, dict), {"start": 0.0, "stop": 180.0, "step": 1.0}, "degrees", _ANGLES,
+                "far-field grid, theta"),
+            Key("phi_deg", (float, list, dict), [0.0, 90.0], "degrees", _ANGLES, "far-field grid, phi"),
+            Key("monostatic", bool, False, "", "true, false", "the back-scatter direction of each incidence "
+                "instead of the grid")),
+            f"where the RCS is computed: the theta x phi grid (at most {MAX_DIRECTIONS:,} directions)"),
+        Section("solver", (
+            Key("order", int, DEFAULT_ORDER, "", ", ".join(map(str, ORDERS)), NEDELEC_ORDER.description),
+            Key("acceleration", str, "fixed-point", "", ACCELERATIONS, "the FE-IIIEE iteration's acceleration"),
+            Key("tolerance", float, 1e-4, "", "1e-14 to below 1", "relative change of U on S (fixed-point) or "
+                "GMRES residual at which the iteration stops"),
+            Key("max_iterations", int, 50, "", f"0 to {MAX_ITERATIONS:,}", "iterations; 0: the absorbing "
+                "condition alone"),
+            Key("linear_solver", str, "auto", "", LINEAR_SOLVER.names, "the sparse factorisation; auto: the "
+                "fastest installed"),
+            Key("loop", str, "zgemm", "", LOOP.names, "the truncation operator's loop strategy"))),
+    ))
 
 
 @dataclass(frozen=True)
@@ -63,6 +121,7 @@ class ScatteringProblem:
     inner_gap: float = 0.1  # wavelengths
     outer_gap: float = 0.2
     elements_per_wavelength: float | None = None  # None: DEFAULT_EPW of the order
+    shells: str = "auto"  # SHELLS: S' and S around a target other than the pec-sphere's
     scatterer_path: Path | None = None
     inner_path: Path | None = None
     outer_path: Path | None = None
@@ -88,9 +147,9 @@ class ScatteringProblem:
         return replace(self, solver=solver)
 
 
-def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
-    """A number, a list of numbers, or {start, stop, step} (stop included) in degrees."""
-    raw = t.data.pop(key, default)
+def angles(t: Table, key: str) -> tuple[float, ...]:
+    """The declared key `key`: a number, a list of numbers, or {start, stop, step} (stop included) in degrees."""
+    raw = t.raw(key)
     where = f"[{t.where}] {key}"
     if isinstance(raw, dict):
         r = Table(raw, f"{t.where}.{key}")
@@ -112,9 +171,9 @@ def angles(t: Table, key: str, default: Any) -> tuple[float, ...]:
 
 
 def _incidences(top: Table) -> tuple[Incidence, ...]:
-    t = Table(section(top, "incidence"), "incidence")
-    theta, phi = angles(t, "theta_deg", [0.0]), angles(t, "phi_deg", [0.0])
-    pol = t.data.pop("polarization", "theta")
+    t = table(top, "incidence")
+    theta, phi = angles(t, "theta_deg"), angles(t, "phi_deg")
+    pol = t.raw("polarization")
     t.done()
     pols = pol if isinstance(pol, list) else [pol]
     if not all(isinstance(p, str) and p in POLARIZATIONS for p in pols):
@@ -132,10 +191,9 @@ def _incidences(top: Table) -> tuple[Incidence, ...]:
 
 
 def _far_field(top: Table) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
-    t = Table(section(top, "far_field"), "far_field")
-    theta = angles(t, "theta_deg", {"start": 0.0, "stop": 180.0, "step": 1.0})
-    phi = angles(t, "phi_deg", [0.0, 90.0])
-    monostatic = t.take("monostatic", bool, False)
+    t = table(top, "far_field")
+    theta, phi = angles(t, "theta_deg"), angles(t, "phi_deg")
+    monostatic = t.read("monostatic")
     t.done()
     if not monostatic and (not theta or not phi):
         raise ProblemError("[far_field] needs at least one theta_deg and one phi_deg (or monostatic = true)")
@@ -145,13 +203,10 @@ def _far_field(top: Table) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
 
 
 def _solver(top: Table) -> ScatteringSolver:
-    from ..variants import LINEAR_SOLVER, LOOP  # noqa: PLC0415 (variants imports problems' constants)
-
-    t = Table(section(top, "solver"), "solver")
-    order = t.take("order", int, DEFAULT_ORDER)
-    s = ScatteringSolver(order, t.take("acceleration", str, "fixed-point", ACCELERATIONS),
-                         t.take("tolerance", float, 1e-4), t.take("max_iterations", int, 50),
-                         t.take("linear_solver", str, "auto", LINEAR_SOLVER.names), t.take("loop", str, "zgemm", LOOP.names))
+    t = table(top, "solver")
+    order = t.read("order")
+    s = ScatteringSolver(order, t.read("acceleration"), t.read("tolerance"), t.read("max_iterations"),
+                         t.read("linear_solver"), t.read("loop"))
     t.done()
     check_solver(s, "[solver] ")
     return s
@@ -168,14 +223,15 @@ def check_solver(s: ScatteringSolver, where: str) -> None:
         raise ProblemError(f"{where}max_iterations must be from 0 to {MAX_ITERATIONS}, got {s.max_iterations}")
 
 
-def _geometry(top: Table, case: str | None) -> dict[str, Any]:
-    t = Table(section(top, "geometry"), "geometry")
-    g = {"radius": t.take("radius", float, 0.25), "inner_gap": t.take("inner_gap", float, 0.1),
-         "outer_gap": t.take("outer_gap", float, 0.2),
-         "elements_per_wavelength": t.take("elements_per_wavelength", float, None)}
+def _geometry(top: Table, case: str | None, surfaces_given: bool) -> dict[str, Any]:
+    t = table(top, "geometry")
+    g = {key: t.read(key) for key in ("radius", "inner_gap", "outer_gap", "elements_per_wavelength", "shells")}
     t.done()
     if case != "pec-sphere" and g["radius"] != 0.25:
         raise ProblemError("[geometry] radius is for case = \"pec-sphere\" only")
+    if g["shells"] != "auto" and (case == "pec-sphere" or surfaces_given):
+        raise ProblemError("[geometry] shells is for S' and S built around a target: a case other than "
+                           "\"pec-sphere\", or scatterer without inner_surface and outer_surface")
     if not g["radius"] > 0:
         raise ProblemError(f"[geometry] radius must be positive, got {g['radius']:g}")
     if not g["inner_gap"] > 0:
@@ -192,10 +248,13 @@ def _geometry(top: Table, case: str | None) -> dict[str, Any]:
 
 def _surfaces(head: Table, case: str | None, base_dir: Path) -> tuple[Path | None, Path | None, Path | None]:
     names = ("scatterer", "inner_surface", "outer_surface")
-    given = {n: head.take(n, str, None) for n in names}
-    if case is None and None in given.values():
-        raise ProblemError("[problem] needs case = \"pec-sphere\" or \"nasa-almond\", or all three of scatterer, "
-                           "inner_surface and outer_surface (mesh files)")
+    given = {n: head.read(n) for n in names}
+    if case is None and given["scatterer"] is None:
+        raise ProblemError(f"[problem] needs case (one of: {', '.join(CASES)}) or scatterer (a surface mesh or "
+                           "CAD file), with or without inner_surface and outer_surface")
+    if (given["inner_surface"] is None) != (given["outer_surface"] is None):
+        raise ProblemError("[problem] gives one of inner_surface and outer_surface: give both, or neither to "
+                           "build S' and S around the scatterer")
     if case is not None and any(given.values()):
         raise ProblemError("[problem] gives a case and surface files: give one or the other")
     if case is not None and case not in CASES:
@@ -206,17 +265,17 @@ def _surfaces(head: Table, case: str | None, base_dir: Path) -> tuple[Path | Non
 
 def parse_scattering(data: dict[str, Any], base_dir: Path) -> ScatteringProblem:
     """Build a ScatteringProblem from parsed TOML; paths are relative to base_dir."""
-    top, head = problem_head(data, "scattering", "a scattering problem")
-    case = head.take("case", str, None)
+    top, head = problem_head(data, schema(), "a scattering problem")
+    case = head.read("case")
     paths = _surfaces(head, case, base_dir)
-    length_unit = head.take("length_unit", str, "m", tuple(LENGTH_UNITS))
-    frequency = head.take("frequency", float)
+    length_unit = head.read("length_unit")
+    frequency = head.read("frequency")
     if not frequency > 0:
         raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
     if frequency > 1e13:
         raise ProblemError(f"[problem] frequency must be at most 1e13 Hz, got {frequency:g}")
     head.done()
-    geometry = _geometry(top, case)
+    geometry = _geometry(top, case, paths[1] is not None)
     incidences = _incidences(top)
     theta, phi, monostatic = _far_field(top)
     solver = _solver(top)
@@ -232,12 +291,16 @@ def scattering_to_dict(problem: ScatteringProblem) -> dict[str, Any]:
     head: dict[str, Any] = {"kind": "scattering", "length_unit": problem.length_unit, "frequency": problem.frequency}
     if problem.case is not None:
         head["case"] = problem.case
+    elif problem.inner_path is None:
+        head["scatterer"] = str(problem.scatterer_path)
     else:
         head.update(scatterer=str(problem.scatterer_path), inner_surface=str(problem.inner_path),
                     outer_surface=str(problem.outer_path))
     geometry = {"radius": problem.radius, "inner_gap": problem.inner_gap, "outer_gap": problem.outer_gap}
     if problem.elements_per_wavelength is not None:
         geometry["elements_per_wavelength"] = problem.elements_per_wavelength
+    if problem.shells != "auto":
+        geometry["shells"] = problem.shells
     inc = problem.incidences
     s = problem.solver
     return {"problem": head, "geometry": geometry,

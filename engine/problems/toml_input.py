@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError, shown
+from .schema import REQUIRED, Key, Schema, Section
 
 MAX_INTEGER = 2**63 - 1  # larger integers overflow every integer type below Python's (NumPy's int64 first)
 MAX_DEPTH = 16  # tables and arrays nested deeper than any problem file needs
@@ -73,13 +74,15 @@ def check_iterations(value: int | None, where: str, most: int = MAX_ITERATIONS) 
 
 
 class Table:
-    """A TOML table with a dotted name for messages; take() pops keys, done() rejects leftovers."""
+    """A TOML table with a dotted name for messages and its declaration (schema.Section): read() and raw() pop
+    declared keys, take() any key, done() rejects leftovers."""
 
-    def __init__(self, data: Any, where: str):
+    def __init__(self, data: Any, where: str, section: Section | None = None):
         if not isinstance(data, dict):
             raise ProblemError(f"[{where}] must be a table")
         self.data = dict(data)
         self.where = where
+        self.section = section
 
     def take(self, key: str, kind: type | tuple[type, ...], default: Any = ..., choices=None):
         if key not in self.data:
@@ -98,10 +101,24 @@ class Table:
             raise ProblemError(f"[{self.where}] {key} = {value!r} is not one of: {', '.join(choices)}")
         return value
 
-    def positive(self, key: str, default: Any = ...) -> float:
-        value = self.take(key, float, default)
+    def read(self, name: str):
+        """The declared key `name`: its type and choices checked, its default where it is left out."""
+        key = self.section[name]
+        return self.take(key.name, key.type, key.default, key.choices)
+
+    def raw(self, name: str):
+        """The declared key `name` as written (the caller checks it), its default where it is left out."""
+        key = self.section[name]
+        if key.name not in self.data:
+            if key.default is REQUIRED:
+                raise ProblemError(f"[{self.where}] is missing the key '{key.name}'")
+            return key.default
+        return self.data.pop(key.name)
+
+    def positive(self, name: str) -> float:
+        value = self.read(name)
         if value is not None and not value > 0:
-            raise ProblemError(f"[{self.where}] {key} must be positive, got {value}")
+            raise ProblemError(f"[{self.where}] {name} must be positive, got {value}")
         return value
 
     def subtable(self, key: str) -> dict[str, Any]:
@@ -117,22 +134,55 @@ class Table:
 
 def section(top: Table, key: str) -> dict[str, Any]:
     """A top-level table of the problem file ({} when absent), named [key] in messages."""
+    top.section[key]  # declared by the study's schema
     value = top.data.pop(key, {})
     if not isinstance(value, dict):
         raise ProblemError(f"[{key}] must be a table")
     return value
 
 
-def problem_head(data: dict[str, Any], kind: str, label: str) -> tuple[Table, Table]:
-    """The file's top table and its [problem] table, whose kind must be `kind` (label: 'an elasticity
+def table(top: Table, name: str) -> Table:
+    """The top-level table [name] ({} when absent) with its declaration."""
+    return Table(section(top, name), name, top.schema[name])
+
+
+def named_tables(top: Table, name: str) -> list[tuple[str, Table]]:
+    """The tables [name.NAME] (regions, boundaries), each with the declaration of [name.NAME]."""
+    declared = top.schema[f"{name}.NAME"]
+    return [(key, Table(value, f"{name}.{key}", declared)) for key, value in section(top, name).items()]
+
+
+def array_tables(top: Table, name: str) -> list[Table]:
+    """The array of tables [[name]] ([] when absent), each named 'name #i' in messages."""
+    top.section[name]
+    raw = top.data.pop(name, [])
+    if not isinstance(raw, list):
+        raise ProblemError(f"[[{name}]] must be an array of tables")
+    return [Table(item, f"{name} #{i + 1}", top.schema[name]) for i, item in enumerate(raw)]
+
+
+def problem_head(data: dict[str, Any], schema: Schema, label: str) -> tuple[Table, Table]:
+    """The file's top table and its [problem] table, whose kind must be the schema's (label: 'an elasticity
     problem', for the message)."""
     check_values(data)  # also where a parser is called without parse_problem
-    top = Table(data, "problem file")
-    head = Table(section(top, "problem"), "problem")
-    found = head.take("kind", str)
-    if found != kind:
+    top = Table(data, "problem file", Section("problem file", tuple(Key(t, (dict, list)) for t in schema.tables)))
+    top.schema = schema
+    head = table(top, "problem")
+    found = head.take("kind", head.section["kind"].type)
+    if found != schema.kind:
         raise ProblemError(f"[problem] kind = {found!r} is not {label}")
     return top, head
+
+
+def mesh_source_keys(case_units: dict[str, str], label: str, default_unit: str = "m",
+                     units: tuple[str, ...] = ("m", "mm")) -> tuple[Key, ...]:
+    """[problem] mesh, case and length_unit of a one-mesh problem (case_units: each built-in case's unit)."""
+    return (Key("mesh", str, None, "", "a file path", "the mesh file, relative to the problem file (meshio: gmsh "
+                ".msh 2.2 / 4.1 and others, named physical groups); or case"),
+            Key("case", str, None, "", ", ".join(case_units), f"a built-in {label} (`paraflux cases`); exactly "
+                "one of mesh or case"),
+            Key("length_unit", str, None, "", units, f"unit of the mesh coordinates and of the probes; left out: "
+                f"the case's own ({', '.join(sorted(set(case_units.values())))}), {default_unit} for a mesh file"))
 
 
 def read_mesh_source(top: Table, mesh: str | None, case: str | None, length_unit: str | None,
@@ -140,12 +190,12 @@ def read_mesh_source(top: Table, mesh: str | None, case: str | None, length_unit
                      elements: tuple[int, int]) -> tuple[Path | None, int | None, str]:
     """A one-mesh problem's source: exactly one of [problem] mesh (a file, relative to base_dir) or case
     (a key of case_units, which gives the unit the case is drawn in; label names the kind of case) with
-    its optional [case] elements in the range `elements`. Returns (mesh path or None, case elements or
-    None, length unit); a mesh file's unit defaults to metres."""
+    its optional [case] elements in the range `elements` (mesh_source_keys declares them). Returns (mesh path
+    or None, case elements or None, length unit); a mesh file's unit defaults to metres."""
     if (mesh is None) == (case is None):
         raise ProblemError("[problem] needs exactly one of 'mesh' (a file) or 'case' (a built-in case)")
     mesh_path, case_elements = None, None
-    case_table = Table(section(top, "case"), "case")
+    case_table = table(top, "case")
     if case is not None:
         if case not in case_units:
             raise ProblemError(f"[problem] case = {case!r} is not a built-in {label}; choose one of: "
@@ -154,7 +204,7 @@ def read_mesh_source(top: Table, mesh: str | None, case: str | None, length_unit
             raise ProblemError(f"case '{case}' is drawn in {case_units[case]}, but [problem] "
                                f"length_unit = {length_unit!r}")
         length_unit = case_units[case]
-        case_elements = case_table.take("elements", int, None)
+        case_elements = case_table.read("elements")
         low, high = elements
         if case_elements is not None and not low <= case_elements <= high:
             raise ProblemError(f"[case] elements must be from {low} to {high:,}, got {case_elements}")

@@ -8,17 +8,60 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import ProblemError
 from ..variants import LOOP, QUADRATURE
-from .toml_input import Table, problem_head
+from .schema import REQUIRED, Key, Schema, Section, axis_key
+from .toml_input import Table, array_tables, problem_head, table
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3}
 MAX_RANDOM_SOURCES = 100_000
 MIN_PRECISION, MAX_PRECISION = 1e-14, 1e-2  # [solver] precision (loop fmm)
 MAX_SURFACE_ELEMENTS = 200_000
+_VECTOR = "3 finite numbers"
+
+
+@cache
+def schema() -> Schema:
+    """The truncation problem file's tables and keys, as parse_truncation reads them."""
+    from ..truncation.cases import CASES  # noqa: PLC0415
+
+    surface = "a closed triangle surface file (every triangle of the mesh), relative to the problem file"
+    return Schema("truncation", (
+        Section("problem", (
+            Key("kind", str, REQUIRED, "", ("truncation",), "the study"),
+            Key("inner_surface", str, None, "", "a file path", f"S': {surface}; with outer_surface, or case"),
+            Key("outer_surface", str, None, "", "a file path", f"S, enclosing S': {surface}"),
+            Key("case", str, None, "", ", ".join(CASES), "a built-in pair of surfaces (`paraflux cases`)"),
+            Key("length_unit", str, None, "", tuple(LENGTH_UNITS), "unit of the surfaces and the source "
+                "positions; left out: m (the cases are drawn in m)"),
+            Key("frequency", float, REQUIRED, "Hz", "positive", "the sources' frequency"),
+            Key("quadrature", int, int(QUADRATURE.default), "", ", ".join(QUADRATURE.names),
+                "points per triangle of the rule on S' and S (Dunavant, degree 1 to 6)"))),
+        Section("case", (
+            Key("inner_elements", int, None, "", f"20 to {MAX_SURFACE_ELEMENTS:,}", "triangles of S' (left out: "
+                "the case's nominal mesh)"),
+            Key("outer_elements", int, None, "", f"20 to {MAX_SURFACE_ELEMENTS:,}", "triangles of S (the command "
+                "line's --size; left out: the case's nominal mesh)")), "with case = \"...\" only"),
+        Section("sources", (
+            Key("position", list, REQUIRED, "length_unit", _VECTOR, "inside S'", "[x, y, z]"),
+            Key("moment", list, REQUIRED, "A m", _VECTOR, "current moment I l, real part", "[x, y, z]"),
+            Key("moment_imag", list, (0.0, 0.0, 0.0), "A m", _VECTOR, "its imaginary part", "[x, y, z]")),
+            "electric Hertzian dipoles, one right-hand side each", array=True),
+        Section("random_sources", (
+            Key("count", int, REQUIRED, "", f"1 to {MAX_RANDOM_SOURCES:,}", "dipoles at random points inside S' "
+                "(half-way to its centroid), unit moments in random directions"),
+            Key("seed", int, 0, "", "0 or more", "makes them reproducible")),
+            "more right-hand sides; [[sources]], [random_sources] or both"),
+        Section("solver", (
+            axis_key(LOOP, "the loop strategy (the variants below)"),
+            Key("devices", int, 0, "", "0 or more", "loop multi-gpu: how many GPUs; 0: every visible one"),
+            Key("precision", float, 1e-10, "", f"{MIN_PRECISION:g} to {MAX_PRECISION:g}",
+                "loop fmm: FMM3D's requested relative precision"))),
+    ))
 
 
 @dataclass(frozen=True)
@@ -99,7 +142,7 @@ def _case_sizes(top, case, inner, outer, length_unit):
         raise ProblemError("[problem] give either case = \"...\" or inner_surface and outer_surface, not both")
     if case is None and not all(files):
         raise ProblemError("[problem] needs inner_surface and outer_surface (mesh files), or case = \"...\"")
-    case_table = Table(top.subtable("case"), "case")
+    case_table = table(top, "case")
     inner_elements = outer_elements = None
     if case is not None and length_unit not in (None, "m"):
         raise ProblemError(f"case '{case}' is drawn in m, but [problem] length_unit = {length_unit!r}")
@@ -108,8 +151,8 @@ def _case_sizes(top, case, inner, outer, length_unit):
         if case not in CASES:
             raise ProblemError(f"[problem] case = {case!r} is not a built-in truncation case; choose one of: "
                                f"{', '.join(CASES)}")
-        inner_elements = case_table.take("inner_elements", int, None)
-        outer_elements = case_table.take("outer_elements", int, None)
+        inner_elements = case_table.read("inner_elements")
+        outer_elements = case_table.read("outer_elements")
         for key, n in (("inner_elements", inner_elements), ("outer_elements", outer_elements)):
             if n is not None and not 20 <= n <= MAX_SURFACE_ELEMENTS:
                 raise ProblemError(f"[case] {key} must be from 20 to {MAX_SURFACE_ELEMENTS:,}, got {n}")
@@ -120,14 +163,8 @@ def _case_sizes(top, case, inner, outer, length_unit):
 def _sources(top) -> tuple[list[DipoleSource], RandomSources | None]:
     """The [[sources]] dipoles and the [random_sources] table; at least one of them."""
     sources = []
-    raw = top.data.pop("sources", [])
-    if not isinstance(raw, list):
-        raise ProblemError("[[sources]] must be an array of tables")
-    for i, item in enumerate(raw):
-        t = Table(item, f"sources #{i + 1}")
-        position = _vector(t, "position")
-        real = _vector(t, "moment")
-        imag = _vector(t, "moment_imag", (0.0, 0.0, 0.0))
+    for i, t in enumerate(array_tables(top, "sources")):
+        position, real, imag = _vector(t, "position"), _vector(t, "moment"), _vector(t, "moment_imag")
         t.done()
         moment = tuple(complex(a, b) for a, b in zip(real, imag))
         if not any(moment):
@@ -135,9 +172,8 @@ def _sources(top) -> tuple[list[DipoleSource], RandomSources | None]:
         sources.append(DipoleSource(position, moment))
     random_sources = None
     if "random_sources" in top.data:
-        t = Table(top.subtable("random_sources"), "random_sources")
-        count = t.take("count", int)
-        seed = t.take("seed", int, 0)
+        t = table(top, "random_sources")
+        count, seed = t.read("count"), t.read("seed")
         t.done()
         if not 1 <= count <= MAX_RANDOM_SOURCES:
             raise ProblemError(f"[random_sources] count must be from 1 to {MAX_RANDOM_SOURCES:,}, got {count}")
@@ -151,12 +187,12 @@ def _sources(top) -> tuple[list[DipoleSource], RandomSources | None]:
 
 def _solver(top) -> tuple[str, int, float]:
     """(loop, devices, precision) of the [solver] table."""
-    s = Table(top.subtable("solver"), "solver")
-    loop = s.take("loop", str, LOOP.default, LOOP.names)
-    devices = s.take("devices", int, 0)
+    s = table(top, "solver")
+    loop = s.read("loop")
+    devices = s.read("devices")
     if devices < 0:
         raise ProblemError(f"[solver] devices must be 0 (every GPU) or more, got {devices}")
-    precision = s.take("precision", float, 1e-10)
+    precision = s.read("precision")
     if not MIN_PRECISION <= precision <= MAX_PRECISION:
         raise ProblemError(f"[solver] precision must be from {MIN_PRECISION:g} to {MAX_PRECISION:g}, got {precision:g}")
     s.done()
@@ -165,15 +201,13 @@ def _solver(top) -> tuple[str, int, float]:
 
 def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
     """Build a TruncationProblem from parsed TOML; paths are relative to base_dir."""
-    top, head = problem_head(data, "truncation", "a truncation problem")
-    inner = head.take("inner_surface", str, None)
-    outer = head.take("outer_surface", str, None)
-    case = head.take("case", str, None)
-    length_unit = head.take("length_unit", str, None, tuple(LENGTH_UNITS))
-    frequency = head.take("frequency", float)
+    top, head = problem_head(data, schema(), "a truncation problem")
+    inner, outer, case = head.read("inner_surface"), head.read("outer_surface"), head.read("case")
+    length_unit = head.read("length_unit")
+    frequency = head.read("frequency")
     if not frequency > 0:
         raise ProblemError(f"[problem] frequency must be positive (Hz), got {frequency:g}")
-    quadrature = head.take("quadrature", int, int(QUADRATURE.default))
+    quadrature = head.read("quadrature")
     if str(quadrature) not in QUADRATURE.names:
         raise ProblemError(f"[problem] quadrature must be one of {', '.join(QUADRATURE.names)} points per "
                            f"triangle, got {quadrature}")
@@ -189,12 +223,11 @@ def parse_truncation(data: dict[str, Any], base_dir: Path) -> TruncationProblem:
                              case, inner_elements, outer_elements)
 
 
-def _vector(t: Table, key: str, default: Any = ...) -> tuple[float, float, float]:
+def _vector(t: Table, key: str) -> tuple[float, float, float]:
+    """The declared key `key` of t as 3 finite numbers (its default where it is left out)."""
     if key not in t.data:
-        if default is ...:
-            raise ProblemError(f"[{t.where}] is missing the key '{key}'")
-        return default
-    raw = t.data.pop(key)
+        return t.raw(key)
+    raw = t.raw(key)
     ok = isinstance(raw, list) and len(raw) == 3 and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in raw)
     if not ok:
