@@ -262,8 +262,6 @@ def _add_solve(sub, debug, shown=None) -> None:
     name, its choices merged over the studies; an option of another study is refused by _cmd_solve, naming
     it); the help shows the common options and, where shown is a study (that of the problem asked about),
     that study's own, with its choices, defaults and ranges."""
-    from .studies import STUDIES  # noqa: PLC0415
-
     solve = sub.add_parser("solve", parents=[debug], help="solve a problem file or a built-in case",
                            description="Solve a problem file or a built-in case and write its results.",
                            epilog=_solve_epilog(shown), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -283,6 +281,15 @@ def _add_solve(sub, debug, shown=None) -> None:
                        help=help_for("--check-every", "GPU EBE-J-PCG: iterations between convergence checks (even)"))
     solve.add_argument("--devices", type=int, help=help_for("--devices", "loop multi-gpu: how many GPUs (0: all)"))
     solve.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_study_options(solve, shown, help_for)
+    solve.set_defaults(func=_cmd_solve)
+
+
+def _add_study_options(solve, shown, help_for) -> None:
+    """The studies' integer parameters and variant axes as options of solve: the shown study's with its own
+    description, range, choices and default; the others' hidden (help_for(option, text) decides)."""
+    from .studies import STUDIES  # noqa: PLC0415
+
     for study in [s for s in (shown,) if s is not None] + list(STUDIES.values()):  # the shown study's first
         for parameter in study.parameters:  # integer settings, e.g. the element order
             if parameter.integer and parameter.option not in solve._option_string_actions:
@@ -304,7 +311,6 @@ def _add_solve(sub, debug, shown=None) -> None:
         solve.add_argument(axis.option, dest=name, choices=list(dict.fromkeys(choices)),
                            metavar="{" + ",".join(axis.names) + "}",
                            help=f"{axis.label} (default: the problem file's, else {axis.default}{used})")
-    solve.set_defaults(func=_cmd_solve)
 
 
 def _asks_help(word: str) -> bool:
