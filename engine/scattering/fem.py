@@ -16,7 +16,8 @@ from ..backend import array_module
 from ..errors import MeshError
 from ..quadrature import dunavant
 from .mesh import ScatteringMesh
-from .nedelec import FUNCTIONS, LOCAL_EDGES, DofMap, Geometry, basis, dof_map, geometry, reference_integrals
+from .nedelec import (FUNCTIONS, DofMap, Geometry, basis, dof_map, edge_crosses, geometry,
+                      reference_integrals)
 
 CHUNK_ENTRIES = 1 << 23  # element matrix entries per assembly block (8M: 64 MiB per matrix)
 
@@ -51,14 +52,14 @@ def discretise(mesh: ScatteringMesh, order: int) -> Discretisation:
 
 def element_matrices(order: int, grads, volumes) -> tuple:
     """Curl-curl (1/m) and mass (m) matrices (m, n_f, n_f) of tetrahedra with barycentric gradients grads
-    (m, 4, 3) and volumes (m,), exact: the reference integrals contracted with the gradients' dot products
-    G = g g^T, (g_t x g_s) . (g_u x g_v) = G_tu G_sv - G_tv G_su. NumPy or CuPy arrays in, the same out."""
+    (m, 4, 3) and volumes (m,), exact: the reference integrals contracted with the dot products g_s . g_t and
+    (g_t x g_s) . (g_u x g_v). NumPy or CuPy arrays in, the same out."""
     xp = array_module(grads)
     mass_ref, curl_ref = (xp.asarray(a) for a in reference_integrals(order))
     m, n = len(grads), FUNCTIONS[order]
     gram = grads @ grads.transpose(0, 2, 1)  # (m, 4, 4)
-    t, s = (xp.asarray(i) for i in zip(*LOCAL_EDGES))
-    cross_dots = (gram[:, t[:, None], t] * gram[:, s[:, None], s] - gram[:, t[:, None], s] * gram[:, s[:, None], t])
+    crosses = edge_crosses(grads)
+    cross_dots = crosses @ crosses.transpose(0, 2, 1)  # (m, 6, 6)
     stiffness = volumes[:, None] * (cross_dots.reshape(m, 36) @ curl_ref)
     mass = volumes[:, None] * (gram.reshape(m, 16) @ mass_ref)
     return stiffness.reshape(m, n, n), mass.reshape(m, n, n)

@@ -21,6 +21,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 from scipy.special import roots_jacobi
 
+from ..backend import array_module
 from ..errors import MeshError, ProblemError
 
 LOCAL_EDGES = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
@@ -68,19 +69,18 @@ def _face_forms(order: int, a: int, b: int, c: int) -> list[Form]:
 
 
 @lru_cache(maxsize=None)
-def local_functions(order: int) -> tuple[tuple[str, Form], ...]:
-    """(entity, form) per local function, in DOF order: the edges' functions level by level (every edge's
-    w_ab, then every edge's first gradient, ...), then each face's, then the cell's; entity is "edge",
-    "face" or "cell"."""
+def local_functions(order: int) -> tuple[Form, ...]:
+    """The local functions in DOF order: the edges' level by level (every edge's w_ab, then every edge's
+    first gradient, ...), then each face's, then the cell's (PER_ENTITY counts them)."""
     if order not in ORDERS:
         raise ProblemError(f"the Nedelec order must be 1, 2 or 3, got {order}")
     per_edge, per_face, per_cell = PER_ENTITY[order]
-    funcs = [("edge", _edge_forms(level, a, b)) for level in range(per_edge) for a, b in LOCAL_EDGES]
+    forms = [_edge_forms(level, a, b) for level in range(per_edge) for a, b in LOCAL_EDGES]
     if per_face:
-        funcs += [("face", form) for face in LOCAL_FACES for form in _face_forms(order, *face)]
+        forms += [form for face in LOCAL_FACES for form in _face_forms(order, *face)]
     if per_cell:
-        funcs += [("cell", _whitney(0, b, *(v for v in (1, 2, 3) if v != b))) for b in (1, 2, 3)]
-    return tuple(funcs)
+        forms += [_whitney(0, b, *(v for v in (1, 2, 3) if v != b)) for b in (1, 2, 3)]
+    return tuple(forms)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,12 +102,12 @@ def polynomials(order: int) -> Polynomials:
     """The local functions of an order as coefficient arrays (curl(P g_s) = sum_t dP/dlambda_t g_t x g_s)."""
     exponents = [e for d in range(order + 1) for e in _degree(d)]
     column = {e: i for i, e in enumerate(exponents)}
-    funcs = local_functions(order)
-    value = np.zeros((len(funcs), 4, len(exponents)))
-    curl = np.zeros((len(funcs), len(LOCAL_EDGES), len(exponents)))
+    forms = local_functions(order)
+    value = np.zeros((len(forms), 4, len(exponents)))
+    curl = np.zeros((len(forms), len(LOCAL_EDGES), len(exponents)))
     pair = {edge: (p, 1.0) for p, edge in enumerate(LOCAL_EDGES)} | {
         (b, a): (p, -1.0) for p, (a, b) in enumerate(LOCAL_EDGES)}
-    for f, (_, form) in enumerate(funcs):
+    for f, form in enumerate(forms):
         for (s, e), coefficient in form.items():
             value[f, s, column[e]] += coefficient
             for t in range(4):
@@ -161,9 +161,10 @@ def geometry(points: np.ndarray, tets: np.ndarray) -> Geometry:
 
 
 def edge_crosses(grads: np.ndarray) -> np.ndarray:
-    """g_t x g_s (m, 6, 3) for (t, s) in LOCAL_EDGES, from gradients (m, 4, 3)."""
-    t, s = np.array(LOCAL_EDGES).T
-    return np.cross(grads[:, t], grads[:, s])
+    """g_t x g_s (m, 6, 3) for (t, s) in LOCAL_EDGES, from gradients (m, 4, 3) (NumPy or CuPy)."""
+    xp = array_module(grads)
+    t, s = (xp.asarray(i) for i in zip(*LOCAL_EDGES))
+    return xp.cross(grads[:, t], grads[:, s])
 
 
 def basis(order: int, lam: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
