@@ -21,23 +21,40 @@ def _checkable(text: str, tip: str, usable: bool = True) -> QtWidgets.QListWidge
     return item
 
 
-class ComparePanel(QtWidgets.QGroupBox):
-    """axis, choices, run_button, table, export_button; rows: the last comparison's rows (for the CSV)."""
+class ComparePanel(QtWidgets.QWidget):
+    """axis, choices, run_button (the controls); table, export_button (on table_page, shown beside the charts);
+    rows: the last comparison's rows (for the CSV)."""
 
     def __init__(self, study, on_error, parent=None):
-        super().__init__("Compare variants", parent)
+        super().__init__(parent)
         self.on_error = on_error
-        layout = QtWidgets.QVBoxLayout(self)
+        layout = QtWidgets.QFormLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
         self.axis = QtWidgets.QComboBox()
         self.axis.currentTextChanged.connect(self._fill_choices)
         self.choices = QtWidgets.QListWidget()
         self.choices.setMaximumHeight(110)
         self.run_button = QtWidgets.QPushButton("Run comparison")
+        layout.addRow("Axis", self.axis)
+        layout.addRow(self.choices)
+        layout.addRow(self.run_button)
         self.table = QtWidgets.QTableWidget(0, 0)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(QtCore.Qt.ElideNone)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
+        self.table.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollPerPixel)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.setToolTip("select a variant to draw its field minus the first variant's")
         self.export_button = QtWidgets.QPushButton("Export table as CSV...")
         self.export_button.clicked.connect(self.export)
-        for widget in (self.axis, self.choices, self.run_button, self.table, self.export_button):
-            layout.addWidget(widget)
+        self.table_page = QtWidgets.QWidget()
+        page = QtWidgets.QVBoxLayout(self.table_page)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.addWidget(self.table, 1)
+        page.addWidget(self.export_button, 0, QtCore.Qt.AlignRight)
         self.rows: list = []
         self.set_study(study)
 
@@ -76,6 +93,12 @@ class ComparePanel(QtWidgets.QGroupBox):
         for r, row in enumerate(cells):
             for c, text in enumerate(row):
                 self.table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()  # whole headers and names; the table scrolls sideways instead
+
+    def selected_row(self) -> int | None:
+        """The selected comparison row past the first (the one a difference is drawn for), else None."""
+        rows = {i.row() for i in self.table.selectedIndexes()}
+        return next(iter(rows)) if len(rows) == 1 and self.rows and 0 < next(iter(rows)) < len(self.rows) else None
 
     def show_comparison(self, rows) -> None:
         """A comparison's rows: time per phase, iterations and the difference from the first variant."""

@@ -16,6 +16,7 @@ from paraflux.engine.problems import case_boundaries, load_case_problem, load_pr
 from paraflux.engine.bem.fem_check import check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.output import replace_atomically, write_text_atomic
+from paraflux.engine.run_control import iteration_of
 from paraflux.engine.studies.compare import compare_variants
 from paraflux.engine.truncation.scaling import scaling_sweep
 
@@ -23,10 +24,33 @@ from . import gui_thread_gc
 from .charts_view import ChartsView
 from .compare_panel import ComparePanel
 from .jobs import JobRunner
+from .results_table import ResultsTable
+from .sections import Section, SectionColumn
 from .session import Session, check_session
 from .result_view import ResultView
 from .panels import make_panels
 from .study_panels import StudyPanel
+
+
+MINIMUM_SIZE = (1000, 600)  # pixels: every control stays usable down to this
+LAYOUT_VERSION = 2
+COMBO_CHARACTERS = 14  # a combo box is at least this wide; its open list shows the whole choice  # saved dock layouts of another version are not restored
+
+
+def _widget_of(layout: QtWidgets.QLayout) -> QtWidgets.QWidget:
+    widget = QtWidgets.QWidget()
+    layout.setContentsMargins(0, 0, 0, 0)
+    widget.setLayout(layout)
+    return widget
+
+
+def _fit_to_current(stack: QtWidgets.QStackedWidget) -> None:
+    """Size a stack to its current page (the hidden pages stop counting in its size hint)."""
+    for i in range(stack.count()):
+        page = stack.widget(i)
+        policy = QtWidgets.QSizePolicy.Preferred if page is stack.currentWidget() else QtWidgets.QSizePolicy.Ignored
+        page.setSizePolicy(policy, policy)
+    stack.adjustSize()
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -51,9 +75,10 @@ class MainWindow(QtWidgets.QMainWindow):
     last_result = property(lambda self: self.model.last_result)
     potential_box = property(lambda self: self.panels["magnetostatic"].potential_box)
 
-    def __init__(self):
+    def __init__(self, remember_layout: bool = True):
         super().__init__()
         self.setWindowTitle("ParaFlux")
+        self.setDockNestingEnabled(True)
         self.panels = make_panels()
         self.panels["truncation"].scaling_button.clicked.connect(self.run_scaling)
         self.panels["elastostatic-bem"].fem_check_button.clicked.connect(self.run_fem_check)
@@ -62,42 +87,76 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs = JobRunner(self, self.on_progress, self.on_failed)
 
         form = self._problem_controls()
-        buttons = self._run_controls(form)
+        run_box = self._run_controls(form)
         compare_box = self.compare_panel = ComparePanel(self.study, self.show_error)
         compare_box.run_button.clicked.connect(self.compare)
+        compare_box.table.itemSelectionChanged.connect(self.show_difference)
         self.use_case(self.case_box.currentText())
-        layout = QtWidgets.QVBoxLayout()
-        layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress_bar)
-        layout.addWidget(self.status)
-        layout.addWidget(self.summary)
-        layout.addWidget(compare_box)
-        controls = QtWidgets.QWidget()
-        controls.setLayout(layout)
-        view_area = self._build_view()
-        right = QtWidgets.QSplitter(QtCore.Qt.Vertical)
-        right.addWidget(view_area)
-        right.addWidget(self.charts.interactor)
-        right.setStretchFactor(0, 3)
-        right.setStretchFactor(1, 1)
-        splitter = QtWidgets.QSplitter()
-        splitter.addWidget(controls)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        self.setCentralWidget(splitter)
-        self.splitter = splitter
+        self.setCentralWidget(self._build_view())
+        self.controls = SectionColumn([Section("Problem", _widget_of(form)), Section("Variants", self.variant_pages),
+                                       Section("Compare variants", compare_box)])
+        model = QtWidgets.QWidget()  # the sections scroll; Solve, Cancel and the progress stay in sight below them
+        model_layout = QtWidgets.QVBoxLayout(model)
+        model_layout.setContentsMargins(0, 0, 0, 4)
+        model_layout.addWidget(self.controls, 1)
+        model_layout.addWidget(Section("Solve", run_box))
+        self.controls_dock = self._dock("Model", model, QtCore.Qt.LeftDockWidgetArea)
+        for box in model.findChildren(QtWidgets.QComboBox):  # long choices show whole in the open list
+            if isinstance(box.parent().parent(), QtWidgets.QAbstractItemView):
+                continue  # a table's cell: its column fits it, and the table scrolls
+            box.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(COMBO_CHARACTERS)
+        self.controls_dock.setMinimumWidth(self.controls.sizeHint().width())
+        self.results_dock = self._dock("Results", self._results_area(), QtCore.Qt.RightDockWidgetArea)
         self.log: list[str] = []
+        self.compared: list = []  # the last comparison's results, first to last
         self.settings = QtCore.QSettings(QtCore.QSettings.IniFormat, QtCore.QSettings.UserScope,
                                          "ParaFlux", "ParaFlux")
+        self.remember_layout = remember_layout
         self._build_menu()
-        self.resize(1280, 800)
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        state = self.settings.value("splitter")
-        if state is not None:
-            splitter.restoreState(state)
+        self.setMinimumSize(MINIMUM_SIZE[0], MINIMUM_SIZE[1])
+        self.resize(1366, 768)
+        self.share_space()
+        if remember_layout:
+            geometry, state = self.settings.value("geometry"), self.settings.value("window_state")
+            if geometry is not None:
+                self.restoreGeometry(geometry)
+            if state is not None:
+                self.restoreState(state, LAYOUT_VERSION)
+
+    def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
+        """A dock that can be moved, floated (detached) and closed; the View menu brings it back."""
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(f"{title.lower()}_dock")
+        dock.setWidget(widget)
+        dock.setFeatures(QtWidgets.QDockWidget.DockWidgetMovable | QtWidgets.QDockWidget.DockWidgetFloatable
+                         | QtWidgets.QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _results_area(self) -> QtWidgets.QSplitter:
+        """The charts over the results table and the Compare table."""
+        self.tables = QtWidgets.QTabWidget()
+        self.tables.setDocumentMode(True)
+        self.tables.addTab(self.summary, "Results")
+        self.tables.addTab(self.compare_panel.table_page, "Compare")
+        area = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        area.addWidget(self.charts)
+        area.addWidget(self.tables)
+        area.setStretchFactor(0, 3)
+        area.setStretchFactor(1, 1)
+        area.setChildrenCollapsible(False)
+        self.results_splitter = area
+        return area
+
+    def share_space(self) -> None:
+        """The default split: the controls as wide as they need (at least a fifth of the window), the rest
+        shared by the 3D view and the results (charts over tables), 55 : 45; the tables a quarter of the height."""
+        width = self.width()
+        controls = max(self.controls.sizeHint().width(), width // 5)
+        rest = width - controls
+        self.resizeDocks([self.controls_dock, self.results_dock], [controls, int(0.45 * rest)], QtCore.Qt.Horizontal)
+        self.results_splitter.setSizes([3 * self.height() // 4, self.height() // 4])
 
     def _problem_controls(self) -> QtWidgets.QFormLayout:
         """Study selector, case, element count, problem and mesh files, and the study's own page."""
@@ -121,40 +180,53 @@ class MainWindow(QtWidgets.QMainWindow):
         form.addRow(self.open_button, self.problem_label)
         self.open_mesh_button = QtWidgets.QPushButton("Open mesh...")
         self.open_mesh_button.clicked.connect(self.open_mesh)
-        form.addRow(self.open_mesh_button, QtWidgets.QLabel("any meshio mesh with named groups"))
+        self.open_mesh_button.setToolTip("any meshio mesh with named groups, for the selected study")
+        form.addRow(self.open_mesh_button)
         self.study_pages = QtWidgets.QStackedWidget()
         for panel in self.panels.values():
             self.study_pages.addWidget(panel.page)
         self.study_pages.setCurrentWidget(self.panel.page)
         form.addRow(self.study_pages)
+        self.variant_pages = QtWidgets.QStackedWidget()
+        for panel in self.panels.values():
+            self.variant_pages.addWidget(panel.variants_page)
+        self.variant_pages.setCurrentWidget(self.panel.variants_page)
+        for stack in (self.study_pages, self.variant_pages):
+            _fit_to_current(stack)
         self.case_box.currentTextChanged.connect(self.use_case)
         self.case_box.textActivated.connect(self.use_case)  # re-picking the shown case returns to it
         self.study_box.currentIndexChanged.connect(lambda _: self.select_study(self.study_box.currentData()))
 
         return form
 
-    def _run_controls(self, form: QtWidgets.QFormLayout) -> QtWidgets.QHBoxLayout:
-        """Preview, Solve and Cancel, the progress bar, status line and summary."""
+    def _run_controls(self, form: QtWidgets.QFormLayout) -> QtWidgets.QWidget:
+        """Preview (in the problem form), then Solve and Cancel, the progress bar and the status line."""
         self.preview_button = QtWidgets.QPushButton("Preview mesh")
         self.preview_button.clicked.connect(self.preview)
         self.mesh_label = QtWidgets.QLabel("")
+        self.mesh_label.setWordWrap(True)
         form.addRow(self.preview_button, self.mesh_label)
         self.solve_button = QtWidgets.QPushButton("Solve")
+        self.solve_button.setDefault(True)
         self.solve_button.clicked.connect(self.solve)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        buttons = QtWidgets.QHBoxLayout()
-        buttons.addWidget(self.solve_button)
-        buttons.addWidget(self.cancel_button)
         self.progress_bar = QtWidgets.QProgressBar()
         self.status = QtWidgets.QLabel("ready")
-        self.summary = QtWidgets.QPlainTextEdit()
-        self.summary.setReadOnly(True)
-        return buttons
+        self.status.setWordWrap(True)
+        self.summary = ResultsTable()
+        box = QtWidgets.QWidget()
+        layout = QtWidgets.QGridLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.solve_button, 0, 0)
+        layout.addWidget(self.cancel_button, 0, 1)
+        layout.addWidget(self.progress_bar, 1, 0, 1, 2)
+        layout.addWidget(self.status, 2, 0, 1, 2)
+        return box
 
     def _build_view(self) -> QtWidgets.QWidget:
-        """The result view with its warp control, and the charts."""
+        """The result view with its warp control (the window's centre), and the charts (the Results dock)."""
         self.view = ResultView(self)
         self.view.probed.connect(self.statusBar().showMessage)
         self.charts = ChartsView(self)
@@ -176,6 +248,7 @@ class MainWindow(QtWidgets.QMainWindow):
         view_layout.setContentsMargins(0, 0, 0, 0)
         view_layout.addWidget(self.view_bar)
         view_layout.addWidget(self.view.interactor, 1)
+        self.view.interactor.setMinimumSize(200, 200)
         return view_area
 
     def _build_menu(self) -> None:
@@ -192,6 +265,19 @@ class MainWindow(QtWidgets.QMainWindow):
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
         self.sweep_action = self.menuBar().addMenu("&Tools").addAction("Sweep...", self.open_sweep)
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in (self.controls_dock, self.results_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        view_menu.addAction("Reset layout", self.reset_layout)
+
+    def reset_layout(self) -> None:
+        """Every dock back in its place at the default split."""
+        for dock, area in ((self.controls_dock, QtCore.Qt.LeftDockWidgetArea),
+                           (self.results_dock, QtCore.Qt.RightDockWidgetArea)):
+            dock.setFloating(False)
+            self.addDockWidget(area, dock)
+            dock.show()
+        self.share_space()
 
     def select_study(self, name: str, load_case: bool = True) -> None:
         """Show the study's controls, cases and compare axes; with load_case, its first built-in case."""
@@ -203,6 +289,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.panel = self.panels[name]
         self.study_pages.setCurrentWidget(self.panel.page)
+        self.variant_pages.setCurrentWidget(self.panel.variants_page)
+        for stack in (self.study_pages, self.variant_pages):
+            _fit_to_current(stack)
         self.case_box.blockSignals(True)
         self.case_box.clear()
         self.case_box.addItems(self.panel.cases)
@@ -213,7 +302,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.clear()
         self.view.result, self.view.grid, self.view.solid = None, None, None
         self.view_bar.setVisible(False)
-        self.summary.clear()
+        self.summary.setRowCount(0)
         self.mesh_label.clear()
         for action in (self.export_vtu_action, self.export_png_action):
             action.setEnabled(False)
@@ -392,8 +481,9 @@ class MainWindow(QtWidgets.QMainWindow):
         keeps running with the window hidden, and the window closes when it ends, so the
         thread is never destroyed while it runs.
         """
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("splitter", self.splitter.saveState())
+        if self.remember_layout:
+            self.settings.setValue("geometry", self.saveGeometry())
+            self.settings.setValue("window_state", self.saveState(LAYOUT_VERSION))
         if not self.jobs.stop_for_close(self.close):
             self.hide()
             event.ignore()
@@ -425,6 +515,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         study = self.study
+        self.charts.start_live()
         self._start(lambda control: study.run(problem, control), self.on_finished, "solve")
 
     def preview(self) -> None:
@@ -458,6 +549,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         study = self.study
         sets = study.compare_sets(axis, choices)
+        self.charts.start_live()
         self._start(lambda control: compare_variants(study, problem, sets, control), self.on_compared, "compare")
 
     def run_scaling(self) -> None:
@@ -484,7 +576,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def on_fem_checked(self, check) -> None:
         self._idle()
-        self.summary.appendPlainText("\n".join(check.lines()))
+        self.summary.show_rows(self.summary.rows() + [("p-FEM check", line, "") for line in check.lines()])
         self.status.setText(f"p-FEM check: largest difference {check.max_difference:.2e}")
         self._log(check.lines()[0])
 
@@ -515,10 +607,29 @@ class MainWindow(QtWidgets.QMainWindow):
         rows, results = outcome
         self.model.show(results[-1])  # the one drawn
         self._idle()
+        self.compared = results
         self.compare_panel.show_comparison(rows)
         self._show_result(results[-1])
         self.charts.show_comparison(rows)
-        self.status.setText(f"compared {len(rows)} variants")
+        self.tables.setCurrentWidget(self.compare_panel.table_page)
+        self._finished_message(f"compared {len(rows)} variants: select one in the Compare table to see its "
+                               "difference from the first")
+
+    def show_difference(self) -> None:
+        """The selected variant's field minus the first variant's, on the mesh (the view's shown field)."""
+        row = self.compare_panel.selected_row()
+        if row is None or len(self.compared) <= row:
+            return
+        first, chosen = self.compared[0], self.compared[row]
+        panel = self.panels[study_for_kind(chosen.problem.kind).name]
+        reason = self.view.show_difference(lambda r: panel.show_result(self.view, r), first, chosen,
+                                           self.compare_panel.rows[row].label)
+        self.status.setText(reason or f"showing {self.compare_panel.rows[row].label} minus "
+                                      f"{self.compare_panel.rows[0].label}")
+
+    def _finished_message(self, message: str) -> None:
+        self.status.setText(message)
+        self.statusBar().showMessage(message, 10_000)
 
     def cancel(self) -> None:
         self.jobs.cancel()
@@ -526,12 +637,20 @@ class MainWindow(QtWidgets.QMainWindow):
     def on_progress(self, fraction: float, message: str) -> None:
         self.progress_bar.setValue(int(100 * fraction))
         self.status.setText(message)
-        if "iteration" not in message:  # phases go to the log, not every iteration
+        reported = iteration_of(message)
+        if reported is not None:
+            self.charts.add_iteration(*reported)
+        elif "iteration" not in message:  # phases go to the log, not every iteration
             self._log(message)
 
-    def _idle(self) -> None:
-        """The job ended; one job at a time, so every control comes back."""
+    def _idle(self, finished: bool = True) -> None:
+        """The job ended (the progress bar full, or reset when it failed); one job at a time, so every control
+        comes back."""
         self.model.finished()
+        if finished:
+            self.progress_bar.setValue(100)
+        else:
+            self.progress_bar.reset()
         for widget in self._busy_widgets():
             widget.setEnabled(True)
         self.panels["elastostatic-bem"].fem_check_button.setEnabled(self.model.can_check)
@@ -551,15 +670,15 @@ class MainWindow(QtWidgets.QMainWindow):
     def on_finished(self, result) -> None:
         self.model.finished(result)
         self._idle()
-        self.progress_bar.setValue(100)
         panel = self._show_result(result)
-        self.summary.setPlainText("\n".join(panel.summary_lines(result)))
+        self.summary.show_rows(panel.summary_rows(result))
+        self.tables.setCurrentWidget(self.summary)
         self.mesh_label.setText(panel.mesh_text(result))
         panel.show_charts(self.charts, result)
         self.export_vtu_action.setEnabled(True)
         self.export_png_action.setEnabled(True)
         self._log(panel.log_line(result))
-        self.status.setText(panel.done_message)
+        self._finished_message(f"solve finished in {sum(result.timings.values()):.3g} s; {panel.done_message}")
         study = study_for_kind(result.problem.kind)
         short = study.shortfall(result) if study.shortfall else None
         if short:  # a result short of its target (exit 3 on the command line): shown, and said once
@@ -567,7 +686,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(short)
 
     def on_failed(self, message: str) -> None:
-        self._idle()
+        self._idle(finished=False)
         self.status.setText(message)
         self._log(f"failed: {message}")
         if message != "cancelled":
@@ -616,12 +735,17 @@ def self_test(app, png: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """paraflux-gui [PROBLEM.toml] opens the window; paraflux-gui --self-test [PNG] checks the install."""
+    """paraflux-gui [PROBLEM.toml] opens the window; paraflux-gui --self-test [PNG] checks the install;
+    paraflux-gui --screenshots DIR saves each study's solved default case at 1366x768 and 1920x1080."""
     argv = list(sys.argv if argv is None else argv)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv)
     gui_thread_gc.install(app)  # jobs run in a thread: Qt and VTK objects must not be freed there
     if len(argv) > 1 and argv[1] == "--self-test":
         return self_test(app, Path(argv[2] if len(argv) > 2 else "paraflux-self-test.png"))
+    if len(argv) > 1 and argv[1] == "--screenshots":
+        from . import screenshots  # noqa: PLC0415
+
+        return screenshots.main(app, argv[2] if len(argv) > 2 else "docs/screenshots", argv[3:])
     window = MainWindow()
     if len(argv) > 1:
         window.set_problem_path(Path(argv[1]))

@@ -60,8 +60,26 @@ def set_path(data, path: str, value) -> None:
         data[last] = value
 
 
+UNITS = {"frequency": "Hz", "radius": "length unit", "gap": "length unit", "theta_deg": "deg", "phi_deg": "deg",
+         "position": "length unit", "moment": "A m", "moment_imag": "A m"}
+
+
+def readable(key: str) -> str:
+    """A dotted key as a label a user reads: `problem.length_unit` -> "length unit",
+    `sources.0.position` -> "sources 1: position", `geometry.radius` -> "geometry: radius"."""
+    parts = key.split(".")
+    if parts[0] == "problem":
+        parts = parts[1:]
+    words = [str(int(p) + 1) if p.isdigit() else p.replace("_deg", "").replace("_", " ") for p in parts]
+    head, last = words[:-1], words[-1]
+    unit = UNITS.get(parts[-1])
+    label = (" ".join(head) + ": " if head else "") + last
+    return f"{label} ({unit})" if unit else label
+
+
 class ProblemTable(QtWidgets.QTableWidget):
-    """Rows of (dotted key, value); the problem kind is shown but not editable."""
+    """Rows of (setting, value): the setting's readable label (its dotted key in the tooltip and the item's
+    data); the problem kind is shown but not editable."""
 
     def __init__(self, parent=None):
         super().__init__(0, len(HEADERS), parent)
@@ -75,7 +93,9 @@ class ProblemTable(QtWidgets.QTableWidget):
         self.setRowCount(0)
         self.setRowCount(len(self.settings))
         for row, (key, value) in enumerate(self.settings.items()):
-            name = QtWidgets.QTableWidgetItem(key)
+            name = QtWidgets.QTableWidgetItem(readable(key))
+            name.setData(QtCore.Qt.UserRole, key)
+            name.setToolTip(f"problem-file key {key}")
             name.setFlags(name.flags() & ~QtCore.Qt.ItemIsEditable)
             self.setItem(row, 0, name)
             item = QtWidgets.QTableWidgetItem(text_of(value))
@@ -88,7 +108,7 @@ class ProblemTable(QtWidgets.QTableWidget):
         """A copy of data with the values the table shows."""
         data = copy.deepcopy(data)
         for row in range(self.rowCount()):
-            key = self.item(row, 0).text()
+            key = self.item(row, 0).data(QtCore.Qt.UserRole)
             if key in self.settings:
                 set_path(data, key, value_of(self.item(row, 1).text(), self.settings[key]))
         return data

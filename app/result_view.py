@@ -17,7 +17,33 @@ from .solid_view import CAMERA_DIRECTION, CAMERA_UP, default_warp_scale, hex_mes
 from .surface_view import FIELDS, surface_poly, truncation_poly, truncation_probe_text
 
 N_FLUX_LINES = 20
+CLIP_PERCENTILE = 99.5  # colour ranges of fields with singular peaks (re-entrant corners, clamped edges) end here
 
+
+UNIFORM_SPAN = 1e-2  # a field varying less than this relative to its size is drawn as uniform
+
+
+def colour_range(values: np.ndarray, clip: bool = False) -> tuple[float, float]:
+    """(low, high) of a colour map over values: up to the CLIP_PERCENTILE with clip; a nearly uniform field
+    (relative span under UNIFORM_SPAN, e.g. uniform tension) gets a range of +-1 % around its mean, so that
+    round-off is not painted as variation."""
+    low = float(np.min(values))
+    high = float(np.percentile(values, CLIP_PERCENTILE)) if clip else float(np.max(values))
+    size = max(abs(low), abs(high))
+    if size == 0.0:
+        return 0.0, 1.0
+    if high - low < UNIFORM_SPAN * size:
+        mean = float(np.mean(values))
+        return mean - 0.01 * size, mean + 0.01 * size
+    return low, high
+
+
+def colour_bar(title: str, labels: int = 5, digits: int = 3) -> dict:
+    """scalar_bar_args of a vertical colour bar at the view's right edge: a few labels of `digits` significant
+    digits and the title with its unit."""
+    return {"title": title, "color": "black", "n_labels": labels, "fmt": f"%.{digits}g", "vertical": True,
+            "position_x": 0.86, "position_y": 0.12, "width": 0.07, "height": 0.7, "title_font_size": 14,
+            "label_font_size": 13, "bold": False, "shadow": False}
 
 def mesh_grid(mesh) -> pv.PolyData:
     """A TriMesh as PolyData (z = 0) with cell data 'region'."""
@@ -34,8 +60,7 @@ def result_grid(result) -> pv.PolyData:
     grid = mesh_grid(result.mesh)
     grid.cell_data["B_magnitude"] = result.flux_density_magnitude
     grid.point_data["A"] = result.potential
-    if result.flux_function is not None:
-        grid.point_data["flux"] = result.flux_function
+    grid.point_data["flux"] = result.flux_function
     return grid
 
 
@@ -82,8 +107,8 @@ class ResultView(QtInteractor):
         self.grid = grid
         self.add_mesh(self.grid, scalars="region", categories=True, cmap="tab10", show_edges=True,
                       edge_color="gray", name="mesh",
-                      scalar_bar_args={"title": "region: " + ", ".join(f"{i} {n}" for i, n in enumerate(region_names)),
-                                       "color": "black", "n_labels": 0})
+                      scalar_bar_args={**colour_bar("region: " + ", ".join(f"{i} {n}" for i, n in enumerate(region_names))),
+                                       "n_labels": 0})
 
     def show_mesh(self, mesh) -> None:
         """Preview a mesh before solving: elements coloured by region, edges drawn."""
@@ -128,14 +153,16 @@ class ResultView(QtInteractor):
         self.solid = solid
         self.warp_scale = default_warp_scale(result, self.solid)
         self.grid = self.solid.warp_by_vector("displacement", factor=self.warp_scale)
-        # the clamped edges carry singular stress peaks: scale the colours to the 99.5th percentile
-        top = float(np.percentile(self.grid.point_data["von_mises"], 99.5)) or 1.0
-        self.add_mesh(self.grid, scalars="von_mises", cmap="turbo", clim=(0.0, top), name="field",
-                      scalar_bar_args={"title": "von Mises stress (Pa)", "color": "black"})
+        # the clamped edges carry singular stress peaks: the colours end at the CLIP_PERCENTILE
+        stress = self.grid.point_data["von_mises"]
+        low, top = colour_range(stress, clip=True)
+        self.add_mesh(self.grid, scalars="von_mises", cmap="turbo", clim=(low, top), name="field",
+                      scalar_bar_args=colour_bar("von Mises stress (Pa)", digits=3 if top - low > 0.05 * top else 4))
+        self._note_clip(stress, top, "Pa")
         self.add_mesh(undeformed, style="wireframe", color="black", opacity=0.4, line_width=1.0,
                       name="undeformed")
         self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
-        self.reset_camera()
+        self._frame()
         self._enable_probing()
         self.render()
 
@@ -160,10 +187,10 @@ class ResultView(QtInteractor):
         values = self.grid.cell_data[field]
         clim = (max(values.min(), 1e-16), max(values.max(), 1e-15)) if log else (0.0, float(values.max()) or 1.0)
         self.add_mesh(self.grid, scalars=field, cmap="viridis", log_scale=log, clim=clim, name="field",
-                      scalar_bar_args={"title": FIELDS[field], "color": "black"})
+                      scalar_bar_args=colour_bar(FIELDS[field].split(",")[0]))
         self.add_mesh(surface_poly(result.setup.inner), color="orange", opacity=0.35, name="inner")
         self.view_vector(CAMERA_DIRECTION, CAMERA_UP)
-        self.reset_camera()
+        self._frame()
         self._enable_probing()
         self.render()
 
@@ -185,10 +212,12 @@ class ResultView(QtInteractor):
         self.result = result
         self.solid = None
         self.grid = result_grid(result)
-        # a few re-entrant corners carry singular peaks: scale the colours to the 99.5th percentile
-        top = float(np.percentile(self.grid.cell_data["B_magnitude"], 99.5)) or 1.0
+        # a few re-entrant corners carry singular peaks: the colours end at the CLIP_PERCENTILE
+        b = self.grid.cell_data["B_magnitude"]
+        top = float(np.percentile(b, CLIP_PERCENTILE)) or 1.0
         self.add_mesh(self.grid, scalars="B_magnitude", cmap="viridis", show_edges=False, clim=(0.0, top),
-                      scalar_bar_args={"title": "B magnitude (T)", "color": "black"}, name="field")
+                      scalar_bar_args=colour_bar("|B| (T)"), name="field")
+        self._note_clip(b, top, "T")
         self.flux_lines = None
         if "flux" in self.grid.point_data and np.ptp(self.grid.point_data["flux"]) > 0:
             self.flux_lines = self.grid.contour(isosurfaces=N_FLUX_LINES, scalars="flux")
@@ -197,6 +226,7 @@ class ResultView(QtInteractor):
         self.add_mesh(region_outlines(result), color="black", line_width=1.0, name="regions")
         self.view_xy()
         self.reset_camera()
+        self.camera.zoom(1.25)  # reset_camera leaves a wide margin around a flat mesh
         self._enable_probing()
         self.render()
 
@@ -218,7 +248,7 @@ class ResultView(QtInteractor):
             self.grid = field_grid(result_fields.mesh, result_fields.fields)
             name = shown_field(result_fields)
             self.add_mesh(self.grid, scalars=name, cmap="viridis", show_edges=False, name="field",
-                          line_width=3, scalar_bar_args={"title": name or "", "color": "black"})
+                          line_width=3, scalar_bar_args=colour_bar(name or ""))
         self.reset_camera()
         self._enable_probing()
         self.render()
@@ -233,7 +263,7 @@ class ResultView(QtInteractor):
         self.clear()
         self.add_mesh(self.grid.extract_surface(algorithm="dataset_surface"), color="lightgrey", opacity=0.15, name="boundary")
         self.add_mesh(self.grid.slice(normal=normal, origin=(0.0, 0.0, 0.0)), scalars=name, cmap="viridis",
-                      name="cut", scalar_bar_args={"title": name, "color": "black"})
+                      name="cut", scalar_bar_args=colour_bar(name))
         self.reset_camera()
         self.render()
 
@@ -253,7 +283,7 @@ class ResultView(QtInteractor):
             self.grid.point_data[f"{f.name} ({f.unit})"] = f.values
         name = f"{fields[0].name} ({fields[0].unit})"
         self.add_mesh(self.grid, scalars=name, cmap="inferno", point_size=6, render_points_as_spheres=True,
-                      name="surface points", scalar_bar_args={"title": name, "color": "black"})
+                      name="surface points", scalar_bar_args=colour_bar(name))
         self.reset_camera()
         self.render()
 
@@ -263,10 +293,69 @@ class ResultView(QtInteractor):
         self.result, self.solid = result, None
         self.grid = pattern_grid(result.pattern_theta, result.pattern_phi, result.pattern_sigma)
         self.add_mesh(self.grid, scalars="RCS (dBsm)", cmap="plasma", name="pattern",
-                      scalar_bar_args={"title": "RCS (dBsm)", "color": "black"})
+                      scalar_bar_args=colour_bar("RCS (dBsm)"))
         self.add_axes()
         self.reset_camera()
         self.render()
+
+    def _frame(self, zoom: float = 0.8) -> None:
+        """Fit the camera to what is drawn, a little farther out so the colour bar at the right stays clear."""
+        self.reset_camera()
+        self.camera.zoom(zoom)
+
+    def show_incidence(self, result) -> None:
+        """Scattering: each distinct incidence drawn as an arrow arriving at the scatterer along -r(theta, phi),
+        with its polarisation (theta^ or phi^) as a short green arrow at its tail."""
+        points = np.asarray(self.grid.points if self.grid is not None else np.zeros((1, 3)))
+        reach = float(np.max(np.linalg.norm(points, axis=1))) or 1.0
+        for k, inc in enumerate(result.problem.incidences[:6]):
+            t, p = np.radians(inc.theta_deg), np.radians(inc.phi_deg)
+            r_hat = np.array([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)])
+            pol = (np.array([np.cos(t) * np.cos(p), np.cos(t) * np.sin(p), -np.sin(t)]) if inc.polarization == "theta"
+                   else np.array([-np.sin(p), np.cos(p), 0.0]))
+            tail = 1.9 * reach * r_hat
+            self.add_mesh(pv.Arrow(start=tail, direction=-r_hat, scale=0.8 * reach), color="crimson", name=f"incidence {k}")
+            self.add_mesh(pv.Arrow(start=tail, direction=pol, scale=0.5 * reach), color="green", name=f"polarisation {k}")
+        self.add_text("red: incident direction, green: E polarisation", position="lower_left", font_size=8,
+                      color="black", name="incidence note")
+        self._frame(0.9)
+        self.render()
+
+    def _note_clip(self, values: np.ndarray, top: float, unit: str) -> None:
+        """Say under the colour bar where its range was clipped below the field's largest value."""
+        if top < float(values.max()):
+            self.add_text(f"colours clipped at the {CLIP_PERCENTILE:g}th percentile\n(largest {values.max():.3g} {unit})",
+                          position="lower_right", font_size=8, color="black", name="clip")
+
+    def _shown_scalars(self):
+        """(actor name, dataset, array name) of the last drawn actor coloured by a field, or None."""
+        for name, actor in reversed(list(self.actors.items())):
+            mapper = getattr(actor, "mapper", None)
+            array = getattr(mapper, "array_name", None) if mapper is not None else None
+            if array and mapper.dataset is not None and array in mapper.dataset.array_names:
+                return name, mapper.dataset, array
+        return None
+
+    def show_difference(self, draw, first, chosen, label: str) -> str | None:
+        """Draw chosen with draw(result), coloured by its shown field minus first's on the same mesh (a
+        diverging map, symmetric about 0); the reason when it cannot (no field shown, other meshes)."""
+        draw(first)
+        shown = self._shown_scalars()
+        if shown is None:
+            return "this view colours no field: no difference to draw"
+        before = np.array(shown[1][shown[2]])
+        draw(chosen)
+        name, data, array = self._shown_scalars()
+        after = np.asarray(data[array])
+        if after.shape != before.shape:
+            return "the variants' meshes differ: no difference to draw"
+        where = data.point_data if array in data.point_data else data.cell_data
+        where["difference"] = after - before
+        top = float(np.max(np.abs(after - before))) or 1e-300
+        self.add_mesh(data, scalars="difference", cmap="coolwarm", clim=(-top, top), name=name,
+                      scalar_bar_args=colour_bar(f"{array}: {label}\nminus the first variant"))
+        self.render()
+        return None
 
     def _on_pick(self, point) -> None:
         if self.result is None or point is None:

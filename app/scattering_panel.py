@@ -12,8 +12,10 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from paraflux.engine.errors import ProblemError
+from paraflux.engine.scattering.waves import dbsm
 
 from .problem_table import text_of, value_of
+from .results_table import summary_rows
 from .study_panels import GenericPanel
 
 OWNED = ("problem.frequency", "incidence.", "far_field.")  # settings the panel's controls show, not the table
@@ -69,7 +71,7 @@ class IncidenceTable(QtWidgets.QTableWidget):
 
 
 class ScatteringPanel(GenericPanel):
-    done_message = "done: the RCS cuts and each incidence's iteration are charted below"
+    done_message = "done: the RCS cuts, the polar cuts and each incidence's iteration are in the charts"
 
     def _add_problem_controls(self) -> None:
         super()._add_problem_controls()
@@ -81,7 +83,8 @@ class ScatteringPanel(GenericPanel):
         self.form.addRow(self._generator_row())
         self.far_edits = [QtWidgets.QLineEdit(t) for t in ("0", "180", "1")]
         self.far_phi_edit = QtWidgets.QLineEdit("0, 90")
-        self.monostatic_box = QtWidgets.QCheckBox("monostatic (each incidence's back-scatter direction)")
+        self.monostatic_box = QtWidgets.QCheckBox("monostatic")
+        self.monostatic_box.setToolTip("the far field in each incidence's back-scatter direction only")
         self.form.addRow("Far field theta from, to, step", self._row(*self.far_edits))
         self.form.addRow("Far-field cuts phi (deg)", self.far_phi_edit)
         self.form.addRow(self.monostatic_box)
@@ -114,7 +117,12 @@ class ScatteringPanel(GenericPanel):
         add, remove = QtWidgets.QPushButton("Add"), QtWidgets.QPushButton("Remove")
         add.clicked.connect(lambda: self.incidences.add(0.0, 0.0))
         remove.clicked.connect(lambda: self.incidences.removeRow(self.incidences.currentRow()))
-        return self._row(*self.sweep_edits, self.sweep_polarization, self.generate_button, add, remove)
+        box = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._row(*self.sweep_edits))
+        layout.addWidget(self._row(self.sweep_polarization, self.generate_button, add, remove))
+        return box
 
     def generate_incidences(self) -> None:
         """Fill the table from the generator; a bad entry is named in a dialog and the table kept."""
@@ -171,6 +179,18 @@ class ScatteringPanel(GenericPanel):
             view.show_pattern(result)
         else:
             view.show_surface_points(result, self.study.fields(result))
+        if index != 1:
+            view.show_incidence(result)
+
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        p = result.problem
+        return summary_rows({
+            "n_elements": result.mesh.n_elements, "n_dofs": result.n_dofs, "order": p.solver.order,
+            "frequency": p.frequency / 1e6, "frequency_unit": "MHz", "incidences": len(p.incidences),
+            "converged": f"{int(np.sum(result.converged))} of {len(result.converged)}", "iterations": result.iterations,
+            "largest_rcs": float(max(dbsm(result.sigma_theta).max(), dbsm(result.sigma_phi).max())),
+            "factor_nonzeros": result.factor_nonzeros, "acceleration": p.solver.acceleration,
+            "linear_solver": result.linear_solver, "backend": result.backend, "timings": dict(result.timings)})
 
     def show_charts(self, charts, result) -> None:
         charts.show_scattering(result, self.study.fields(result))

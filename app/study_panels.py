@@ -26,6 +26,7 @@ from paraflux.engine.studies import Study
 from paraflux.engine.truncation.run import load_surfaces
 
 from .problem_table import ProblemTable
+from .results_table import summary_rows
 from .materials_table import BemMaterialsTable, ElasticMaterialsTable, MaterialsTable
 from .sources_table import SourcesTable
 from .surface_view import FIELDS
@@ -77,18 +78,21 @@ class StudyPanel:
         self.materials.setMinimumHeight(120)
         self._add_problem_controls()
         self.form.addRow(self.materials)
+        self.variants_page = QtWidgets.QWidget()  # the window shows it in its own group
+        self.variant_form = QtWidgets.QFormLayout(self.variants_page)
+        self.variant_form.setContentsMargins(0, 0, 0, 0)
         reason = gpu_unavailable_reason()
         self.axis_boxes = {}
         for axis in study.axes:
             self.axis_boxes[axis.name] = axis_box(axis, reason)
-            self.form.addRow(axis.label, self.axis_boxes[axis.name])
+            self.variant_form.addRow(axis.label, self.axis_boxes[axis.name])
         for axis in study.axes:
             if axis.applies_when:
                 self._enable_with(self.axis_boxes[axis.name], *axis.applies_when)
         self.parameter_edits = {}
         for parameter in study.parameters:
             self.parameter_edits[parameter.name] = parameter_field(parameter)
-            self.form.addRow(parameter.label, self.parameter_edits[parameter.name])
+            self.variant_form.addRow(parameter.label, self.parameter_edits[parameter.name])
 
     def _enable_with(self, box: QtWidgets.QComboBox, other: str, choice: str) -> None:
         """Grey box out, saying why, unless the axis `other` shows `choice` (e.g. nodes of exponential M2L)."""
@@ -173,7 +177,8 @@ class StudyPanel:
     def show_result(self, view, result) -> None:
         raise NotImplementedError
 
-    def summary_lines(self, result) -> list[str]:
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        """(quantity, value, unit) rows of the results table."""
         raise NotImplementedError
 
     def log_line(self, result) -> str:
@@ -235,11 +240,8 @@ class MagnetostaticPanel(StudyPanel):
     def show_result(self, view, result) -> None:
         view.show_result(result)
 
-    def summary_lines(self, result) -> list[str]:
-        s = magnetostatic_summary(result)
-        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings")]
-        lines += [f"probe {p['name']}: A = {p['A']:.6g}, B = {p['B']}" for p in s["probes"]]
-        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        return summary_rows(magnetostatic_summary(result))
 
     def log_line(self, result) -> str:
         return (f"solved: {result.mesh.n_elements} elements, {result.iterations} iterations, "
@@ -282,12 +284,8 @@ class ElasticityPanel(StudyPanel):
     def show_result(self, view, result) -> None:
         view.show_solid_result(result)
 
-    def summary_lines(self, result) -> list[str]:
-        s = elasticity_summary(result)
-        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings")]
-        lines += [f"probe {p['name']} {p['point']} m: u = ({', '.join(f'{c:.6g}' for c in p['displacement'])}) m, "
-                  f"von Mises = {p['von_mises']:.6g} Pa" for p in s["probes"]]
-        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        return summary_rows(elasticity_summary(result))
 
     def log_line(self, result) -> str:
         return (f"solved: {result.mesh.n_elements} hexahedra, p = {result.problem.order}, "
@@ -430,11 +428,8 @@ class TruncationPanel(StudyPanel):
         self.shown = (view, result)
         view.show_truncation(result, self.field_box.currentData())
 
-    def summary_lines(self, result) -> list[str]:
-        s = truncation_summary(result)
-        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("timings", "memory")]
-        lines += [f"memory {k}: {v / 2**20:.1f} MiB" for k, v in s["memory"].items()]
-        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        return summary_rows(truncation_summary(result))
 
     def log_line(self, result) -> str:
         return (f"applied: {result.setup.loop}, {result.n_rhs} right-hand sides, relative error "
@@ -478,13 +473,8 @@ class BemPanel(StudyPanel):
     def show_result(self, view, result) -> None:
         view.show_bem_result(result)
 
-    def summary_lines(self, result) -> list[str]:
-        s = bem_summary(result)
-        lines = [f"{k}: {v}" for k, v in s.items() if k not in ("probes", "timings", "residual_history")]
-        lines += [f"probe {p['name']} {p['point']} m ({p['where']}): u = "
-                  f"({', '.join(f'{c:.6g}' for c in p['displacement'])}) m, von Mises = {p['von_mises']:.6g} Pa"
-                  for p in s["probes"]]
-        return lines + [f"time {k}: {v:.3f} s" for k, v in s["timings"].items()]
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        return summary_rows(bem_summary(result))
 
     def log_line(self, result) -> str:
         return (f"solved: {result.mesh.n_elements:,} triangles, {3 * result.mesh.n_nodes:,} DOFs, "
@@ -532,8 +522,10 @@ class GenericPanel(StudyPanel):
     def show_result(self, view, result) -> None:
         view.show_fields(result, self.study.fields(result))
 
-    def summary_lines(self, result) -> list[str]:
-        return list(self.study.describe(result))
+    def summary_rows(self, result) -> list[tuple[str, str, str]]:
+        """The study's own description, a line a row, then its timings."""
+        return ([("", line, "") for line in self.study.describe(result)]
+                + summary_rows({"timings": dict(result.timings)}))
 
     def log_line(self, result) -> str:
         return "solved: " + self.study.describe(result)[0]

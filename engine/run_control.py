@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -36,3 +37,14 @@ class RunControl:
     def report(self, fraction: float, message: str) -> None:
         self.check()
         self.progress(min(max(fraction, 0.0), 1.0), message)
+
+
+# "<solver> iteration 12, residual 3.4e-05" (pcg.py, the EBE-J-PCG kernels) or "iteration 12: largest residual
+# 3.4e-05 (...)" (the scattering iteration): the progress lines that carry a residual
+_ITERATION = re.compile(r"iteration (\d+)[,:] (?:largest )?residual ([-+0-9.eE]+|nan|inf)")
+
+
+def iteration_of(message: str) -> tuple[int, float] | None:
+    """(iteration, relative residual) of a progress message that reports one, else None (for live charts)."""
+    match = _ITERATION.search(message)
+    return None if match is None else (int(match.group(1)), float(match.group(2)))

@@ -67,7 +67,7 @@ def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp
     timer.start(20)
     solve(window, qtbot)
     assert max(np.diff(ticks)) < 1.5  # the event loop never stalled during the run
-    assert "n_elements" in window.summary.toPlainText() and window.progress_bar.value() == 100
+    assert "elements" in window.summary.text() and window.progress_bar.value() == 100
     grid = window.view.grid
     assert grid is not None and "B_magnitude" in grid.cell_data and grid.n_cells > 15000
     assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
@@ -77,8 +77,8 @@ def test_transformer_solve_shows_field_flux_lines_and_summary(window, qtbot, tmp
     assert window.grab().save(str(shot))
     assert QtGui_image_std(shot) > 10  # the whole window after a solve is not blank
     bars = window.charts.timing_bars  # one bar per phase of the run
-    assert len(bars.x) == len(window.view.result.timings) == 4
-    assert window.charts.residual_line is not None and len(window.charts.residual_line.x) > 50
+    assert len(bars) == len(window.view.result.timings) == 4
+    assert window.charts.residual_line is not None and len(window.charts.residual_line.get_xdata()) > 50
     window.view._on_pick((-0.85, 0.0, 0.0))  # probing a point in the left limb
     assert "|B| =" in window.statusBar().currentMessage()
 
@@ -159,11 +159,11 @@ def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, t
     qtbot.waitUntil(lambda: window.compare_button.isEnabled(), timeout=60_000)
     assert window.compare_table.rowCount() == 2
     assert window.compare_table.item(1, 0).text() == "reduction=library"
-    bars = window.charts.comparison_bars  # grouped: a bar plot per phase, a bar of it per variant
+    bars = window.charts.comparison_bars  # stacked: a bar container per phase, a segment of it per variant
     table = window.compare_table
     phases = [table.horizontalHeaderItem(c).text().removesuffix(" (s)") for c in range(1, table.columnCount() - 2)]
-    assert [b.label for b in bars] == phases and len(phases) >= 3
-    assert all(len(b.x) == 2 for b in bars)
+    assert [b.get_label() for b in bars] == [p.replace("_", " ") for p in phases] and len(phases) >= 3
+    assert all(len(b) == 2 for b in bars)
     out = tmp_path / "table.csv"
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     window.export_button.click()
@@ -177,7 +177,7 @@ def test_second_run_replaces_the_charts(window, qtbot):
     solve(window, qtbot)
     window.axis_boxes["method"].setCurrentText("sparse-direct")
     solve(window, qtbot)
-    assert len(window.charts.shown) == 2 and window.charts.residual_line is None
+    assert window.charts.count() == 2 and window.charts.residual_line is None
 
 
 def test_each_job_starts_once_the_last_ones_thread_has_ended_and_deletes_it(window, qtbot):

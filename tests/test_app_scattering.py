@@ -7,6 +7,8 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
+from PySide6 import QtCore  # noqa: E402
+
 from . import test_app  # noqa: E402
 
 window = test_app.window
@@ -18,7 +20,7 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     assert [window.case_box.itemText(i) for i in range(window.case_box.count())] == ["pec-sphere", "nasa-almond"]
     assert set(window.axis_boxes) == {"acceleration", "linear_solver", "loop"}
     panel = window.panel
-    settings = [window.materials.item(r, 0).text() for r in range(window.materials.rowCount())]
+    settings = [window.materials.item(r, 0).data(QtCore.Qt.UserRole) for r in range(window.materials.rowCount())]
     assert "geometry.radius" in settings and not any(s.startswith(("incidence", "far_field")) for s in settings)
     panel.frequency_edit.setText("150")  # MHz; ka = 0.79: a small mesh
     panel.far_phi_edit.setText("0")
@@ -31,9 +33,10 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     assert result.problem.frequency == 150e6 and result.problem.solver.acceleration == "gmres"
     assert result.converged.all()
     assert window.view.grid is not None
-    assert [line.GetLabel() for line in window.charts.far_field_lines] == [
-        "sigma_theta, phi_deg = 0", "sigma_phi, phi_deg = 0", "sigma_mie, phi_deg = 0"]  # Mie beside the FEM
-    assert len(window.charts.polar_axes.lines) == 1 and len(window.charts.convergence_lines) == 1
+    assert [line.get_label() for line in window.charts.far_field_lines] == [
+        "total", "theta^ part", "phi^ part", "Mie series (total)"]  # one cut, Mie beside the FEM
+    assert len(window.charts.polar_axes) == 1 and len(window.charts.polar_axes[0].lines) == 2
+    assert len(window.charts.convergence_lines) == 1
     assert {"cut", "boundary"} <= set(window.view.actors)  # |E| on the cut plane inside the translucent mesh
     panel.view_box.setCurrentIndex(1)
     assert "RCS (dBsm)" in window.view.grid.point_data  # the 3D pattern

@@ -7,6 +7,8 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
+from PySide6 import QtCore  # noqa: E402
+
 from paraflux.engine.studies import register, unregister  # noqa: E402
 
 from . import test_app  # noqa: E402
@@ -33,7 +35,7 @@ def test_toy_study_selected_solved_drawn_and_compared(window, qtbot):
     assert [window.case_box.itemText(i) for i in range(window.case_box.count())] == ["toy-bar"]
     assert list(window.axis_boxes) == ["method"] and "toy_elements" in window.parameter_edits
     table = window.materials
-    settings = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+    settings = {table.item(r, 0).data(QtCore.Qt.UserRole): table.item(r, 1).text() for r in range(table.rowCount())}
     assert settings["problem.length"] == "2" and settings["problem.source"] == "1"
     row = list(settings).index("problem.source")
     table.item(row, 1).setText("3")
@@ -44,8 +46,8 @@ def test_toy_study_selected_solved_drawn_and_compared(window, qtbot):
     result = window.last_result
     assert result.problem.source == 3.0 and result.problem.solver.method == "sparse"
     assert window.view.grid is not None and "|u| (m)" in window.view.grid.point_data.keys()
-    assert "sparse" in window.summary.toPlainText()
-    assert [line.GetLabel() for line in window.charts.far_field_lines] == ["end_flux"]
+    assert "sparse" in window.summary.text()
+    assert [line.get_label() for line in window.charts.far_field_lines] == ["end_flux"]
 
     window.compare_axis.setCurrentText("method")
     for i in range(window.compare_choices.count()):
