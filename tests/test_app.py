@@ -164,6 +164,14 @@ def test_compare_two_reductions_fills_the_table_and_exports_csv(window, qtbot, t
     phases = [table.horizontalHeaderItem(c).text().removesuffix(" (s)") for c in range(1, table.columnCount() - 2)]
     assert [b.get_label() for b in bars] == [p.replace("_", " ") for p in phases] and len(phases) >= 3
     assert all(len(b) == 2 for b in bars)
+    assert window.progress_bar.value() == 100 and window.status.text().startswith("compared 2 variants")
+    header = table.horizontalHeader()  # whole headers: every column at least as wide as its header text
+    assert all(header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(table.horizontalHeaderItem(c).text())
+               for c in range(table.columnCount()))
+    table.selectRow(1)  # the second variant's |B| minus the first's, on the mesh
+    field = window.view.actors["field"].mapper
+    assert field.array_name == "difference" and field.dataset.n_cells > 500
+    assert np.max(np.abs(field.dataset.cell_data["difference"])) < 1e-6 * np.max(field.dataset.cell_data["B_magnitude"])
     out = tmp_path / "table.csv"
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     window.export_button.click()

@@ -11,7 +11,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 pytest.importorskip("pyvistaqt")
 
-from PySide6 import QtWidgets  # noqa: E402
+from PySide6 import QtGui, QtWidgets  # noqa: E402
 
 from . import test_app  # noqa: E402
 from .chart_checks import legibility_problems  # noqa: E402
@@ -97,3 +97,48 @@ def test_colour_range_clips_peaks_and_keeps_a_uniform_field_uniform():
     uniform = 1e8 * (1 + 1e-7 * np.sin(np.arange(100)))  # uniform tension with round-off
     low, high = colour_range(uniform, clip=True)
     assert low < uniform.min() and high > uniform.max() and (high - low) / 1e8 == pytest.approx(0.02, rel=1e-3)
+
+
+def test_open_slot_scalar_potential_draws_flux_lines_and_a_copyable_results_table(window, qtbot):
+    window.case_box.setCurrentText("open-slot")
+    window.size_box.setValue(1500)
+    window.axis_boxes["backend"].setCurrentText("numpy")
+    test_app.solve(window, qtbot)
+    assert window.last_result.problem.potential == "scalar"
+    assert window.view.flux_lines is not None and window.view.flux_lines.n_lines > 10
+    text = window.summary.text().splitlines()
+    assert text[0] == "quantity\tvalue\tunit" and "largest |B|" in "\n".join(text)
+    assert not any("np.float64" in line or "{" in line for line in text)
+    energy = next(line.split("\t") for line in text if line.startswith("energy\t"))
+    assert energy[2] == "J/m" and len(energy[1].replace(".", "").replace("-", "").split("e")[0]) <= 4
+
+
+def test_the_dock_layout_is_remembered(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from paraflux.app.main import MainWindow
+
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.show()
+    first.results_dock.setFloating(True)
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    assert second.results_dock.isFloating()
+    second.reset_layout()
+    assert not second.results_dock.isFloating()
+    second.close()
+
+
+def test_screenshots_command_writes_both_sizes(qtbot, tmp_path):
+    from paraflux.app import screenshots
+
+    written = screenshots.take_screenshots(QtWidgets.QApplication.instance(), tmp_path, ["magnetostatic"])
+    assert [p.name for p in written] == ["magnetostatic-1366x768.png", "magnetostatic-1920x1080.png"]
+    for path, (width, height) in zip(written, screenshots.SIZES):
+        image = QtGui.QImage(str(path))
+        assert (image.width(), image.height()) == (width, height)
+        assert test_app.QtGui_image_std(path) > 10
