@@ -4,7 +4,7 @@ the paper's own tables, quoted as published)."""
 from __future__ import annotations
 
 from ..fmm.fmm import LEAF_SIZE_GPU
-from .report import header, merged_runs, page, reason, remedy, row, section, table, verdict
+from .report import header, merged_runs, page, reason, remedy, row, section, table, target, verdict
 
 # paper 001, Tables 1-3 (19,314 DOFs, one CPU core): p -> scheme -> value; our scheme names, exponential = g 17
 PAPER_SCHEMES = {"standard": "M2L", "exponential": "M2L_E (g = 17)", "child-to-parent": "M2L_N",
@@ -270,12 +270,12 @@ def _paper_size_targets(data: dict) -> list[str]:
     out = []
     case, run = _gpu_run(data, TARGET_DOFS)
     if run is None:
-        return [f"- {TARGET_DOFS:,} DOFs to 1e-3 on one GPU in under {TARGET_SECONDS:g} s: NOT MEASURED.",
+        return [target(f"{TARGET_DOFS:,} DOFs to 1e-3 on one GPU in under {TARGET_SECONDS:g} s", None),
                 reason("no run at this size in this record.")]
     t = run["total_seconds"]
     met = t < TARGET_SECONDS
-    out.append(f"- {case['dofs']:,} DOFs to 1e-3 on one GPU in {t:.1f} s ({TARGET_SECONDS:g} s asked; paper "
-               f"99.2 s on a GTX580, {99.2 / t:.1f}x faster): {verdict(met)}.")
+    out.append(target(f"{case['dofs']:,} DOFs to 1e-3 on one GPU in {t:.1f} s ({TARGET_SECONDS:g} s asked; paper "
+                      f"99.2 s on a GTX580, {99.2 / t:.1f}x faster)", met))
     if not met:
         top = max(PHASES, key=lambda p: run["timings"].get(p, 0))
         out.append(reason(f"the phases take {_phases(run)}; the largest is {top.replace('_', ' ')}, "
@@ -393,20 +393,20 @@ def _million_and_epsilon_targets(data: dict) -> list[str]:
     out = []
     case, run = _gpu_run(data, 1_000_000)
     if run is None:
-        out.append("- 1M DOFs solved on one GPU: NOT MEASURED.")
+        out.append(target("1M DOFs solved on one GPU", None))
         out.append(reason("no 1M-DOF run in this record (a run is owed on the GPU machine: `paraflux bench fmbem "
                    "--dofs 1000000 --merge docs/benchmarks/fmbem.json`)."))
     else:
         ok = run["relative_residual"] <= data["config"]["rtol"]
-        out.append(f"- 1M DOFs on one GPU: {case['dofs']:,} DOFs solved to {run['relative_residual']:.1e} in "
-                   f"{run['total_seconds']:.0f} s, {run['iterations']} iterations: {verdict(ok)}.")
+        out.append(target(f"1M DOFs on one GPU: {case['dofs']:,} DOFs solved to {run['relative_residual']:.1e} in "
+                          f"{run['total_seconds']:.0f} s, {run['iterations']} iterations", ok))
     tables = [c for c in data["cases"] if c["table"] == "1-3"]
     if tables:
         r10 = next((r for r in tables[0]["runs"] if r["order"] == 10 and r["scheme"] == "standard"), None)
         if r10 is not None and "epsilon" in r10:
             ok = r10["epsilon"] <= PAPER_EPSILON[10]["standard"]
-            out.append(f"- epsilon at p = 10, standard: {r10['epsilon']:.2e} (paper {PAPER_EPSILON[10]['standard']:.3e}, "
-                       f"at or below asked): {verdict(ok)}.")
+            out.append(target(f"epsilon at p = 10, standard: {r10['epsilon']:.2e} (paper "
+                              f"{PAPER_EPSILON[10]['standard']:.3e}, at or below asked)", ok))
             if not ok:
                 out.append(reason("the far-field rule's error (3 points per triangle) adds to the expansion's. "
                            "What would reach it: 6 or 12 far-field points per triangle."))
