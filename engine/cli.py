@@ -58,9 +58,11 @@ def _cmd_cases(args) -> int:
 
 
 def _cmd_studies(args) -> int:
+    """Every study (or the one named) with its variant axes and parameters: the options `paraflux solve` takes
+    for its problems."""
     from .studies import STUDIES  # noqa: PLC0415
 
-    for study in STUDIES.values():
+    for study in [STUDIES[args.study]] if args.study else STUDIES.values():
         print(f"{study.name}: {study.title} (problem kind '{study.problem_kind}')")
         for axis in study.axes:
             names = ", ".join(c.name + (" [GPU]" if c.needs_gpu else "") for c in axis.choices)
@@ -221,6 +223,18 @@ def _cmd_sweep(args) -> int:
     return 3 if report.failed else 0
 
 
+def _add_studies(sub, debug) -> None:
+    """`paraflux studies [STUDY]`, one of the study registry's names."""
+    from .studies import STUDIES  # noqa: PLC0415
+
+    studies = sub.add_parser("studies", parents=[debug], help="list the studies and their variants",
+                             description="List each study's variant options and parameters, the options "
+                                         "`paraflux solve` takes for its problems.")
+    studies.add_argument("study", nargs="?", choices=list(STUDIES), metavar="STUDY",
+                         help=f"only this study: {', '.join(STUDIES)}")
+    studies.set_defaults(func=_cmd_studies)
+
+
 def _add_sweep_parser(sub, debug) -> None:
     sweep = sub.add_parser("sweep", parents=[debug], help="run a sweep file's points on Dask (local or a cluster)")
     sweep.add_argument("sweep", type=Path, help="sweep file (TOML): base problem and axes")
@@ -370,8 +384,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("cases", parents=[debug], help="list the built-in cases").set_defaults(func=_cmd_cases)
-    sub.add_parser("studies", parents=[debug],
-                   help="list the studies and their variants").set_defaults(func=_cmd_studies)
+    _add_studies(sub, debug)
 
     _add_solve(sub, debug, _study_asked(argv) if argv is not None else None)
     color = sub.add_parser("color", parents=[debug], help="colour the elements of a mesh file or built-in case")

@@ -141,3 +141,12 @@ def test_solve_help_of_an_unreadable_problem_is_the_general_help(tmp_path, capsy
     (tmp_path / "p.toml").write_text("[problem\n")
     text = help_text(["solve", str(tmp_path / "p.toml"), "--help"], capsys)
     assert "paraflux solve PROBLEM --help" in text
+
+
+@pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.name)
+def test_studies_named_lists_that_studys_options_only(study, capsys):
+    assert main(["studies", study.name]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith(f"{study.name}: ")
+    assert sum(not line.startswith("  ") for line in text.splitlines()) == 1
+    assert all(named(axis.option, text) for axis in study.axes)
