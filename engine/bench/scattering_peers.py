@@ -123,8 +123,8 @@ def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=la
 
 def add_arguments(parser) -> None:
     """`paraflux bench scattering-peers`' own options."""
-    parser.add_argument("--triangles", type=whole(4), metavar="N",
-                        help=f"the almond's triangles, about (default {PeersBenchConfig.triangles})")
+    parser.add_argument("--triangles", type=whole(20), metavar="N",
+                        help=f"the almond's triangles, about; at least 20 (default {PeersBenchConfig.triangles})")
 
 
 def run(args, command, log, checkpoint) -> dict:
