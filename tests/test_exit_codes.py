@@ -36,6 +36,9 @@ def test_help_states_the_exit_codes(tmp_path):
     (["solve", "--size", "many"], "argument --size: invalid int value: 'many'", "paraflux solve --help"),
     (["solve", "--case", "bar", "--out", ""], "argument --out: needs a path", "paraflux solve --help"),
     (["color", "open-slot", "--method", "rainbow"], "argument --method", "paraflux color --help"),
+    (["bench", "ebe", "--diameters", "1"], "unrecognized arguments: --diameters 1", "paraflux bench ebe --help"),
+    (["bench", "sweeps", "--gpus", "-1"], "argument --gpus: needs a whole number of at least 0",
+     "paraflux bench sweeps --help"),
 ])
 def test_usage_errors_are_one_line_naming_the_option_and_the_help(tmp_path, args, needle, help_of):
     proc = run(args, tmp_path)
