@@ -226,6 +226,8 @@ class SweepPanel(QtWidgets.QDialog):
                             f"({report.skipped} from an earlier run), {len(report.failed)} failed; in {out}")
         self._show_table(out / "sweep.csv")
         self.show_plots(self.spec, report.outcomes)
+        if self.tabs.count() > 2:  # the sweep's first picture
+            self.tabs.setCurrentIndex(2)
 
     def _clear_plots(self) -> None:
         """Drop the last run's plot tabs (the tabs after Tasks and Table)."""

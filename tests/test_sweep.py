@@ -377,14 +377,14 @@ def scattering_outcomes(frequencies, incidences, directions, sigma):
     return outcomes
 
 
-def scattering_figures(outcomes, frequencies):
+def scattering_figures(outcomes, frequencies, axes=None):
     from paraflux.engine.problems import load_case_problem
     from paraflux.engine.sweep import sweep_report_figures
     from paraflux.engine.sweep.spec import Axis, SweepSpec
 
-    problem = load_case_problem("pec-sphere")
-    spec = SweepSpec(study_for_kind("scattering").to_dict(problem), Path("."),
-                     (Axis("key", "problem.frequency", tuple(frequencies)),))
+    base = study_for_kind("scattering").to_dict(load_case_problem("pec-sphere"))
+    base["incidence"]["phi_deg"] = [0.0, 90.0]
+    spec = SweepSpec(base, Path("."), axes or (Axis("key", "problem.frequency", tuple(frequencies)),))
     return dict(sweep_report_figures(spec, outcomes))
 
 
@@ -422,7 +422,8 @@ def test_scattering_sweep_plots_a_line_per_direction_component_and_frequency_and
                       for t in (0, 180) for c in (0, 1))
     assert sorted(lines) == expected
     assert legend_texts(by_frequency) == ["back-scatter", "forward", "σθ", "σφ"]
-    assert "incidence from θ 0°, φ 0°, θ-polarised" in by_frequency.get_suptitle()
+    assert "incidence θ 0°, incidence φ 0°, θ-polarised" in by_frequency.get_suptitle()
+    assert by_frequency.legends[0].get_title().get_text() == "direction"
 
     by_theta = figures["rcs-vs-theta"]
     panels = [a for a in by_theta.get_axes() if a.get_visible()]
@@ -453,7 +454,8 @@ def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so(
 
 def test_monostatic_sweep_plots_against_the_angle_that_moves():
     """19 incidences around the horizon, each with its back-scatter direction: RCS against phi (a panel for
-    the theta = 90 cut), no RCS against theta; against frequency at most 12 lines, the rest said."""
+    the theta = 90 cut), no RCS against theta; against frequency 6 incidences (both components of each,
+    12 lines), evenly spaced, the legend reading their phi, and the title saying so."""
     incidences = [(90.0, float(p), "theta") for p in range(0, 181, 10)]
     outcomes = scattering_outcomes(FREQUENCIES, incidences, [], None)
     outcomes = [o.__class__(o.key, o.values, o.status, tuple(
@@ -467,7 +469,28 @@ def test_monostatic_sweep_plots_against_the_angle_that_moves():
     assert ax.get_xlabel() == "φ (°)" and len(ax.get_lines()) == len(FREQUENCIES) * 2
     assert all(list(line.get_xdata()) == [float(p) for p in range(0, 181, 10)] for line in ax.get_lines())
     (ax,) = figures["rcs-vs-problem.frequency"].get_axes()
-    assert len(ax.get_lines()) == 12 and "26 lines left out to keep 12" in figures["rcs-vs-problem.frequency"].get_suptitle()
+    by_frequency = figures["rcs-vs-problem.frequency"]
+    assert len(ax.get_lines()) == 12 and "6 of 19 curves drawn, evenly spaced" in by_frequency.get_suptitle()
+    assert legend_texts(by_frequency) == ["0°", "40°", "70°", "110°", "140°", "180°", "σθ", "σφ"]
+    assert by_frequency.legends[0].get_title().get_text() == "incidence φ"
+
+
+def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and_cut():
+    """A blocks axis (no key axis): no RCS against a swept key; against theta a panel per incidence and cut,
+    not a line per block."""
+    from paraflux.engine.sweep.spec import Axis
+    from paraflux.engine.sweep.task import PointOutcome
+
+    outcomes = [PointOutcome(f"b{block}", {"incidence.phi_deg": block}, "done", o.rows) for block, o in
+                enumerate(scattering_outcomes([300e6], [(0.0, 90.0 * block, "theta")], DIRECTIONS, sphere_like)[0]
+                          for block in (0, 1))]
+    figures = scattering_figures(outcomes, (), (Axis("blocks", "incidence.phi_deg", (0, 1)),))
+    assert list(figures) == ["rcs-vs-theta"]
+    panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
+    assert [a.get_title() for a in panels] == [
+        "from θ 0°, φ 0°, θ-polarised, E-plane (φ 0°)", "from θ 0°, φ 0°, θ-polarised, H-plane (φ 90°)",
+        "from θ 0°, φ 90°, θ-polarised, H-plane (φ 0°)", "from θ 0°, φ 90°, θ-polarised, E-plane (φ 90°)"]
+    assert [len(a.get_lines()) for a in panels] == [2] * 4
 
 
 def boxes_overlap(a, b) -> bool:
@@ -538,8 +561,11 @@ def test_other_studies_plot_their_outputs_with_units_against_the_swept_key():
     assert list(figures) == ["energy-vs-boundaries.AB.value", "max_B-vs-boundaries.AB.value"]
     (ax,) = figures["energy-vs-boundaries.AB.value"].get_axes()
     assert ax.get_xlabel() == "potential on AB (A)" and ax.get_ylabel() == "stored energy (J/m)"
-    assert legend_texts(figures["energy-vs-boundaries.AB.value"]) == ["target elements 500", "target elements 1000"]
+    assert legend_texts(figures["energy-vs-boundaries.AB.value"]) == ["500", "1000"]
+    assert figures["energy-vs-boundaries.AB.value"].legends[0].get_title().get_text() == "target elements"
     assert [list(x) for x, _ in line_data(ax)] == [[500.0, 700.0]] * 2
     every = dict(sweep_figures(plots, axes, columns, rows))
     assert list(every) == ["energy-vs-boundaries.AB.value", "max_B-vs-boundaries.AB.value",
                            "iterations-vs-boundaries.AB.value"]
+    zipped = dict(sweep_figures(plots, axes, columns, rows[::3], ("energy",), zipped=True))  # (500, 500), (700, 1000)
+    assert [len(a.get_lines()) for a in zipped["energy-vs-boundaries.AB.value"].get_axes()] == [1]

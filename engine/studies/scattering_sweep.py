@@ -15,6 +15,8 @@ FLOOR_DB = 60.0  # a component this far below the peak everywhere is numerical n
 FEW_DIRECTIONS = 4  # an incidence with at most this many far-field directions draws them all
 OTHER_ANGLE = {"theta_deg": "phi_deg", "phi_deg": "theta_deg"}
 POLARISED = {"theta": "θ-polarised", "phi": "φ-polarised"}
+INCIDENCE = (Quantity("inc_theta_deg", "incidence θ", "°"), Quantity("inc_phi_deg", "incidence φ", "°"),
+             Quantity("polarised", "polarisation", named=False))
 QUANTITIES = (Quantity("problem.frequency", "frequency", "MHz", 1e-6, named=False),
               Quantity("geometry.radius", "radius"), Quantity("geometry.elements_per_wavelength", "elements per λ"),
               Quantity("theta_deg", "θ", "°"), Quantity("phi_deg", "φ", "°"))
@@ -49,7 +51,7 @@ def _monostatic(rows: list[dict]) -> bool:
 
 
 def chosen_directions(rows: list[dict]) -> list[dict]:
-    """The rows at each incidence's chosen far-field directions, with a "direction" and an "incident" label:
+    """The rows at each incidence's chosen far-field directions, labelled with a "direction" and "polarised":
     every direction where an incidence has at most FEW_DIRECTIONS (a monostatic far field has one), else
     the back-scatter (monostatic) and forward directions where the grid holds them."""
     chosen = []
@@ -62,7 +64,7 @@ def chosen_directions(rows: list[dict]) -> list[dict]:
                 else None
             label = name or _angles(row["theta_deg"], row["phi_deg"])
             if (name or len(group) <= FEW_DIRECTIONS) and label not in named:  # a pole's first phi names it
-                named[label] = {**row, "direction": label, "incident": _incident(row)}
+                named[label] = {**row, "direction": label, "polarised": POLARISED[row["polarization"]]}
         chosen += named.values()
     return chosen
 
@@ -127,7 +129,7 @@ def sweep_plots(problem) -> SweepPlots:
     """The scattering study's sweep figures (the same for every problem)."""
     return SweepPlots(figures=(
         SweepPlot("rcs-vs-{x}", "RCS against {x}", SIGMA,
-                  lines=(Quantity("incident", "incidence", named=False), Quantity("direction", "direction", named=False)),
+                  lines=(*INCIDENCE, Quantity("direction", "direction", named=False)),
                   select=chosen_directions, y_label="RCS (dBsm)", floor_db=FLOOR_DB),
         _angle_plot("rcs-vs-theta", "theta_deg", "θ", theta_cuts),
         _angle_plot("rcs-vs-phi", "phi_deg", "φ", phi_cuts),

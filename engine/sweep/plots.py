@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from ..output import replace_atomically
 
-MAX_LINES = 12  # lines drawn per panel; more are thinned to this many, evenly, and the figure says so
+MAX_LINES = 12  # lines drawn per panel; more are thinned (whole curves, evenly), and the figure says so
 LABEL_CHARS = 32  # a label longer than this is shortened with an ellipsis
 FIXED = ("point", "status", "message")  # table columns that are never plotted
 
@@ -21,8 +21,8 @@ FIXED = ("point", "status", "message")  # table columns that are never plotted
 @dataclass(frozen=True)
 class Quantity:
     """How a table column reads on an axis or in a legend: label, unit, and the factor from the column's
-    numbers to that unit (a column in Hz shown in MHz: scale 1e-6). named: legend values read
-    "label value unit" ("radius 0.2 m"), else "value unit" ("300 MHz"). Text values read as they are."""
+    numbers to that unit (a column in Hz shown in MHz: scale 1e-6). named: beside other values, a value
+    reads "label value unit" ("radius 0.2 m"), else "value unit" ("300 MHz"). Text values read as they are."""
 
     column: str
     label: str
@@ -33,13 +33,17 @@ class Quantity:
     def axis_label(self) -> str:
         return f"{self.label} ({self.unit})" if self.unit else self.label
 
-    def text(self, value) -> str:
-        """A value as a legend or title reads it: "300 MHz", "θ 90°", "method ebe-jpcg"."""
+    def value_text(self, value) -> str:
+        """A value alone, in the quantity's unit: "300 MHz", "90°", "ebe-jpcg"."""
         if isinstance(value, str):
-            return value if not self.named else f"{self.label} {value}"
-        number = f"{value * self.scale:.4g}"
+            return value
         unit = self.unit if self.unit in ("°", "") else f" {self.unit}"
-        return f"{self.label} {number}{unit}" if self.named else f"{number}{unit}"
+        return f"{value * self.scale:.4g}{unit}"
+
+    def text(self, value) -> str:
+        """A value beside others (a legend entry of several quantities, a panel's title): "300 MHz", "θ 90°",
+        "method ebe-jpcg"."""
+        return f"{self.label} {self.value_text(value)}" if self.named else self.value_text(value)
 
 
 @dataclass(frozen=True)
@@ -94,23 +98,21 @@ def _number(value) -> bool:
 def figures_to_draw(plots: SweepPlots, axes: Sequence, columns: Sequence[str], rows: list[dict],
                     wanted: Sequence[str] = ()) -> list[SweepPlot]:
     """The study's figures whose columns the table has (those naming a `wanted` output or figure name when
-    the sweep file lists some), each with its x resolved; a wanted output none of them draws, or (with
-    none declared) every output that varies, gets a plot of its own against the first key axis."""
+    the sweep file lists some), each with its x resolved (a figure against the swept key needs a key axis);
+    a wanted output none of them draws, or (where none applies) every output that varies, gets a plot of
+    its own against the first key axis."""
     first_key = next((a.name for a in axes if a.kind == "key"), None)
-    if first_key is None:
-        return []
-    resolved = [_resolved(f, f.x or plots.quantity(first_key)) for f in plots.figures]
+    resolved = [_resolved(f, f.x or plots.quantity(first_key)) for f in plots.figures if f.x or first_key]
     present = [f for f in resolved if f.x.column in columns and any(y.column in columns for y in f.y)]
     if wanted:
-        chosen = [f for f in present if f.name in wanted or any(y.column in wanted for y in f.y)]
-        drawn = {y.column for f in chosen for y in f.y} | {f.name for f in chosen}
-        return chosen + [_plain(plots, first_key, y) for y in wanted if y in columns and y not in drawn]
-    if present:
-        return present
-    done = [r for r in rows if r["status"] == "done"]
-    varying = [c for c in columns if c not in (*FIXED, *(a.name for a in axes))
-               and len({r.get(c) for r in done if _number(r.get(c))}) > 1]
-    return [_plain(plots, first_key, y) for y in varying]
+        present = [f for f in present if f.name in wanted or any(y.column in wanted for y in f.y)]
+        drawn = {y.column for f in present for y in f.y} | {f.name for f in present}
+        outputs = [y for y in wanted if y in columns and y not in drawn]
+    else:
+        done = [r for r in rows if r["status"] == "done"]
+        outputs = [] if present else [c for c in columns if c not in (*FIXED, *(a.name for a in axes))
+                                      and len({r.get(c) for r in done if _number(r.get(c))}) > 1]
+    return present + ([_plain(plots, first_key, y) for y in outputs] if first_key else [])
 
 
 def _resolved(plot: SweepPlot, x: Quantity) -> SweepPlot:
@@ -167,17 +169,19 @@ def _below_floor(plot: SweepPlot, lines: list[_Line]) -> tuple[list[_Line], list
     return [line for line in lines if line not in low], low
 
 
-def _thinned(lines: list[_Line]) -> tuple[list[_Line], int]:
-    """At most MAX_LINES lines per panel, evenly spaced in order; and how many were left out."""
-    kept, left = [], 0
+def _thinned(lines: list[_Line]) -> tuple[list[_Line], str]:
+    """At most MAX_LINES lines per panel: where more, the line keys evenly spaced in order, each with all
+    its y; and the note saying so ("" where nothing was left out)."""
+    kept, notes = [], set()
     for panel in dict.fromkeys(line.panel for line in lines):
         mine = [line for line in lines if line.panel == panel]
-        if len(mine) > MAX_LINES:
-            step = (len(mine) - 1) / (MAX_LINES - 1)
-            left += len(mine) - MAX_LINES
-            mine = [mine[round(i * step)] for i in range(MAX_LINES)]
-        kept += mine
-    return kept, left
+        keys = list(dict.fromkeys(line.key for line in mine))
+        room = max(1, MAX_LINES // len({line.y.column for line in mine}))
+        if len(keys) > room:
+            keys = [keys[round(i * (len(keys) - 1) / (room - 1))] for i in range(room)] if room > 1 else keys[:1]
+            notes.add(f"{len(keys)} of {len(dict.fromkeys(line.key for line in mine))} curves drawn, evenly spaced")
+        kept += [line for line in mine if line.key in keys]
+    return kept, "; ".join(sorted(notes))
 
 
 @dataclass
@@ -200,7 +204,8 @@ def _picture(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlot
     are not this figure's, e.g. an RCS against an angle that stays put)."""
     done = [r for r in rows if r.get("status") == "done"]
     declared = {q.column for q in (*plot.lines, *plot.panels)}
-    split = [*plot.lines, *(plots.quantity(a.name) for a in axes if a.name not in (plot.x.column, *declared))]
+    split = [*plot.lines, *(plots.quantity(a.name) for a in axes
+                            if a.kind != "blocks" and a.name not in (plot.x.column, *declared))]
     lines, low = _below_floor(plot, _series(plot, plot.select(done) if plot.select else done, split))
     if not lines:
         return None
@@ -209,7 +214,7 @@ def _picture(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlot
     keys = list(dict.fromkeys(line.key for line in lines))
     panel_vary, key_vary = _varying(plot.panels, panels), _varying(split, keys)
     context = _constant_notes(plot.panels, panels, panel_vary) + _constant_notes(split, keys, key_vary)
-    notes = ["; ".join(context)] if context else []
+    notes = [", ".join(context)] if context else []
     notes += _left_out_notes(plot, low, thinned, lines, panel_vary)
     return _Picture(lines, split, panels, keys, list(dict.fromkeys(line.y.column for line in lines)), panel_vary,
                     key_vary, notes)
@@ -225,12 +230,13 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
     picture = _picture(plot, axes, rows, plots)
     if picture is None:
         return None
-    columns = min(len(picture.panels), 3)
+    last = picture.panel_vary[-1] if picture.panel_vary else None  # e.g. the cut: a column per value
+    columns = min(len({panel[last] for panel in picture.panels}) if last is not None else 1, 3)
     rows_of_panels = math.ceil(len(picture.panels) / columns)
     width = 3.9 * columns + 2.4
     figure = Figure(figsize=(width, 3.2 * rows_of_panels + 1.2), dpi=100, layout="constrained")
     grid = figure.subplots(rows_of_panels, columns, sharey=True, squeeze=False)
-    for ax, panel in zip(grid.flat, picture.panels):
+    for index, (ax, panel) in enumerate(zip(grid.flat, picture.panels)):
         for line in (line for line in picture.lines if line.panel == panel):
             joined = len({x for x, _ in line.points}) == len(line.points)  # a line never doubles back
             ax.plot(*zip(*line.points), linestyle=_style(picture, line) if joined else "none",
@@ -238,14 +244,14 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
         if picture.panel_vary:
             ax.set_title(shorten(", ".join(plot.panels[i].text(panel[i]) for i in picture.panel_vary), 48),
                          fontsize="medium")
-        _style_axis(ax, plot, ax in grid[-1], ax in grid[:, 0])
+        _style_axis(ax, plot, index + columns >= len(picture.panels), index % columns == 0)  # no panel below
     if plot.floor_db is not None:  # deep nulls (an exact zero is -400 dB) would squash the rest
         values = [y for line in picture.lines for _, y in line.points]
         grid[0, 0].set_ylim(bottom=max(min(values), max(values) - plot.floor_db) - 2, top=max(values) + 3)
     for ax in list(grid.flat)[len(picture.panels):]:
         ax.set_visible(False)
     _legend(figure, plot, picture)
-    wrap = int((width - 2.4) * 12)  # characters of the title's font beside the legend
+    wrap = int((width - 2.4) * 13)  # characters of the title's font left of the legend
     figure.suptitle("\n".join([plot.title, *(text for note in picture.notes for text in textwrap.wrap(note, wrap))]),
                     x=0.02, ha="left", fontsize="medium")
     return figure
@@ -275,6 +281,10 @@ def _marker(line: _Line) -> str | None:
 
 
 def _key_text(picture: _Picture, key: tuple) -> str:
+    """A legend entry: the value alone where one quantity varies (the legend's title names it), else each
+    varying quantity's "label value"."""
+    if len(picture.key_vary) == 1:
+        return shorten(picture.split[picture.key_vary[0]].value_text(key[picture.key_vary[0]]), 40)
     return shorten(", ".join(picture.split[i].text(key[i]) for i in picture.key_vary), 40)
 
 
@@ -298,20 +308,21 @@ def _legend(figure, plot: SweepPlot, picture: _Picture) -> None:
     if len(entries) < 2:
         return
     title = ", ".join(picture.split[i].label for i in picture.key_vary) if len(picture.keys) > 1 else None
-    figure.legend([handle for _, handle in entries], [text for text, _ in entries], loc="outside right upper",
+    figure.legend([handle for _, handle in entries], [text for text, _ in entries], loc="outside right center",
                   fontsize="small", title=shorten(title, 40) if title else None, title_fontsize="small",
                   ncols=1 if len(entries) <= 16 else 2)
 
 
 def _constant_notes(quantities: Sequence[Quantity], values: list[tuple], vary: list[int]) -> list[str]:
-    """"label value" for each quantity that has one value over the whole figure."""
+    """Each quantity that has one value over the whole figure, as it reads beside others ("radius 0.2 m",
+    "300 MHz", "θ-polarised")."""
     if not values:
         return []
     shown = [(quantities[i], values[0][i]) for i in range(len(quantities)) if i not in vary and values[0][i] is not None]
-    return [q.text(v) if q.named else f"{q.label} {q.text(v)}" for q, v in shown]
+    return [q.text(v) for q, v in shown]
 
 
-def _left_out_notes(plot: SweepPlot, low: list[_Line], thinned: int, lines: list[_Line],
+def _left_out_notes(plot: SweepPlot, low: list[_Line], thinned: str, lines: list[_Line],
                     panel_vary: list[int]) -> list[str]:
     """What the figure leaves out: components below the floor (and where), lines thinned, points not joined."""
     notes = []
@@ -321,7 +332,7 @@ def _left_out_notes(plot: SweepPlot, low: list[_Line], thinned: int, lines: list
                               for line in low)
         notes.append(f"not drawn, more than {plot.floor_db:g} dB below the peak: {'; '.join(where)}")
     if thinned:
-        notes.append(f"{thinned} lines left out to keep {MAX_LINES} per panel")
+        notes.append(thinned)
     if any(len({x for x, _ in line.points}) != len(line.points) for line in lines):
         notes.append("points sharing an x are not joined")
     return notes
@@ -345,10 +356,13 @@ def _style_axis(ax, plot: SweepPlot, bottom: bool, left: bool) -> None:
 
 
 def sweep_figures(plots: SweepPlots, axes: Sequence, columns: Sequence[str], rows: list[dict],
-                  wanted: Sequence[str] = ()) -> list[tuple[str, object]]:
-    """(name, Figure) for each figure the sweep draws (figures_to_draw); axes: the sweep's Axis tuple (spec.py),
-    rows: its table rows (table.table_rows)."""
-    drawn = [(p.name, draw(p, axes, rows, plots)) for p in figures_to_draw(plots, axes, columns, rows, wanted)]
+                  wanted: Sequence[str] = (), zipped: bool = False) -> list[tuple[str, object]]:
+    """(name, Figure) for each figure the sweep draws (figures_to_draw); axes: the sweep's Axis tuple
+    (spec.py), rows: its table rows (table.table_rows). The other axes split lines, except where they are
+    zipped (paired with x, so a line each would be a point each) and blocks axes (the parts of one list,
+    told apart by the study's own columns)."""
+    split_axes = () if zipped else axes
+    drawn = [(p.name, draw(p, split_axes, rows, plots)) for p in figures_to_draw(plots, axes, columns, rows, wanted)]
     return [(name, figure) for name, figure in drawn if figure is not None]
 
 

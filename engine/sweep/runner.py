@@ -150,7 +150,7 @@ def sweep_report_figures(spec: SweepSpec, outcomes) -> list[tuple[str, object]]:
     """(name, matplotlib Figure) for each plot of the finished sweep: the PNGs `paraflux sweep` writes and
     the window's sweep panel shows."""
     columns, rows = table_rows(spec.axes, outcomes)
-    return sweep_figures(declared_plots(spec), spec.axes, columns, rows, spec.plots)
+    return sweep_figures(declared_plots(spec), spec.axes, columns, rows, spec.plots, spec.zip)
 
 
 def _cancelled_message(points, outcomes: dict, points_dir: Path) -> str:
