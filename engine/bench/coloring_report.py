@@ -57,9 +57,9 @@ def _balance(data: dict) -> list[str]:
 
 def _against_paper(data: dict) -> list[str]:
     """Against paper 002's Tables 1 and 3."""
-    lines = ["", "## Against the paper", "",
+    lines = section("Against the paper", [
              *table(["mesh", "elements", "paper OFCM ms", "ParaFlux OFCM ms", "paper FCM ms", "ParaFlux FCM ms",
-                     "paper CCM ms", "ParaFlux CCM ms"], "lrrrrrrr")]
+                     "paper CCM ms", "ParaFlux CCM ms"], "lrrrrrrr")])
     for mesh in data["meshes"]:
         m = mesh["methods"]
         if mesh["case"] == "solenoid":
@@ -102,11 +102,11 @@ def _per_method_solves(data: dict) -> list[str]:
     meshes = [r for r in data["meshes"] if r.get("solve", {}).get("per_method")]
     if not meshes:
         return []
-    lines = ["", "## Coloured accumulation with each method's colour groups", "",
+    lines = section("Coloured accumulation with each method's colour groups", [
              "Coloured / atomic time per iteration of the same solve (fused reduction), with the groups as the "
              "method made them -> after the balancing pass; in brackets the coloured solve's microseconds per "
              "iteration after balancing.", "",
-             *table(["elements", "atomic us/iteration", *METHODS], "r" * (2 + len(METHODS)))]
+             *table(["elements", "atomic us/iteration", *METHODS], "r" * (2 + len(METHODS)))])
     for mesh in meshes:
         s = mesh["solve"]
         atomic = s["atomic"]["seconds_per_iteration"]

@@ -76,12 +76,12 @@ def _per_iteration_table(data: dict) -> list[str]:
     """Time per iteration and its bandwidth fraction."""
     variants = gpu_reductions()
     copy_bw = data["copy_bandwidth_bytes_per_s"]
-    lines = ["", "## Time per iteration (microseconds) and bandwidth", "",
+    lines = section("Time per iteration (microseconds) and bandwidth", [
               "GPU cells: time per iteration of the iteration loop (CUDA events, convergence checks included) "
               "and, in brackets, the bytes an iteration must move (element data once, node vectors once per "
               "kernel of the fused scheme) per that time as a fraction of the copy bandwidth.", "",
               *table(["elements", "MB/iteration", "serial", "NumPy", "SciPy CSR CG", *(f"GPU {v}" for v in variants),
-                      "CuPy CSR CG"], "r" * (6 + len(variants)))]
+                      "CuPy CSR CG"], "r" * (6 + len(variants)))])
     for size in data["sizes"]:
         cells = [f"{size['elements']:,}", f"{size['bytes_per_iteration'] / 1e6:.1f}"]
         cells += [f"{1e6 * _per_iteration(size[k]):.1f}" for k in ("serial", "numpy", "scipy_csr_cg")]
@@ -96,9 +96,9 @@ def _per_iteration_table(data: dict) -> list[str]:
 def _speed_up_table(data: dict) -> list[str]:
     """Speed-up over the serial baseline, beside paper 000's."""
     variants = gpu_reductions()
-    lines = ["", "## Speed-up over the serial baseline (total solve time)", "",
+    lines = section("Speed-up over the serial baseline (total solve time)", [
               *table(["elements", *(f"GPU {v}" for v in variants), "CuPy CSR CG", "paper: unoptimised",
-                      "paper: optimised"], "r" * (4 + len(variants)))]
+                      "paper: optimised"], "r" * (4 + len(variants)))])
     for size in data["sizes"]:
         its = size["gpu"]["fused"]["iterations"]
         serial, extrapolated = _total(size["serial"], its)

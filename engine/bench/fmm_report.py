@@ -43,7 +43,7 @@ def _every_run(data: dict) -> list[str]:
 
 
 def _paper_form(data: dict) -> list[str]:
-    lines = ["", "## In the paper's form (its Tables 1-3): error, time and memory per M2L scheme", ""]
+    lines = section("In the paper's form (its Tables 1-3): error, time and memory per M2L scheme", [])
     full = [c for c in data["cases"] if len({r["scheme"] for r in c["runs"]}) > 2]
     if not full:
         return lines
@@ -97,12 +97,12 @@ def _brute_force(data: dict) -> list[str]:
     cases = [c for c in data["cases"] if "keops" in c]
     if not cases:
         return []
-    lines = ["", "## Brute force on the GPU: ours and KeOps", "",
+    lines = section("Brute force on the GPU: ours and KeOps", [
              "Both over all N^2 pairs in FP64, potential and gradient at every point, from host memory to host "
              "memory, after a warm-up that compiles them; KeOps's error is against our direct sum on the sampled "
              "targets.", "",
              *table(["points", "N", "ours s", "KeOps s", "KeOps device", "KeOps error (potential / gradient)"],
-                    "lrrrlr")]
+                    "lrrrlr")])
     for c in cases:
         k, ours = c["keops"], c.get("direct_gpu_seconds")
         ours_cell = "" if ours is None else f"{ours:.4f}"
@@ -124,7 +124,7 @@ def _equal_error(data: dict) -> list[str]:
     cases = [c for c in data["cases"] if (c.get("at_precision") or {}).get("fmm3d_sweep")]
     if not cases:
         return []
-    lines = ["", "## Peers at equal achieved error", "",
+    lines = section("Peers at equal achieved error", [
              "Ours from scratch (points in host memory to potential and gradient in host memory; tree, lists and "
              "operators built on the GPU; standard M2L), the fastest of its separations and leaf sizes (all runs: "
              "the next table); FMM3D on all host threads at the requested precisions "
@@ -132,7 +132,7 @@ def _equal_error(data: dict) -> list[str]:
              "larger of potential and gradient.", "",
              *table(["points", "N", "ParaFlux eps asked, p (separation, leaf)", "ParaFlux error",
                      "ParaFlux from scratch s", "ParaFlux apply s", "FMM3D eps asked, threads", "FMM3D error",
-                     "FMM3D s", "FMM3D / ParaFlux"], "l" + "r" * 9)]
+                     "FMM3D s", "FMM3D / ParaFlux"], "l" + "r" * 9)])
     for case in cases:
         sweep, runs = case["at_precision"]["fmm3d_sweep"], _fitted(case)
         for eps in dict.fromkeys(r["precision"] for r in runs):

@@ -62,9 +62,8 @@ def _header_and_times(data: dict) -> list[str]:
 def _effective_rates(data: dict) -> list[str]:
     """Effective GFLOP/s (textbook count) per GPU variant."""
     m = data["config"]["elements"]
-    lines = ["", "## Effective GFLOP/s (textbook count), fraction of the measured FP64 GEMM rate, speed-up over "
-              "`serial`", "",
-              *table(["p", *GPU_VARIANTS], "r" + "l" * len(GPU_VARIANTS))]
+    lines = section("Effective GFLOP/s (textbook count), fraction of the measured FP64 GEMM rate, speed-up over "
+                    "`serial`", table(["p", *GPU_VARIANTS], "r" + "l" * len(GPU_VARIANTS)))
     for order in data["orders"]:
         peak = order["dgemm_flops"]
         flops = order["textbook_flops_per_element"] * m
@@ -81,9 +80,9 @@ def _effective_rates(data: dict) -> list[str]:
 def _fastest_counted(data: dict) -> list[str]:
     """The fastest GPU variant, with the flops it performs."""
     m = data["config"]["elements"]
-    lines = ["", "## The fastest GPU variant, counted honestly (the flops it performs)", "",
+    lines = section("The fastest GPU variant, counted honestly (the flops it performs)", [
               *table(["p", "fastest", "s", "flops performed / element", "GFLOP/s", "fraction of FP64 GEMM",
-                      "over serial", "gemm's batched DGEMM alone: s (fraction)"], "rlrrrrrr")]
+                      "over serial", "gemm's batched DGEMM alone: s (fraction)"], "rlrrrrrr")])
     for order in data["orders"]:
         v, t = _best_gpu(order)
         actual = order["variants"][v]["actual_flops_per_element"] * m
@@ -95,9 +94,9 @@ def _fastest_counted(data: dict) -> list[str]:
 
 def _against_slides(data: dict) -> list[str]:
     """Against the slides' Table 3."""
-    lines = ["", "## Against the slides' Table 3 (m = 10,000; E5-2609 one core -O3, GTX680)", "",
+    lines = section("Against the slides' Table 3 (m = 10,000; E5-2609 one core -O3, GTX680)", [
               *table(["p", "slides -O3 s", "ParaFlux serial s", "slides AI speed-up", "ParaFlux AI",
-                      "slides AII speed-up", "ParaFlux AII", "ParaFlux fastest"], "r" * 8)]
+                      "slides AII speed-up", "ParaFlux AII", "ParaFlux fastest"], "r" * 8)])
     for order in data["orders"]:
         if order["order"] not in PAPER_TABLE_3:
             continue
@@ -113,10 +112,10 @@ def _against_slides(data: dict) -> list[str]:
 
 def _agreement(data: dict) -> list[str]:
     """Agreement of every variant with gemm."""
-    lines = ["", "## Agreement (largest |K - K_gemm| / max |K_gemm| on the first elements, float64)", "",
+    lines = section("Agreement (largest |K - K_gemm| / max |K_gemm| on the first elements, float64)", [
               *table(["p", *VARIANTS], "r" * (1 + len(VARIANTS)),
                      [(o["order"], *(f"{o['max_relative_difference_from_gemm'][v]:.1e}" for v in VARIANTS))
-                      for o in data["orders"]])]
+                      for o in data["orders"]])])
     return lines
 
 

@@ -54,8 +54,8 @@ def _header(data: dict) -> list[str]:
 def _table1(data: dict) -> list[str]:
     """Paper 003's Table 1 form: serial seconds, ours and the paper's."""
     rhs_all = data["config"]["rhs"]
-    lines = ["", "## Table 1 form: serial seconds (one core)", "",
-              *table(["numS (ours / paper)", *(f"{r} rhs: ours | paper" for r in rhs_all)], "l" + "rr" * len(rhs_all))]
+    lines = section("Table 1 form: serial seconds (one core)", [
+              *table(["numS (ours / paper)", *(f"{r} rhs: ours | paper" for r in rhs_all)], "l" + "rr" * len(rhs_all))])
     for case in data["cases"]:
         key = _paper_key(case["n_outer"])
         cells = []
@@ -68,9 +68,9 @@ def _table1(data: dict) -> list[str]:
 
 def _gpu_strategies(data: dict) -> list[str]:
     """The GPU loops per S size and right-hand sides."""
-    lines = ["", "## GPU strategies", "",
+    lines = section("GPU strategies", [
               *table(["numS", "rhs", "loop", "s", "s with transfers", "GFLOP/s (ours)", "GFLOP/s (paper's count)",
-                      "acceleration over serial", "check"], "rrlrrrrrr")]
+                      "acceleration over serial", "check"], "rrlrrrrrr")])
     for case in data["cases"]:
         for r in case["gpu"]:
             serial = _serial(data, case["n_outer"], r["n_rhs"])
@@ -86,7 +86,7 @@ def _cpu_strategies(data: dict) -> list[str]:
     lines = []
     if data.get("cpu"):
         cpu = data["cpu"]
-        lines += ["", f"## CPU strategies (all host threads), scaled to numS = {cpu['n_outer']:,}", ""]
+        lines += section(f"CPU strategies (all host threads), scaled to numS = {cpu['n_outer']:,}", [])
         if any(r["loop"] == "fmm" for r in cpu["rows"]):
             lines += [f"fmm: FMM3D's vector Helmholtz FMM (fmm3dpy) at requested precision "
                       f"{data['config']['fmm_precision']:g}, measured on the whole of S; its check is that "
@@ -108,8 +108,8 @@ def _cpu_strategies(data: dict) -> list[str]:
 
 def _table3(data: dict) -> list[str]:
     """Paper 003's Table 3 form: GFLOP/s at the largest numS, one right-hand side."""
-    lines = ["", "## Table 3 form: GFLOP/s at the largest numS, one right-hand side (paper's count)", "",
-              *table(["strategy", "ours", "paper (40 Xeon cores, P100)"], "lrr")]
+    lines = section("Table 3 form: GFLOP/s at the largest numS, one right-hand side (paper's count)", [
+              *table(["strategy", "ours", "paper (40 Xeon cores, P100)"], "lrr")])
     last = data["cases"][-1]
     paper_of = {"cpu-sprime": "omp_S'", "cpu-s": "omp_S", "cuda-s": "cuda_S"}
     for r in [r for r in last["gpu"] if r["n_rhs"] == 1]:
@@ -134,7 +134,7 @@ def _several_gpus(data: dict) -> list[str]:
     lines = []
     multi = [(c, r) for c in data["cases"] for r in c.get("multi_gpu", [])]
     if multi:
-        lines += ["", "## Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each", "",
+        lines += section("Several GPUs: S split, cuda-s (multi-gpu) or cuda-tiled (multi-gpu-tiled) on each", [
                   "Wall: one application, from the currents on the host to the fields on the host, by an operator "
                   "built once (MultiGpuOperator: S's and S' points resident on each GPU, as across FE-IIIEE "
                   "iterations, where only the currents change); each call queues every GPU's work from one host "
@@ -143,7 +143,7 @@ def _several_gpus(data: dict) -> list[str]:
                   "Kernels: the slowest GPU's kernel time (CUDA events). Set-up: building the operator (a stream "
                   "per GPU, the points' upload), once.", "",
                   *table(["numS", "rhs", "loop", "GPUs", "s wall", "speed-up (wall)", "s kernels", "speed-up (kernels)",
-                          "efficiency (kernels)", "s set-up", "check"], "rrl" + "r" * 8)]
+                          "efficiency (kernels)", "s set-up", "check"], "rrl" + "r" * 8)])
         for c, r in multi:
             wall, kern = _speed_up(c, r, "seconds"), _speed_up(c, r)
             setup = f"{r['setup_seconds']:.3g}" if "setup_seconds" in r else ""
