@@ -1,6 +1,11 @@
 """What every benchmark report shares, so that a report module holds only its own tables and the reasons behind
 its verdicts: the header (device, date, command, code, versions, a run cut short, option names renamed since),
-the earlier runs joined in, Markdown tables and sections, and targets stated as met, MISSED or NOT MEASURED."""
+the earlier runs joined in, Markdown tables and sections, and targets stated as met, MISSED or NOT MEASURED.
+
+A new report reads, e.g.:
+    page([*header(title, f"- Device: {data['gpu']['device']}", data), *merged_runs(data),
+          *section("Times", table(["case", "s"], "lr", [(c["name"], f"{c['seconds']:.3g}") for c in data["cases"]])),
+          *section("Targets", [target(f"under 1 s: {t:.2f} s", t < 1.0), reason("...")])])"""
 
 from __future__ import annotations
 
