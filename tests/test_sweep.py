@@ -363,7 +363,8 @@ def test_example_sphere_sweep_file_reads():
 
 def scattering_outcomes(frequencies, incidences, directions, sigma):
     """Point outcomes as a scattering sweep over problem.frequency makes them: a row per incidence
-    (theta, phi, polarisation) and far-field direction, sigma(f, incidence, theta, phi) -> (dBsm, dBsm)."""
+    (theta, phi, polarisation) and far-field direction (a list, or directions(incidence) -> list),
+    sigma(f, incidence, theta, phi) -> (dBsm, dBsm)."""
     from paraflux.engine.sweep.task import PointOutcome
 
     outcomes = []
@@ -372,7 +373,8 @@ def scattering_outcomes(frequencies, incidences, directions, sigma):
                       "theta_deg": t, "phi_deg": p,
                       **dict(zip(("sigma_theta_dbsm", "sigma_phi_dbsm"), sigma(f, (it, ip, pol), t, p))),
                       "converged": True, "iterations": 3}
-                     for i, (it, ip, pol) in enumerate(incidences) for t, p in directions)
+                     for i, (it, ip, pol) in enumerate(incidences)
+                     for t, p in (directions((it, ip, pol)) if callable(directions) else directions))
         outcomes.append(PointOutcome(f"p{f:.0f}", {"problem.frequency": f}, "done", rows))
     return outcomes
 
@@ -452,17 +454,19 @@ def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so(
     assert len(figures["rcs-vs-problem.frequency"].get_axes()[0].get_lines()) == 2  # sigma_theta at 0 and 180
 
 
+def monostatic_figures():
+    """19 incidences around the horizon (theta 90, phi 0 to 180), each with its back-scatter direction."""
+    incidences = [(90.0, float(p), "theta") for p in range(0, 181, 10)]
+    return scattering_figures(scattering_outcomes(FREQUENCIES, incidences, lambda inc: [inc[:2]],
+                                                  lambda f, inc, t, p: (-20.0 + p / 30 + f / 1e8, -30.0 + p / 30)),
+                              FREQUENCIES)
+
+
 def test_monostatic_sweep_plots_against_the_angle_that_moves():
     """19 incidences around the horizon, each with its back-scatter direction: RCS against phi (a panel for
     the theta = 90 cut), no RCS against theta; against frequency 6 incidences (both components of each,
     12 lines), evenly spaced, the legend reading their phi, and the title saying so."""
-    incidences = [(90.0, float(p), "theta") for p in range(0, 181, 10)]
-    outcomes = scattering_outcomes(FREQUENCIES, incidences, [], None)
-    outcomes = [o.__class__(o.key, o.values, o.status, tuple(
-        {"incidence": i, "inc_theta_deg": 90.0, "inc_phi_deg": p, "polarization": "theta", "theta_deg": 90.0,
-         "phi_deg": p, "sigma_theta_dbsm": -20.0 + p / 30 + o.values["problem.frequency"] / 1e8,
-         "sigma_phi_dbsm": -30.0 + p / 30} for i, (_, p, _) in enumerate(incidences))) for o in outcomes]
-    figures = scattering_figures(outcomes, FREQUENCIES)
+    figures = monostatic_figures()
     assert list(figures) == ["rcs-vs-problem.frequency", "rcs-vs-phi"]
     (ax,) = figures["rcs-vs-phi"].get_axes()
     assert ax.get_title() == "" and "monostatic, θ-polarised" in figures["rcs-vs-phi"].get_suptitle()
@@ -475,21 +479,26 @@ def test_monostatic_sweep_plots_against_the_angle_that_moves():
     assert by_frequency.legends[0].get_title().get_text() == "incidence φ"
 
 
-def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and_cut():
-    """A blocks axis (no key axis): no RCS against a swept key; against theta a panel per incidence and cut,
-    not a line per block."""
+def blocks_figures():
+    """Two incidences (from phi 0 and 90) split over two points by a blocks axis, at one frequency."""
     from paraflux.engine.sweep.spec import Axis
     from paraflux.engine.sweep.task import PointOutcome
 
     outcomes = [PointOutcome(f"b{block}", {"incidence.phi_deg": block}, "done", o.rows) for block, o in
                 enumerate(scattering_outcomes([300e6], [(0.0, 90.0 * block, "theta")], DIRECTIONS, sphere_like)[0]
                           for block in (0, 1))]
-    figures = scattering_figures(outcomes, (), (Axis("blocks", "incidence.phi_deg", (0, 1)),))
+    return scattering_figures(outcomes, (), (Axis("blocks", "incidence.phi_deg", (0, 1)),))
+
+
+def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and_cut():
+    """A blocks axis (no key axis): no RCS against a swept key; against theta a panel per incidence and cut,
+    not a line per block."""
+    figures = blocks_figures()
     assert list(figures) == ["rcs-vs-theta"]
     panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
     assert [a.get_title() for a in panels] == [
-        "from θ 0°, φ 0°, θ-polarised, E-plane (φ 0°)", "from θ 0°, φ 0°, θ-polarised, H-plane (φ 90°)",
-        "from θ 0°, φ 90°, θ-polarised, H-plane (φ 0°)", "from θ 0°, φ 90°, θ-polarised, E-plane (φ 90°)"]
+        "incidence from θ 0°, φ 0°, θ-polarised, E-plane (φ 0°)", "incidence from θ 0°, φ 0°, θ-polarised, H-plane (φ 90°)",
+        "incidence from θ 0°, φ 90°, θ-polarised, H-plane (φ 0°)", "incidence from θ 0°, φ 90°, θ-polarised, E-plane (φ 90°)"]
     assert [len(a.get_lines()) for a in panels] == [2] * 4
 
 
@@ -497,14 +506,18 @@ def boxes_overlap(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
-def test_sweep_figures_are_legible():
+def sphere_figures():
+    return scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, sphere_like),
+                              FREQUENCIES)
+
+
+@pytest.mark.parametrize("make", [sphere_figures, monostatic_figures, blocks_figures])
+def test_sweep_figures_are_legible(make):
     """Drawn as the PNG is: no two tick labels of an axis overlap, the legend lies outside every panel, and
     the title, labels and legend lie within the figure."""
-    figures = scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, sphere_like),
-                                 FREQUENCIES)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    for figure in figures.values():
+    for figure in make().values():
         canvas = FigureCanvasAgg(figure)
         canvas.draw()
         renderer = canvas.get_renderer()

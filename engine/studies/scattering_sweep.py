@@ -121,7 +121,7 @@ def phi_cuts(rows: list[dict]) -> list[dict]:
 def _angle_plot(name: str, angle: str, symbol: str, select) -> SweepPlot:
     return SweepPlot(name, f"RCS against {symbol}", SIGMA,
                      x=Quantity(angle, symbol, "°"),
-                     panels=(Quantity("source", "incidence", named=False), Quantity("cut", "cut", named=False)),
+                     panels=(Quantity("source", "incidence"), Quantity("cut", "cut", named=False)),
                      select=select, y_label="RCS (dBsm)", floor_db=FLOOR_DB)
 
 

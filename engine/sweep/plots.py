@@ -242,7 +242,7 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
             ax.plot(*zip(*line.points), linestyle=_style(picture, line) if joined else "none",
                     color=_colour(picture, line), marker=_marker(line), markersize=3.5)
         if picture.panel_vary:
-            ax.set_title(shorten(", ".join(plot.panels[i].text(panel[i]) for i in picture.panel_vary), 48),
+            ax.set_title(shorten(", ".join(plot.panels[i].text(panel[i]) for i in picture.panel_vary), 60),
                          fontsize="medium")
         _style_axis(ax, plot, index + columns >= len(picture.panels), index % columns == 0)  # no panel below
     if plot.floor_db is not None:  # deep nulls (an exact zero is -400 dB) would squash the rest
