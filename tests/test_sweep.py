@@ -446,7 +446,8 @@ def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so(
         co = -5.0 + t / 90
         return (co, -400.0) if p == 0.0 else (-400.0, co)
 
-    figures = scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, co_polar), FREQUENCIES)
+    outcomes = scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, co_polar)
+    figures = scattering_figures(outcomes, FREQUENCIES)
     panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
     assert [len(a.get_lines()) for a in panels] == [3, 3]
     assert all(min(line.get_ydata()) > -100 for a in panels for line in a.get_lines())
@@ -496,9 +497,8 @@ def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and
     figures = blocks_figures()
     assert list(figures) == ["rcs-vs-theta"]
     panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
-    assert [a.get_title() for a in panels] == [
-        "incidence from θ 0°, φ 0°, θ-polarised, E-plane (φ 0°)", "incidence from θ 0°, φ 0°, θ-polarised, H-plane (φ 90°)",
-        "incidence from θ 0°, φ 90°, θ-polarised, H-plane (φ 0°)", "incidence from θ 0°, φ 90°, θ-polarised, E-plane (φ 90°)"]
+    assert [a.get_title() for a in panels] == [f"incidence from θ 0°, φ {phi}°, θ-polarised, {cut}" for phi, cut in (
+        (0, "E-plane (φ 0°)"), (0, "H-plane (φ 90°)"), (90, "H-plane (φ 0°)"), (90, "E-plane (φ 90°)"))]
     assert [len(a.get_lines()) for a in panels] == [2] * 4
 
 
@@ -528,7 +528,8 @@ def test_sweep_figures_are_legible(make):
             assert not boxes_overlap(legend, ax.get_window_extent(renderer))
             texts += [ax.xaxis.label, ax.yaxis.label, ax.title]
             for axis in (ax.xaxis, ax.yaxis):
-                ticks = [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                ticks = [t.get_window_extent(renderer) for t in axis.get_ticklabels()
+                         if t.get_visible() and t.get_text()]
                 assert 3 <= len(ticks) <= 8 or (axis is ax.yaxis and not ticks)  # a shared y axis labels once
                 assert not any(boxes_overlap(a, b) for i, a in enumerate(ticks) for b in ticks[i + 1:])
         for text in texts:
@@ -553,6 +554,18 @@ def test_key_naming_what_the_mesh_lacks_is_refused_before_any_point_runs(tmp_pat
     assert not (tmp_path / "out").exists()
     spec = sweep_spec(tmp_path, [{"key": "boundaries.BC.value", "values": [1.0, 2.0]}])
     assert len(grid_points(spec)) == 2
+
+
+def test_boundary_names_of_a_mesh_file_are_read_without_meshing(tmp_path):
+    """A problem on a mesh file: the file's named boundaries (not its regions) are what a key may name."""
+    from importlib import resources
+
+    problem = str(resources.files("paraflux.resources") / "problems" / "open-slot-from-file.toml")
+    axes = [{"key": "boundaries.BC.value", "values": [1.0, 2.0]}]
+    assert len(grid_points(parse_sweep({"sweep": {"problem": problem}, "axes": axes}, tmp_path))) == 2
+    axes = [{"key": "boundaries.NOPE.value", "values": [1.0, 2.0]}]
+    with pytest.raises(ProblemError, match=r"has no boundary 'NOPE'; it has: AB, CDE, BC, EA$"):
+        parse_sweep({"sweep": {"problem": problem}, "axes": axes}, tmp_path)
 
 
 def test_other_studies_plot_their_outputs_with_units_against_the_swept_key():

@@ -60,8 +60,8 @@ def chosen_directions(rows: list[dict]) -> list[dict]:
         named = {}
         for row in group:
             u = _unit(row["theta_deg"], row["phi_deg"])
-            name = "back-scatter" if np.allclose(u, back, atol=1e-9) else "forward" if np.allclose(u, -back, atol=1e-9) \
-                else None
+            name = ("back-scatter" if np.allclose(u, back, atol=1e-9)
+                    else "forward" if np.allclose(u, -back, atol=1e-9) else None)
             label = name or _angles(row["theta_deg"], row["phi_deg"])
             if (name or len(group) <= FEW_DIRECTIONS) and label not in named:  # a pole's first phi names it
                 named[label] = {**row, "direction": label, "polarised": POLARISED[row["polarization"]]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -72,7 +72,7 @@ class SweepPlots:
     label's `{}`: "boundaries.*.value" -> "value on {}")."""
 
     figures: tuple[SweepPlot, ...] = ()
-    quantities: tuple[Quantity, ...] = field(default=())
+    quantities: tuple[Quantity, ...] = ()
 
     def quantity(self, column: str) -> Quantity:
         """The declared quantity of a column, else a label made from its dotted key ("case.elements" ->
@@ -238,8 +238,7 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
     grid = figure.subplots(rows_of_panels, columns, sharey=True, squeeze=False)
     for index, (ax, panel) in enumerate(zip(grid.flat, picture.panels)):
         for line in (line for line in picture.lines if line.panel == panel):
-            joined = len({x for x, _ in line.points}) == len(line.points)  # a line never doubles back
-            ax.plot(*zip(*line.points), linestyle=_style(picture, line) if joined else "none",
+            ax.plot(*zip(*line.points), linestyle=_style(picture, line) if _joined(line) else "none",
                     color=_colour(picture, line), marker=_marker(line), markersize=3.5)
         if picture.panel_vary:
             ax.set_title(shorten(", ".join(plot.panels[i].text(panel[i]) for i in picture.panel_vary), 60),
@@ -275,9 +274,14 @@ def _style(picture: _Picture, line: _Line) -> str:
     return STYLES[picture.ys.index(line.y.column) % len(STYLES)] if len(picture.keys) > 1 else "-"
 
 
+def _joined(line: _Line) -> bool:
+    """Whether the line's points have distinct x, so that joining them never doubles back."""
+    return len({x for x, _ in line.points}) == len(line.points)
+
+
 def _marker(line: _Line) -> str | None:
-    joined = len({x for x, _ in line.points}) == len(line.points)
-    return "o" if len(line.points) < 25 or not joined else None
+    """Dots on a line of few points, or on points not joined."""
+    return "o" if len(line.points) < 25 or not _joined(line) else None
 
 
 def _key_text(picture: _Picture, key: tuple) -> str:
@@ -318,7 +322,7 @@ def _constant_notes(quantities: Sequence[Quantity], values: list[tuple], vary: l
     "300 MHz", "θ-polarised")."""
     if not values:
         return []
-    shown = [(quantities[i], values[0][i]) for i in range(len(quantities)) if i not in vary and values[0][i] is not None]
+    shown = [(q, values[0][i]) for i, q in enumerate(quantities) if i not in vary and values[0][i] is not None]
     return [q.text(v) for q, v in shown]
 
 
@@ -333,7 +337,7 @@ def _left_out_notes(plot: SweepPlot, low: list[_Line], thinned: str, lines: list
         notes.append(f"not drawn, more than {plot.floor_db:g} dB below the peak: {'; '.join(where)}")
     if thinned:
         notes.append(thinned)
-    if any(len({x for x, _ in line.points}) != len(line.points) for line in lines):
+    if not all(_joined(line) for line in lines):
         notes.append("points sharing an x are not joined")
     return notes
 

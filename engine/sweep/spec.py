@@ -219,14 +219,20 @@ def _check_named_entries(spec: SweepSpec, problem) -> None:
         name = rest.split(".")[0]
         if table not in ("regions", "boundaries") or not name:
             continue
-        given = list(spec.base[table]) if isinstance(spec.base.get(table), dict) else []
+        given = _names(spec.base, table)
         if name in given:
             continue
-        known = given if table == "regions" else list(dict.fromkeys([*given, *_mesh_boundaries(problem)]))
+        known = given if table == "regions" else [  # a mesh file names its regions too
+            n for n in dict.fromkeys([*given, *_mesh_boundaries(problem)]) if n not in _names(spec.base, "regions")]
         if name not in known:
             what = "region" if table == "regions" else "boundary"
             raise ProblemError(f"sweep key {axis.name}: the problem's mesh has no {what} '{name}'; it has: "
                                f"{', '.join(known) or 'none'}")
+
+
+def _names(data: dict, table: str) -> list[str]:
+    """The entry names of a [table.NAME] table of a problem-file dictionary."""
+    return list(data[table]) if isinstance(data.get(table), dict) else []
 
 
 def _mesh_boundaries(problem) -> list[str]:
