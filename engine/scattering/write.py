@@ -30,8 +30,9 @@ def rcs_rows(result) -> list[tuple]:
 
 
 def scattering_summary(result) -> dict:
-    """summary.json: convergence per incidence, sizes, the linear solver, time per phase, and how many
-    columns the incidences iterated as with the seconds of the iteration's parts."""
+    """summary.json: convergence per incidence, sizes, the linear solver and its factor's figures (cuDSS: its
+    memory estimates in bytes), time per phase and where each ran, and how many columns the incidences iterated
+    as with the seconds of the iteration's parts."""
     p = result.problem
     converged = [bool(c) for c in result.converged]
     abc = max(float(np.abs(dbsm(a) - dbsm(b)).max()) for a, b in
@@ -43,6 +44,7 @@ def scattering_summary(result) -> dict:
             "elements": result.mesh.n_elements, "edges": result.n_edges, "dofs": result.n_dofs,
             "nedelec_order": p.solver.order, "acceleration": p.solver.acceleration, "loop": p.solver.loop,
             "linear_solver": result.linear_solver, "factor_nonzeros": result.factor_nonzeros,
+            "factor": dict(result.factor_details), "phase_devices": dict(result.devices),
             "backend": result.backend, "incidences": len(p.incidences),
             "abc_largest_difference_db": abc, "timings_s": dict(result.timings),
             "columns_iterated": result.columns, "iteration_phases_s": dict(result.iteration_timings)}
