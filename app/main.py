@@ -745,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1 and argv[1] == "--screenshots":
         from . import screenshots  # noqa: PLC0415
 
-        return screenshots.main(app, argv[2] if len(argv) > 2 else "docs/screenshots", argv[3:])
+        return screenshots.main(app, MainWindow, argv[2] if len(argv) > 2 else "docs/screenshots", argv[3:])
     window = MainWindow()
     if len(argv) > 1:
         window.set_problem_path(Path(argv[1]))

@@ -42,7 +42,7 @@ def colour_bar(title: str, labels: int = 5, digits: int = 3) -> dict:
     """scalar_bar_args of a vertical colour bar at the view's right edge: a few labels of `digits` significant
     digits and the title with its unit."""
     return {"title": title, "color": "black", "n_labels": labels, "fmt": f"%.{digits}g", "vertical": True,
-            "position_x": 0.86, "position_y": 0.12, "width": 0.07, "height": 0.7, "title_font_size": 14,
+            "position_x": 0.84, "position_y": 0.12, "width": 0.06, "height": 0.7, "title_font_size": 14,
             "label_font_size": 13, "bold": False, "shadow": False}
 
 def mesh_grid(mesh) -> pv.PolyData:
@@ -157,7 +157,7 @@ class ResultView(QtInteractor):
         stress = self.grid.point_data["von_mises"]
         low, top = colour_range(stress, clip=True)
         self.add_mesh(self.grid, scalars="von_mises", cmap="turbo", clim=(low, top), name="field",
-                      scalar_bar_args=colour_bar("von Mises stress (Pa)", digits=3 if top - low > 0.05 * top else 4))
+                      scalar_bar_args=colour_bar("von Mises (Pa)", digits=3 if top - low > 0.05 * top else 4))
         self._note_clip(stress, top, "Pa")
         self.add_mesh(undeformed, style="wireframe", color="black", opacity=0.4, line_width=1.0,
                       name="undeformed")
@@ -216,7 +216,7 @@ class ResultView(QtInteractor):
         b = self.grid.cell_data["B_magnitude"]
         top = float(np.percentile(b, CLIP_PERCENTILE)) or 1.0
         self.add_mesh(self.grid, scalars="B_magnitude", cmap="viridis", show_edges=False, clim=(0.0, top),
-                      scalar_bar_args=colour_bar("|B| (T)"), name="field")
+                      scalar_bar_args=colour_bar("B magnitude (T)"), name="field")
         self._note_clip(b, top, "T")
         self.flux_lines = None
         if "flux" in self.grid.point_data and np.ptp(self.grid.point_data["flux"]) > 0:
@@ -225,8 +225,7 @@ class ResultView(QtInteractor):
                 self.add_mesh(self.flux_lines, color="white", line_width=1.0, opacity=0.8, name="flux")
         self.add_mesh(region_outlines(result), color="black", line_width=1.0, name="regions")
         self.view_xy()
-        self.reset_camera()
-        self.camera.zoom(1.25)  # reset_camera leaves a wide margin around a flat mesh
+        self._frame(0.9)
         self._enable_probing()
         self.render()
 
@@ -298,7 +297,7 @@ class ResultView(QtInteractor):
         self.reset_camera()
         self.render()
 
-    def _frame(self, zoom: float = 0.8) -> None:
+    def _frame(self, zoom: float = 0.7) -> None:
         """Fit the camera to what is drawn, a little farther out so the colour bar at the right stays clear."""
         self.reset_camera()
         self.camera.zoom(zoom)

@@ -100,9 +100,9 @@ class ResultsTable(QtWidgets.QTableWidget):
                 item.setToolTip(text)
                 self.setItem(r, c, item)
         self.resizeColumnsToContents()
-        widest = self.viewport().width() // 3  # a long value (a device's name) elides; its tooltip is whole
-        if self.columnWidth(1) > widest:
-            self.setColumnWidth(1, widest)
+        width = self.viewport().width()  # long labels and values (a device's name) elide, whole in the tooltip
+        for column, share in ((0, 0.45), (1, 0.35)):
+            self.setColumnWidth(column, min(self.columnWidth(column), int(share * width)))
 
     def rows(self) -> list[tuple[str, str, str]]:
         return [tuple(self.item(r, c).text() for c in range(3)) for r in range(self.rowCount())]

@@ -44,15 +44,14 @@ def grab(app, window, size: tuple[int, int], path: Path) -> None:
         raise OSError(f"cannot write {path}")
 
 
-def take_screenshots(app, folder: Path, studies=None) -> list[Path]:
-    """One solve per study (the first case, CPU backends), grabbed at every size of SIZES; the paths written.
-    A solve that fails or does not end raises RuntimeError naming the study."""
-    from .main import MainWindow  # noqa: PLC0415 (the window imports this module's caller)
-
+def take_screenshots(app, make_window, folder: Path, studies=None) -> list[Path]:
+    """One solve per study (the first case, CPU backends) in a window from make_window(remember_layout=False),
+    grabbed at every size of SIZES; the paths written. A solve that fails or does not end raises RuntimeError
+    naming the study."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name in studies or STUDIES:
-        window = MainWindow(remember_layout=False)
+        window = make_window(remember_layout=False)
         errors: list[str] = []
         window.show_error = errors.append
         window.resize(*SIZES[0])
@@ -73,14 +72,14 @@ def take_screenshots(app, folder: Path, studies=None) -> list[Path]:
     return written
 
 
-def main(app, folder: str, studies: list[str]) -> int:
+def main(app, make_window, folder: str, studies: list[str]) -> int:
     """Write the screenshots (of the named studies, or all); 0, or 1 with the reason on stderr."""
     unknown = [s for s in studies if s not in STUDIES]
     if unknown:
         print(f"paraflux-gui --screenshots: unknown studies {unknown}; choose from {list(STUDIES)}", file=sys.stderr)
         return 2
     try:
-        for path in take_screenshots(app, Path(folder), studies):
+        for path in take_screenshots(app, make_window, Path(folder), studies):
             print(f"wrote {path}")
     except (RuntimeError, OSError) as exc:
         print(f"paraflux-gui --screenshots: {exc}", file=sys.stderr)

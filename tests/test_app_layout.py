@@ -135,8 +135,9 @@ def test_the_dock_layout_is_remembered(qtbot, tmp_path):
 
 def test_screenshots_command_writes_both_sizes(qtbot, tmp_path):
     from paraflux.app import screenshots
+    from paraflux.app.main import MainWindow
 
-    written = screenshots.take_screenshots(QtWidgets.QApplication.instance(), tmp_path, ["magnetostatic"])
+    written = screenshots.take_screenshots(QtWidgets.QApplication.instance(), MainWindow, tmp_path, ["magnetostatic"])
     assert [p.name for p in written] == ["magnetostatic-1366x768.png", "magnetostatic-1920x1080.png"]
     for path, (width, height) in zip(written, screenshots.SIZES):
         image = QtGui.QImage(str(path))
