@@ -3,6 +3,7 @@ and the registry read (schema.Schema, variants.VariantAxis), between generated m
 
     <!-- BEGIN reference KIND [SECTION.KEY ...] -->  ...  <!-- END reference -->
     <!-- BEGIN variants STUDY [AXIS ...] -->  ...  <!-- END variants -->
+    <!-- BEGIN cases STUDY -->  ...  <!-- END cases -->
 
 `python -m paraflux.engine.problems.reference --write` rewrites them; `--check` exits 1 where one is stale."""
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from .schema import REQUIRED, Key, Schema, Section
 
-BLOCK = re.compile(r"(<!-- BEGIN (reference|variants) ([^>]*?) -->\n)(.*?)(<!-- END \2 -->)", re.S)
+BLOCK = re.compile(r"(<!-- BEGIN (reference|variants|cases) ([^>]*?) -->\n)(.*?)(<!-- END \2 -->)", re.S)
 TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "table"}
 
 
@@ -105,6 +106,14 @@ def render_variants(study_name: str, only: tuple[str, ...] = ()) -> str:
     return "\n".join(lines)
 
 
+def render_cases(study_name: str) -> str:
+    """A study's built-in cases from the registry: name, title and description."""
+    from ..studies import STUDIES  # noqa: PLC0415
+
+    rows = [f"| `{c.name}` | {_cell(c.title)} | {_cell(c.description)} |" for c in STUDIES[study_name].cases]
+    return "\n".join(["| case | title | what it is |", "|---|---|---|", *rows])
+
+
 def _file_key(schema: Schema, name: str) -> str:
     """Where a variant is set in a problem file (", `[solver] loop`"), "" where no key has its name."""
     sections = [s for s in schema.sections if any(k.name == name for k in s.keys)]
@@ -115,7 +124,8 @@ def update(text: str) -> str:
     """The page with every generated block rendered afresh."""
     def block(match: re.Match) -> str:
         what, (name, *only) = match.group(2), match.group(3).split()
-        body = render_reference(name, tuple(only)) if what == "reference" else render_variants(name, tuple(only))
+        render = {"reference": render_reference, "variants": render_variants, "cases": lambda n, _: render_cases(n)}
+        body = render[what](name, tuple(only))
         return f"{match.group(1)}\n{body}\n\n{match.group(5)}"
 
     return BLOCK.sub(block, text)
