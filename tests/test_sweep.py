@@ -394,8 +394,13 @@ def legend_texts(figure) -> list[str]:
     return [t.get_text() for legend in figure.legends for t in legend.get_texts()]
 
 
-def line_data(ax) -> list[tuple[list, list]]:
-    return [(list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()]
+def curves(ax, reference=False) -> list:
+    """The panel's lines of results, or of the reference (drawn dotted)."""
+    return [line for line in ax.get_lines() if (line.get_linestyle() == ":") == reference]
+
+
+def line_data(ax, reference=False) -> list[tuple[list, list]]:
+    return [(list(line.get_xdata()), list(line.get_ydata())) for line in curves(ax, reference)]
 
 
 DIRECTIONS = [(t, p) for t in range(0, 181, 30) for p in (0.0, 90.0)]  # theta slowest, as the study tabulates them
@@ -423,7 +428,7 @@ def test_scattering_sweep_plots_a_line_per_direction_component_and_frequency_and
     expected = sorted(([300.0, 350.0, 400.0], [sphere_like(f, None, t, 0.0)[c] for f in FREQUENCIES])
                       for t in (0, 180) for c in (0, 1))
     assert sorted(lines) == expected
-    assert legend_texts(by_frequency) == ["back-scatter", "forward", "σθ", "σφ"]
+    assert legend_texts(by_frequency) == ["back-scatter", "forward", "σθ", "σφ", "Mie series"]
     assert "incidence θ 0°, incidence φ 0°, θ-polarised" in by_frequency.get_suptitle()
     assert by_frequency.legends[0].get_title().get_text() == "direction"
 
@@ -437,7 +442,37 @@ def test_scattering_sweep_plots_a_line_per_direction_component_and_frequency_and
                                         [sphere_like(f, None, t, phi)[c] for t in range(0, 181, 30)])
                                        for f in FREQUENCIES for c in (0, 1))
     assert panels[0].get_xlabel() == "θ (°)"
-    assert legend_texts(by_theta) == ["300 MHz", "350 MHz", "400 MHz", "σθ", "σφ"]
+    assert legend_texts(by_theta) == ["300 MHz", "350 MHz", "400 MHz", "σθ", "σφ", "Mie series"]
+
+
+def test_a_sphere_sweep_draws_the_mie_series_beside_each_co_and_cross_polar_line():
+    """The reference is the Mie series of the problem's sphere (radius 0.25 m) at each drawn point: in the
+    E-plane sigma_theta is the series' E-plane RCS and sigma_phi none (an exact zero, below the floor: not
+    drawn), in the H-plane the reverse; against frequency the back-scatter and forward values."""
+    import math
+
+    from paraflux.engine.scattering.mie import pec_sphere_rcs
+    from paraflux.engine.scattering.waves import dbsm
+    from paraflux.engine.truncation.fields import C0
+
+    figures = sphere_figures()
+    theta = [float(t) for t in range(0, 181, 30)]
+    e_plane, h_plane = ([], [])
+    for f in FREQUENCIES:
+        e, h = pec_sphere_rcs(0.25, 2 * math.pi * f / C0, theta)
+        e_plane.append((theta, list(dbsm(e))))
+        h_plane.append((theta, list(dbsm(h))))
+    panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
+    for ax, expected in zip(panels, (e_plane, h_plane)):
+        assert len(curves(ax, reference=True)) == len(FREQUENCIES)
+        for (x, y), (x_ref, y_ref) in zip(line_data(ax, reference=True), expected):
+            assert x == x_ref and y == pytest.approx(y_ref, abs=1e-9)
+    (ax,) = figures["rcs-vs-problem.frequency"].get_axes()
+    back, forward = ([float(dbsm(pec_sphere_rcs(0.25, 2 * math.pi * f / C0, [t])[0])[0]) for f in FREQUENCIES]
+                     for t in (0.0, 180.0))
+    lines = line_data(ax, reference=True)
+    assert len(lines) == 2 and all(x == [300.0, 350.0, 400.0] for x, _ in lines)
+    assert {tuple(round(v, 9) for v in y) for _, y in lines} == {tuple(round(v, 9) for v in m) for m in (back, forward)}
 
 
 def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so():
@@ -449,10 +484,10 @@ def test_scattering_sweep_leaves_out_a_component_far_below_the_peak_and_says_so(
     outcomes = scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], DIRECTIONS, co_polar)
     figures = scattering_figures(outcomes, FREQUENCIES)
     panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
-    assert [len(a.get_lines()) for a in panels] == [3, 3]
-    assert all(min(line.get_ydata()) > -100 for a in panels for line in a.get_lines())
+    assert [len(curves(a)) for a in panels] == [3, 3]
+    assert all(min(line.get_ydata()) > -100 for a in panels for line in curves(a))
     assert "σφ in E-plane (φ 0°); σθ in H-plane (φ 90°)" in figures["rcs-vs-theta"].get_suptitle()
-    assert len(figures["rcs-vs-problem.frequency"].get_axes()[0].get_lines()) == 2  # sigma_theta at 0 and 180
+    assert len(curves(figures["rcs-vs-problem.frequency"].get_axes()[0])) == 2  # sigma_theta at 0 and 180
 
 
 def monostatic_figures():
@@ -471,11 +506,11 @@ def test_monostatic_sweep_plots_against_the_angle_that_moves():
     assert list(figures) == ["rcs-vs-problem.frequency", "rcs-vs-phi"]
     (ax,) = figures["rcs-vs-phi"].get_axes()
     assert ax.get_title() == "" and "monostatic, θ-polarised" in figures["rcs-vs-phi"].get_suptitle()
-    assert ax.get_xlabel() == "φ (°)" and len(ax.get_lines()) == len(FREQUENCIES) * 2
-    assert all(list(line.get_xdata()) == [float(p) for p in range(0, 181, 10)] for line in ax.get_lines())
+    assert ax.get_xlabel() == "φ (°)" and len(curves(ax)) == len(FREQUENCIES) * 2
+    assert all(list(line.get_xdata()) == [float(p) for p in range(0, 181, 10)] for line in curves(ax))
     (ax,) = figures["rcs-vs-problem.frequency"].get_axes()
     by_frequency = figures["rcs-vs-problem.frequency"]
-    assert len(ax.get_lines()) == 12 and "6 of 19 curves drawn, evenly spaced" in by_frequency.get_suptitle()
+    assert len(curves(ax)) == 12 and "6 of 19 curves drawn, evenly spaced" in by_frequency.get_suptitle()
     assert legend_texts(by_frequency) == ["0°", "40°", "70°", "110°", "140°", "180°", "σθ", "σφ"]
     assert by_frequency.legends[0].get_title().get_text() == "incidence φ"
 
@@ -499,7 +534,7 @@ def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and
     panels = [a for a in figures["rcs-vs-theta"].get_axes() if a.get_visible()]
     assert [a.get_title() for a in panels] == [f"incidence from θ 0°, φ {phi}°, θ-polarised, {cut}" for phi, cut in (
         (0, "E-plane (φ 0°)"), (0, "H-plane (φ 90°)"), (90, "H-plane (φ 0°)"), (90, "E-plane (φ 90°)"))]
-    assert [len(a.get_lines()) for a in panels] == [2] * 4
+    assert [len(curves(a)) for a in panels] == [2] * 4
 
 
 def boxes_overlap(a, b) -> bool:
@@ -594,4 +629,4 @@ def test_other_studies_plot_their_outputs_with_units_against_the_swept_key():
     assert list(every) == ["energy-vs-boundaries.AB.value", "max_B-vs-boundaries.AB.value",
                            "iterations-vs-boundaries.AB.value"]
     zipped = dict(sweep_figures(plots, axes, columns, rows[::3], ("energy",), zipped=True))  # (500, 500), (700, 1000)
-    assert [len(a.get_lines()) for a in zipped["energy-vs-boundaries.AB.value"].get_axes()] == [1]
+    assert [len(curves(a)) for a in zipped["energy-vs-boundaries.AB.value"].get_axes()] == [1]

@@ -8,7 +8,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..scattering.mie import pec_sphere_rcs
+from ..scattering.waves import dbsm
 from ..sweep.plots import Quantity, SweepPlot, SweepPlots
+from ..truncation.fields import C0
 
 SIGMA = (Quantity("sigma_theta_dbsm", "σθ", "dBsm"), Quantity("sigma_phi_dbsm", "σφ", "dBsm"))
 FLOOR_DB = 60.0  # a component this far below the peak everywhere is numerical noise (a sphere's cross-polar)
@@ -118,19 +121,47 @@ def phi_cuts(rows: list[dict]) -> list[dict]:
     return _cuts(rows, "phi_deg")
 
 
-def _angle_plot(name: str, angle: str, symbol: str, select) -> SweepPlot:
+def mie_reference(problem):
+    """reference(rows) -> rows: the Mie series' sigma_theta and sigma_phi (dBsm) at each row's direction and
+    frequency (and radius, where swept) for a PEC sphere lit from theta = 0 polarised along theta; None for
+    another case (the rows of other incidences get none)."""
+    if problem.case != "pec-sphere":
+        return None
+
+    def reference(rows: list[dict]) -> list[dict]:
+        groups = defaultdict(list)
+        for row in rows:
+            if row["inc_theta_deg"] == 0.0 and row["polarization"] == "theta":
+                groups[(row.get("problem.frequency", problem.frequency),
+                        row.get("geometry.radius", problem.radius))].append(row)
+        out = []
+        for (frequency, radius), group in groups.items():
+            e_plane, h_plane = pec_sphere_rcs(radius * problem.length_scale, 2 * np.pi * frequency / C0,
+                                              [row["theta_deg"] for row in group])
+            across = np.cos(np.radians([row["phi_deg"] - row["inc_phi_deg"] for row in group])) ** 2
+            out += [{**row, "sigma_theta_dbsm": float(t), "sigma_phi_dbsm": float(p)}
+                    for row, t, p in zip(group, dbsm(e_plane * across), dbsm(h_plane * (1 - across)))]
+        return out
+
+    return reference
+
+
+def _angle_plot(name: str, angle: str, symbol: str, select, reference) -> SweepPlot:
     return SweepPlot(name, f"RCS against {symbol}", SIGMA,
                      x=Quantity(angle, symbol, "°"),
                      panels=(Quantity("source", "incidence"), Quantity("cut", "cut", named=False)),
-                     select=select, y_label="RCS (dBsm)", floor_db=FLOOR_DB)
+                     select=select, y_label="RCS (dBsm)", floor_db=FLOOR_DB, reference=reference,
+                     reference_label="Mie series")
 
 
 def sweep_plots(problem) -> SweepPlots:
-    """The scattering study's sweep figures (the same for every problem)."""
+    """The scattering study's sweep figures, with the Mie series beside a PEC sphere's RCS."""
+    reference = mie_reference(problem)
     return SweepPlots(figures=(
         SweepPlot("rcs-vs-{x}", "RCS against {x}", SIGMA,
                   lines=(*INCIDENCE, Quantity("direction", "direction", named=False)),
-                  select=chosen_directions, y_label="RCS (dBsm)", floor_db=FLOOR_DB),
-        _angle_plot("rcs-vs-theta", "theta_deg", "θ", theta_cuts),
-        _angle_plot("rcs-vs-phi", "phi_deg", "φ", phi_cuts),
+                  select=chosen_directions, y_label="RCS (dBsm)", floor_db=FLOOR_DB, reference=reference,
+                  reference_label="Mie series"),
+        _angle_plot("rcs-vs-theta", "theta_deg", "θ", theta_cuts, reference),
+        _angle_plot("rcs-vs-phi", "phi_deg", "φ", phi_cuts, reference),
     ), quantities=QUANTITIES)

@@ -51,7 +51,9 @@ class SweepPlot:
     """One figure: each y against x, a line per distinct value of the `lines` columns (and of the sweep's
     axes other than x), a panel per distinct value of the `panels` columns. x None: the sweep's first key
     axis. select(rows) -> rows picks (and may label) the rows drawn. floor_db: lines lying wholly more than
-    this below their panel's peak (in dB) are left out, and the figure says so."""
+    this below their panel's peak (in dB) are left out, and the figure says so. reference(rows) -> rows:
+    an independent answer at the drawn rows (the same columns, y replaced; e.g. the Mie series), drawn
+    dotted in black beside each line it has rows for and named reference_label in the legend."""
 
     name: str  # the PNG is plot-NAME.png
     title: str
@@ -63,6 +65,8 @@ class SweepPlot:
     y_label: str = ""  # for several y sharing a unit, e.g. "RCS (dBsm)"; default: the first y's
     floor_db: float | None = None
     log_y: bool = False  # e.g. an error across mesh sizes
+    reference: Callable[[list[dict]], list[dict]] | None = None
+    reference_label: str = "reference"
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,20 @@ def _below_floor(plot: SweepPlot, lines: list[_Line]) -> tuple[list[_Line], list
     return [line for line in lines if line not in low], low
 
 
+def _reference(plot: SweepPlot, rows: list[dict], split: Sequence[Quantity], lines: list[_Line]) -> list[_Line]:
+    """The reference's lines beside the drawn lines, those above the floor (an exact zero is not a curve)."""
+    if plot.reference is None:
+        return []
+    drawn = {(line.panel, line.key, line.y.column) for line in lines}
+    reference = [line for line in _series(plot, plot.reference(rows), split)
+                 if (line.panel, line.key, line.y.column) in drawn]
+    if plot.floor_db is None:
+        return reference
+    peaks = {panel: max(y for line in lines if line.panel == panel for _, y in line.points)
+             for panel in {line.panel for line in lines}}
+    return [line for line in reference if max(y for _, y in line.points) >= peaks[line.panel] - plot.floor_db]
+
+
 def _thinned(lines: list[_Line]) -> tuple[list[_Line], str]:
     """At most MAX_LINES lines per panel: where more, the line keys evenly spaced in order, each with all
     its y; and the note saying so ("" where nothing was left out)."""
@@ -197,6 +215,7 @@ class _Picture:
     panel_vary: list[int]
     key_vary: list[int]
     notes: list[str]
+    reference: list[_Line]
 
 
 def _picture(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots) -> _Picture | None:
@@ -206,10 +225,12 @@ def _picture(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlot
     declared = {q.column for q in (*plot.lines, *plot.panels)}
     split = [*plot.lines, *(plots.quantity(a.name) for a in axes
                             if a.kind != "blocks" and a.name not in (plot.x.column, *declared))]
-    lines, low = _below_floor(plot, _series(plot, plot.select(done) if plot.select else done, split))
+    chosen = plot.select(done) if plot.select else done
+    lines, low = _below_floor(plot, _series(plot, chosen, split))
     if not lines:
         return None
     lines, thinned = _thinned(lines)
+    reference = _reference(plot, chosen, split, lines)
     panels = list(dict.fromkeys(line.panel for line in lines))
     keys = list(dict.fromkeys(line.key for line in lines))
     panel_vary, key_vary = _varying(plot.panels, panels), _varying(split, keys)
@@ -217,7 +238,7 @@ def _picture(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlot
     notes = [", ".join(context)] if context else []
     notes += _left_out_notes(plot, low, thinned, lines, panel_vary)
     return _Picture(lines, split, panels, keys, list(dict.fromkeys(line.y.column for line in lines)), panel_vary,
-                    key_vary, notes)
+                    key_vary, notes, reference)
 
 
 def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
@@ -240,12 +261,14 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
         for line in (line for line in picture.lines if line.panel == panel):
             ax.plot(*zip(*line.points), linestyle=_style(picture, line) if _joined(line) else "none",
                     color=_colour(picture, line), marker=_marker(line), markersize=3.5)
+        for line in (line for line in picture.reference if line.panel == panel):
+            ax.plot(*zip(*line.points), **REFERENCE_STYLE, marker="+" if len(line.points) < 25 else None)
         if picture.panel_vary:
             ax.set_title(shorten(", ".join(plot.panels[i].text(panel[i]) for i in picture.panel_vary), 60),
                          fontsize="medium")
         _style_axis(ax, plot, index + columns >= len(picture.panels), index % columns == 0)  # no panel below
     if plot.floor_db is not None:  # deep nulls (an exact zero is -400 dB) would squash the rest
-        values = [y for line in picture.lines for _, y in line.points]
+        values = [y for line in (*picture.lines, *picture.reference) for _, y in line.points]
         grid[0, 0].set_ylim(bottom=max(min(values), max(values) - plot.floor_db) - 2, top=max(values) + 3)
     for ax in list(grid.flat)[len(picture.panels):]:
         ax.set_visible(False)
@@ -256,7 +279,8 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
     return figure
 
 
-STYLES = ("-", "--", ":", "-.")
+STYLES = ("-", "--", "-.", (0, (5, 1, 1, 1)))  # dotted is the reference's
+REFERENCE_STYLE = {"color": "black", "linestyle": ":", "linewidth": 1.2, "markersize": 5}
 
 
 def _colour(picture: _Picture, line: _Line):
@@ -304,11 +328,13 @@ def _legend(figure, plot: SweepPlot, picture: _Picture) -> None:
         entries += [(_key_text(picture, key), Line2D([], [], color=_colour(picture, first[key]),
                                                      marker=_marker(first[key]), markersize=3.5))
                     for key in picture.keys]
-    if len(picture.ys) > 1:
+    if len(picture.ys) > 1 or (picture.reference and len(picture.keys) == 1):  # what the reference is beside
         first = {line.y.column: line for line in reversed(picture.lines)}
         entries += [(quantities[y].label, Line2D([], [], color="0.25" if len(picture.keys) > 1 else
                                                  _colour(picture, first[y]), linestyle=_style(picture, first[y])))
                     for y in picture.ys]
+    if picture.reference:
+        entries.append((plot.reference_label, Line2D([], [], **REFERENCE_STYLE)))
     if len(entries) < 2:
         return
     title = ", ".join(picture.split[i].label for i in picture.key_vary) if len(picture.keys) > 1 else None
