@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -81,7 +82,8 @@ def _record(result, **labels) -> dict:
             "iteration_phases_s": dict(result.iteration_timings), "columns": result.columns,
             "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
             "backend": result.backend, "linear_solver": result.linear_solver, "phase_devices": dict(result.devices),
-            "factor_nonzeros": result.factor_nonzeros, "factor": dict(result.factor_details)}
+            "factor_nonzeros": result.factor_nonzeros, "factor": dict(result.factor_details),
+            "host_peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}  # the process's, so far
 
 
 def device_facts() -> dict:
