@@ -1,6 +1,6 @@
 """What a sweep of the scattering study plots (Study.sweep_plots): the RCS against the swept key (frequency
 in MHz) with a line per chosen direction and component, and the RCS against theta with a line per swept
-value and a panel per cut (E-plane, H-plane), in dBsm."""
+value and a panel per cut (E-plane, H-plane), in dBsm; the Mie series beside a PEC sphere's lines."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ POLARISED = {"theta": "θ-polarised", "phi": "φ-polarised"}
 INCIDENCE = (Quantity("inc_theta_deg", "incidence θ", "°"), Quantity("inc_phi_deg", "incidence φ", "°"),
              Quantity("polarised", "polarisation", named=False))
 QUANTITIES = (Quantity("problem.frequency", "frequency", "MHz", 1e-6, named=False),
-              Quantity("geometry.radius", "radius"), Quantity("geometry.elements_per_wavelength", "elements per λ"),
-              Quantity("theta_deg", "θ", "°"), Quantity("phi_deg", "φ", "°"))
+              Quantity("geometry.elements_per_wavelength", "elements per λ"),
+              Quantity("geometry.inner_gap", "S' gap", "λ"), Quantity("geometry.outer_gap", "S gap", "λ"),
+              Quantity("solver.tolerance", "tolerance"), Quantity("theta_deg", "θ", "°"), Quantity("phi_deg", "φ", "°"))
 
 
 def _unit(theta_deg, phi_deg) -> np.ndarray:
@@ -164,4 +165,4 @@ def sweep_plots(problem) -> SweepPlots:
                   reference_label="Mie series"),
         _angle_plot("rcs-vs-theta", "theta_deg", "θ", theta_cuts, reference),
         _angle_plot("rcs-vs-phi", "phi_deg", "φ", phi_cuts, reference),
-    ), quantities=QUANTITIES)
+    ), quantities=(*QUANTITIES, Quantity("geometry.radius", "radius", problem.length_unit)))
