@@ -8,7 +8,7 @@ rigid-body terms exactly (entry by entry), its plain-rule far field summed point
 point lies within NEAR_RADII radii of the cluster's centre and, beyond, at the centre itself, weighted by the
 cluster's size (second order in radius over distance: the centre is the points' mean). The ILU of the near field
 leaves the smooth, far-coupled modes (the traction unknowns' single layer on the fixed faces above all) to
-GMRES; the coarse level takes them (measured: `bench fmbem`, README)."""
+GMRES; the coarse level takes them (measured: `bench fmbem`, docs/studies/fmbem.md)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ PAIR_CHUNK = 32_000  # near pairs integrated per block (their scratch, about 3 K
 def far_points_for(order: int) -> int:
     """The far-field rule (points per element) that keeps the quadrature below the FMM's own error at
     multipole order p: 3 points hold the solve near 3e-5 on the bracket, which p = 8 (1.5e-5) does not
-    reach past but p = 10 does (6 points: 6.9e-7 there against 3.0e-5; README, FMBEM)."""
+    reach past but p = 10 does (6 points: 6.9e-7 there against 3.0e-5; docs/studies/fmbem.md)."""
     return FINE_FAR_POINTS if order >= FINE_FROM_ORDER else FAR_POINTS
 
 

@@ -31,7 +31,7 @@ ILU_DROP, ILU_FILL = 1e-3, 2  # spilu of the near-field matrix (1e-5 and 8 took 
 
 @dataclass(frozen=True)
 class FmmSettings:
-    order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
+    order: int = 10  # multipole order p (docs/studies/fmbem.md: the FMM solve's error per order)
     leaf_size: int | None = None  # None: LaplaceFMM's default for the backend (32 on NumPy, 256 on the GPU)
     m2l: str = "auto"  # see fmm.resolve_m2l
     backend: str = "numpy"
@@ -48,7 +48,7 @@ class FmmSettings:
     # their memory as 3x3 blocks, as many iterations), and the coarse level's LU where rtol >= COARSE_FP32_FROM
     # (half its memory); the operator, GMRES's products and residuals stay FP64
     separation: int | None = None  # the FMM's near boxes, 1 (adjacent) or 2; None: the widest the M2L scheme takes
-    # (2 for standard and batched-gemm: README, FMBEM, the solve's error per order and separation)
+    # (2 for standard and batched-gemm: docs/studies/fmbem.md, the solve's error per order and separation)
     fp32_tables: bool = False  # the FMM's same-level M2L table in FP32 (LaplaceFMM: about 1e-7 relative, for
     # precisions of 1e-5 and coarser; the densities, expansions and sums stay FP64)
     far_passes: int = 1  # FMM applications per far-field product, the seven densities split among them (1-7):

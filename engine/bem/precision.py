@@ -2,7 +2,7 @@
 
 The precision is that of the whole solve: the relative 2-norm difference of the nodal displacements from the
 direct solve's, which the translation error reaches amplified by the traction operator's cancellations (and,
-for the cross-level schemes, by the system's inverse: README, FMBEM), not the error of G alone. ORDERS gives,
+for the cross-level schemes, by the system's inverse: docs/studies/fmbem.md), not the error of G alone. ORDERS gives,
 per M2L scheme, the lowest order whose worst measured error over the tension bar (348 triangles), the hollow-
 sphere octant (916) and the bracket (1,074; the worst in every case) is within each precision, with the
 solve's defaults (separation 2, far-field points per fmm_operator.far_points_for). Measured on the CPU:

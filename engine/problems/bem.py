@@ -21,7 +21,7 @@ from .toml_input import (MAX_ITERATIONS, check_iterations, mesh_source_keys, nam
 LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
 MAX_CASE_ELEMENTS = 2_000_000
 FP32_TABLES_MAX_ORDER = 10  # far_tables = fp32 with an order given: up to this one (the bar's FMM solve is
-# within 4e-6 of the direct one at p = 10, 40x the FP32 table's rounding; README, FMBEM)
+# within 4e-6 of the direct one at p = 10, 40x the FP32 table's rounding; docs/studies/fmbem.md)
 _AXES = {"method": BEM_METHOD, "m2l": M2L, "backend": BACKEND, "exponential_nodes": EXPONENTIAL_NODES,
          "precision": BEM_PRECISION, "near_field": NEAR_FIELD, "coarse": COARSE_LEVEL, "far_tables": FAR_TABLES}
 _PARAMETERS = {"order": MULTIPOLE_ORDER, "leaf_size": LEAF_SIZE, "far_passes": FAR_PASSES}
@@ -61,7 +61,8 @@ def schema() -> Schema:
         case_elements_section(*CASE_ELEMENTS, "triangles"),
         BOUNDARY_SECTION,
         Section("solver", (
-            *(Key(key, (str, int, float), axis.default, "", axis.names, _AXIS_DOCS[key]) for key, axis in _AXES.items()),
+            *(Key(key, (str, int, float), axis.default, "", axis.names, _AXIS_DOCS[key])
+              for key, axis in _AXES.items()),
             *(_parameter_key(p) for p in _PARAMETERS.values()),
             Key("rtol", float, BemSolverSettings.rtol, "", f"{RTOL.minimum:g} to {RTOL.maximum:g}, exclusive",
                 "GMRES's relative residual ||b - Ax|| / ||b|| (fmm); the FMM's order, not rtol, sets the accuracy"),
@@ -76,7 +77,7 @@ class BemSolverSettings:
     method: str = BEM_METHOD.default
     m2l: str = M2L.default
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
-    order: int = 10  # multipole order p (README, FMBEM: the FMM solve's error per order)
+    order: int = 10  # multipole order p (docs/studies/fmbem.md: the FMM solve's error per order)
     leaf_size: int = LEAF_SIZE.default  # 0: by backend (run.py)
     far_passes: int = int(FAR_PASSES.default)  # FMM applications per far-field product (less memory, more time)
     near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
