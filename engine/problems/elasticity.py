@@ -30,7 +30,7 @@ MATERIAL_KEYS = (
 BOUNDARY_SECTION = Section("boundaries.NAME", (
     Key("type", str, REQUIRED, "", BOUNDARY_TYPES, "fixed: every component zero; displacement: value prescribed, a "
         "component may be \"free\"; traction: value a surface force; pressure: value along the inward normal"),
-    Key("value", (float, list), None, "m or Pa", "3 finite numbers, or one number for pressure",
+    Key("value", (float, list), None, "length_unit or Pa", "3 finite numbers, or one number for pressure",
         "displacement [ux, uy, uz] in length_unit (a component may be \"free\"), traction [tx, ty, tz] in Pa, "
         "pressure p in Pa; none for fixed", "[x, y, z] or p")),
     "a condition on the mesh's physical group NAME of boundary faces; faces not named are traction-free")
