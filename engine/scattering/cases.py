@@ -1,39 +1,25 @@
-"""Built-in scattering geometries as three closed surfaces (Gamma, S', S) in metres, meshed for a
-frequency: the PEC sphere inside two spheres, and the NASA almond inside two ellipsoids."""
+"""Built-in scattering geometries and targets from files as three closed surfaces (Gamma, S', S) in metres,
+meshed for a frequency: the PEC sphere inside two spheres; the NASA almond and the other EMCC bodies
+(emcc.py), or a scatterer from a surface mesh or CAD file (target.py), inside S' and S built around them;
+or all three surfaces from files."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
-from scipy.spatial import cKDTree
 
-from ..errors import MeshError
-from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
+from ..mesh.meshing_process import run_meshing
 from ..truncation.almond import ALMOND_LENGTH, almond_surface
-from ..truncation.surfaces import TriSurface, compact_surface, read_surface
+from ..truncation.surfaces import TriSurface, read_surface
+from .emcc import BODIES, INCH, body_surface
+from .mesh import check_surface_size
+from .target import check_target_size, ellipsoid, ellipsoid_shell, shells_around, target_surface
 
 CURVATURE_ELEMENTS = 60  # at least this many edges around a great circle of a sphere: its facets limit the RCS error
-GAP_GROWTH_TRIES = 8
-
-
-def ellipsoid(centre, semi_axes, size: float, name: str, curvature: int = 0) -> TriSurface:
-    """A gmsh ellipsoid (a sphere when the semi-axes are equal) with triangles of edge about size (m), or
-    smaller where curvature (edges per radian-circle, 0 for none) asks."""
-    with gmsh_session(name) as gmsh:
-        occ = gmsh.model.occ
-        tag = occ.addSphere(0.0, 0.0, 0.0, 1.0)
-        occ.dilate([(3, tag)], 0.0, 0.0, 0.0, *semi_axes)
-        occ.translate([(3, tag)], *centre)
-        occ.synchronize()
-        surfaces = [t for _, t in gmsh.model.getEntities(2)]
-        gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), name)
-        gmsh.option.setNumber("Mesh.MeshSizeMax", size)
-        gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", curvature)
-        gmsh.model.mesh.generate(2)
-        points, cells_of = gmsh_nodes_and_groups(gmsh)
-        triangles, _, _ = cells_of(2, 2, 3)
-    return compact_surface(name, points, triangles)
+EMCC_CASES = tuple(BODIES)
+enclosing_ellipsoid = ellipsoid_shell  # the name bench/scattering_peers.py builds its almond's surfaces with
 
 
 def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: float, density: float):
@@ -46,31 +32,8 @@ def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: f
     return body, inner, outer
 
 
-def enclosing_ellipsoid(body: TriSurface, gap: float, size: float, name: str) -> TriSurface:
-    """An ellipsoid about the body's bounding-box centre, its axes proportional to the box's, whose nodes
-    are at least gap (m) from the body (the body's points; grown until they are)."""
-    low, high = body.points.min(axis=0), body.points.max(axis=0)
-    centre, half = (low + high) / 2, np.maximum((high - low) / 2, 1e-3 * (high - low).max())
-    scale = np.sqrt((((body.points - centre) / half) ** 2).sum(axis=1)).max()  # the body fits in scale * half
-    tree = cKDTree(_dense_points(body))
-    extra = gap
-    for _ in range(GAP_GROWTH_TRIES):
-        surface = ellipsoid(centre, scale * half + extra, size, name)
-        distance = tree.query(surface.points)[0].min()
-        if distance >= gap:
-            return surface
-        extra *= 1.05 * gap / max(distance, 1e-6 * gap)
-    raise MeshError(f"could not place the {name} surface {gap:g} m from the scatterer")
-
-
-def _dense_points(surface: TriSurface) -> np.ndarray:
-    """The surface's nodes and its triangles' centroids and edge midpoints (for distance queries)."""
-    c = surface.points[surface.triangles]
-    return np.vstack([surface.points, c.mean(axis=1), (c + np.roll(c, 1, axis=1)).reshape(-1, 3) / 2])
-
-
-def almond_case(wavelength: float, inner_gap: float, outer_gap: float, density: float):
-    """(Gamma, S', S) for the EMCC almond (length along x, tip toward +x) inside two ellipsoids."""
+def almond_case(wavelength: float, inner_gap: float, outer_gap: float, density: float, shells: str):
+    """(Gamma, S', S) for the EMCC almond (length along x, tip toward +x); shells as target.SHELLS."""
     size = wavelength / density
     fine = min(size, ALMOND_LENGTH / 60)  # the tip and the thin edges need a minimum resolution
     probe = almond_surface(2000)
@@ -78,9 +41,26 @@ def almond_case(wavelength: float, inner_gap: float, outer_gap: float, density: 
                                            for i in (1, 2))), axis=1).sum()
     body = almond_surface(int(4 * area / (math.sqrt(3) * fine ** 2)))
     body = TriSurface("scatterer", body.points, body.triangles)
-    inner = enclosing_ellipsoid(body, inner_gap * wavelength, size, "inner")
-    outer = enclosing_ellipsoid(body, outer_gap * wavelength, size, "outer")
-    return body, inner, outer
+    return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
+
+
+def emcc_case(name: str, wavelength: float, inner_gap: float, outer_gap: float, density: float, shells: str):
+    """(Gamma, S', S) for an EMCC body of revolution (emcc.BODIES, axis along x) inside S' and S."""
+    size = wavelength / density
+    body = body_surface(name, size)
+    return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
+
+
+def target_case(path: str, scale: float, unit: str, wavelength: float, inner_gap: float, outer_gap: float,
+                density: float, shells: str):
+    """(Gamma, S', S) for the scatterer of a surface-mesh or CAD file (coordinates in unit, scale m per unit)
+    inside S' and S; ProblemError for a target whose size says the unit is wrong."""
+    size = wavelength / density
+    body = target_surface(Path(path), scale, size)
+    across = float(np.ptp(body.points, axis=0).max())
+    check_target_size(across, wavelength, f'is length_unit = "{unit}" right for {Path(path).name}?')
+    check_surface_size(across / 2 + outer_gap * wavelength, size)
+    return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
 
 
 def file_surfaces(problem) -> tuple[TriSurface, TriSurface, TriSurface]:
@@ -89,3 +69,25 @@ def file_surfaces(problem) -> tuple[TriSurface, TriSurface, TriSurface]:
     return (read_surface(problem.scatterer_path, scale, "scatterer"),
             read_surface(problem.inner_path, scale, "inner_surface"),
             read_surface(problem.outer_path, scale, "outer_surface"))
+
+
+def surfaces_of(problem, wavelength: float, control=None) -> tuple[TriSurface, TriSurface, TriSurface]:
+    """(Gamma, S', S) in metres for any scattering problem: a built-in case or a target file meshed (in a
+    child process when control can cancel), or three surface files."""
+    gaps = (problem.inner_gap, problem.outer_gap, problem.density)
+    size = wavelength / problem.density
+    if problem.case is None and problem.inner_path is not None:
+        return file_surfaces(problem)
+    if problem.case is None:
+        return run_meshing(target_case, str(problem.scatterer_path), problem.length_scale, problem.length_unit,
+                           wavelength, *gaps, problem.shells, control=control)
+    if problem.case == "pec-sphere":
+        radius = problem.radius * problem.length_scale
+        check_surface_size(radius + problem.outer_gap * wavelength, size)  # S, before gmsh
+        check_target_size(2 * radius, wavelength, f'is length_unit = "{problem.length_unit}" right for the radius?')
+        return run_meshing(sphere_case, radius, wavelength, *gaps, control=control)
+    half = ALMOND_LENGTH / 2 if problem.case == "nasa-almond" else BODIES[problem.case].length * INCH / 2
+    check_surface_size(half + problem.outer_gap * wavelength, size)
+    if problem.case == "nasa-almond":
+        return run_meshing(almond_case, wavelength, *gaps, problem.shells, control=control)
+    return run_meshing(emcc_case, problem.case, wavelength, *gaps, problem.shells, control=control)

@@ -8,16 +8,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..mesh.meshing_process import run_meshing
 from ..run_control import RunControl
-from ..truncation.almond import ALMOND_LENGTH
 from ..truncation.fields import C0
 from ..truncation.operator import Currents
-from .cases import almond_case, file_surfaces, sphere_case
+from .cases import surfaces_of
 from .fem import discretise
 from .incidences import combine, compress
 from .iteration import RobinMap, fixed_point, gmres, sprime_currents
-from .mesh import ScatteringMesh, check_surface_size, volume_mesh
+from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_load, traces
 from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
 
@@ -70,18 +68,6 @@ class ScatteringResult:
     def solution(self) -> np.ndarray:
         """RCS in dBsm, both polarisations, every incidence and direction (what Compare differences)."""
         return np.concatenate([dbsm(self.sigma_theta).ravel(), dbsm(self.sigma_phi).ravel()])
-
-
-def surfaces_of(problem, wavelength: float, control: RunControl | None = None):
-    """(Gamma, S', S) in metres: a built-in case meshed (in a child process when cancellable) or the files."""
-    if problem.case is None:
-        return file_surfaces(problem)
-    gaps = (problem.inner_gap, problem.outer_gap, problem.density)
-    body = problem.radius * problem.length_scale if problem.case == "pec-sphere" else ALMOND_LENGTH / 2
-    check_surface_size(body + problem.outer_gap * wavelength, wavelength / problem.density)  # S, before gmsh
-    if problem.case == "pec-sphere":
-        return run_meshing(sphere_case, body, wavelength, *gaps, control=control)
-    return run_meshing(almond_case, wavelength, *gaps, control=control)
 
 
 def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
