@@ -94,9 +94,10 @@ def render_variants(study_name: str, only: tuple[str, ...] = ()) -> str:
         lines.append(f"- **{axis.label}**: `{axis.option}`{_file_key(schema, axis.name)}; default "
                      f"`{axis.default}`{when}")
         for choice in axis.choices:
-            needs = " (GPU)" if choice.needs_gpu else f" (needs `{choice.distribution or choice.package}`)" \
-                if choice.package else ""
-            lines.append(f"  - `{choice.name}`{needs}: {choice.description}")
+            needs = ["GPU"] * choice.needs_gpu + [f"needs `{choice.distribution or choice.package}`"] * bool(
+                choice.package)
+            label = f" ({', '.join(needs)})" if needs else ""
+            lines.append(f"  - `{choice.name}`{label}: {choice.description}")
     for parameter in study.parameters:
         if only and parameter.name not in only:
             continue
