@@ -537,6 +537,14 @@ def test_incidences_split_in_blocks_plot_against_theta_a_panel_per_incidence_and
     assert [len(curves(a)) for a in panels] == [2] * 4
 
 
+def test_a_grid_without_back_scatter_plots_its_nearest_direction_against_frequency():
+    directions = [(t, p) for t in (10.0, 45.0, 90.0, 135.0, 170.0) for p in (0.0, 90.0)]
+    figures = scattering_figures(scattering_outcomes(FREQUENCIES, [(0.0, 0.0, "theta")], directions, sphere_like),
+                                 FREQUENCIES)
+    (ax,) = figures["rcs-vs-problem.frequency"].get_axes()
+    assert len(curves(ax)) == 2 and "direction θ 10°, φ 0°" in figures["rcs-vs-problem.frequency"].get_suptitle()
+
+
 def boxes_overlap(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 

@@ -57,7 +57,8 @@ def _monostatic(rows: list[dict]) -> bool:
 def chosen_directions(rows: list[dict]) -> list[dict]:
     """The rows at each incidence's chosen far-field directions, labelled with a "direction" and "polarised":
     every direction where an incidence has at most FEW_DIRECTIONS (a monostatic far field has one), else
-    the back-scatter (monostatic) and forward directions where the grid holds them."""
+    the back-scatter (monostatic) and forward directions where the grid holds them, else the grid's
+    direction nearest to back-scatter."""
     chosen = []
     for group in _by_incidence(rows).values():
         back = _unit(group[0]["inc_theta_deg"], group[0]["inc_phi_deg"])
@@ -68,8 +69,12 @@ def chosen_directions(rows: list[dict]) -> list[dict]:
                     else "forward" if np.allclose(u, -back, atol=1e-9) else None)
             label = name or _angles(row["theta_deg"], row["phi_deg"])
             if (name or len(group) <= FEW_DIRECTIONS) and label not in named:  # a pole's first phi names it
-                named[label] = {**row, "direction": label, "polarised": POLARISED[row["polarization"]]}
-        chosen += named.values()
+                named[label] = row
+        if not named:
+            nearest = max(group, key=lambda row: float(_unit(row["theta_deg"], row["phi_deg"]) @ back))
+            named[_angles(nearest["theta_deg"], nearest["phi_deg"])] = nearest
+        chosen += [{**row, "direction": label, "polarised": POLARISED[row["polarization"]]}
+                   for label, row in named.items()]
     return chosen
 
 
@@ -160,7 +165,7 @@ def sweep_plots(problem) -> SweepPlots:
     reference = mie_reference(problem)
     return SweepPlots(figures=(
         SweepPlot("rcs-vs-{x}", "RCS against {x}", SIGMA,
-                  lines=(*INCIDENCE, Quantity("direction", "direction", named=False)),
+                  lines=(*INCIDENCE, Quantity("direction", "direction")),
                   select=chosen_directions, y_label="RCS (dBsm)", floor_db=FLOOR_DB, reference=reference,
                   reference_label="Mie series"),
         _angle_plot("rcs-vs-theta", "theta_deg", "θ", theta_cuts, reference),
