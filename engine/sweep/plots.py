@@ -16,6 +16,8 @@ from ..output import replace_atomically
 MAX_LINES = 12  # lines drawn per panel; more are thinned (whole curves, evenly), and the figure says so
 LABEL_CHARS = 32  # a label longer than this is shortened with an ellipsis
 FIXED = ("point", "status", "message")  # table columns that are never plotted
+STYLES = ("-", "--", "-.", (0, (5, 1, 1, 1)))  # a line style per y; dotted is the reference's
+REFERENCE_STYLE = {"color": "black", "linestyle": ":", "linewidth": 1.2, "markersize": 5}
 
 
 @dataclass(frozen=True)
@@ -277,10 +279,6 @@ def draw(plot: SweepPlot, axes: Sequence, rows: list[dict], plots: SweepPlots):
     figure.suptitle("\n".join([plot.title, *(text for note in picture.notes for text in textwrap.wrap(note, wrap))]),
                     x=0.02, ha="left", fontsize="medium")
     return figure
-
-
-STYLES = ("-", "--", "-.", (0, (5, 1, 1, 1)))  # dotted is the reference's
-REFERENCE_STYLE = {"color": "black", "linestyle": ":", "linewidth": 1.2, "markersize": 5}
 
 
 def _colour(picture: _Picture, line: _Line):
