@@ -10,6 +10,7 @@ pytest.importorskip("pyvistaqt")
 from PySide6 import QtCore  # noqa: E402
 
 from . import test_app  # noqa: E402
+from .chart_checks import legibility_problems  # noqa: E402
 
 window = test_app.window
 
@@ -37,6 +38,8 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
         "total", "theta^ part", "phi^ part", "Mie series (total)"]  # one cut, Mie beside the FEM
     assert len(window.charts.polar_axes) == 1 and len(window.charts.polar_axes[0].lines) == 2
     assert len(window.charts.convergence_lines) == 1
+    for figure in window.charts.figures():  # cuts, polar cuts, iteration and time: every one legible
+        assert not legibility_problems(figure), legibility_problems(figure)
     assert {"cut", "boundary"} <= set(window.view.actors)  # |E| on the cut plane inside the translucent mesh
     panel.view_box.setCurrentIndex(1)
     assert "RCS (dBsm)" in window.view.grid.point_data  # the 3D pattern
