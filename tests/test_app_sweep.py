@@ -109,3 +109,20 @@ def test_sweep_panel_reports_a_bad_range_and_cancels(qtbot, panel, scheduler):
     panel.cancel_button.click()
     qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=60_000)
     assert "sweep cancelled" in panel.status.text() and "of 20 points finished" in panel.status.text()
+
+
+def test_tools_menu_opens_the_sweep_panel_on_the_current_problem(qtbot, monkeypatch, tmp_path):
+    from PySide6 import QtWidgets
+    from PySide6.QtCore import QSettings
+
+    from paraflux.app.main import MainWindow
+
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "settings"))
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda parent, title, text: None)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.sweep_action.trigger()
+    assert isinstance(window.sweep_panel, SweepPanel) and window.sweep_panel.isVisible()
+    assert window.sweep_panel.base["problem"]["kind"] == window.study.problem_kind
+    window.sweep_panel.close()
+    window.close()
