@@ -103,6 +103,13 @@ def candidate_keys(kind: str) -> set[str]:
     return names
 
 
+def test_every_study_has_a_page_with_its_reference():
+    from paraflux.engine.problems.reference import schemas
+    from paraflux.engine.studies import STUDIES
+
+    assert {s.problem_kind for s in STUDIES.values()} == set(BASES) == set(schemas())
+
+
 @pytest.mark.parametrize("kind", list(BASES))
 def test_the_page_lists_every_key_the_parser_accepts_and_no_other(kind):
     page = ROOT / "docs" / "studies" / BASES[kind][0]
