@@ -56,10 +56,11 @@ def target_case(path: str, scale: float, unit: str, wavelength: float, inner_gap
     """(Gamma, S', S) for the scatterer of a surface-mesh or CAD file (coordinates in unit, scale m per unit)
     inside S' and S; ProblemError for a target whose size says the unit is wrong."""
     size = wavelength / density
-    body = target_surface(Path(path), scale, size)
-    across = float(np.ptp(body.points, axis=0).max())
-    check_target_size(across, wavelength, f'is length_unit = "{unit}" right for {Path(path).name}?')
-    check_surface_size(across / 2 + outer_gap * wavelength, size)
+    def check_extent(across: float) -> None:  # before the target is meshed or split for this size
+        check_target_size(across, wavelength, f'is length_unit = "{unit}" right for {Path(path).name}?')
+        check_surface_size(across / 2 + outer_gap * wavelength, size)
+
+    body = target_surface(Path(path), scale, size, check_extent)
     return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
 
 

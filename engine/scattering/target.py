@@ -41,21 +41,23 @@ LEVEL_CLEARANCE = 0.01  # of a grid spacing: how far a grid value is kept from t
 GROWTH_TRIES = 8
 
 
-def target_surface(path: Path, scale: float, size: float) -> TriSurface:
+def target_surface(path: Path, scale: float, size: float, check_extent=lambda across: None) -> TriSurface:
     """The scatterer of a file in metres (coordinates times scale): a CAD file meshed at triangle edge
     size (m), a surface mesh split until no edge is longer than size; closed and not self-intersecting
-    (MeshError naming the file otherwise)."""
+    (MeshError naming the file otherwise). check_extent(across) sees its widest extent (m) before either."""
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"scatterer: file not found: {path}")
     if path.suffix.lower() in CAD_SUFFIXES:
-        surface = cad_surface(path, scale, size)
+        surface = cad_surface(path, scale, size, check_extent)
     else:
-        surface = split_to_size(read_surface(path, scale, "scatterer"), size)
+        surface = read_surface(path, scale, "scatterer")
+        check_extent(float(np.ptp(surface.points, axis=0).max()))
+        surface = split_to_size(surface, size)
     return TriSurface("scatterer", surface.points, surface.triangles)
 
 
-def cad_surface(path: Path, scale: float, size: float) -> TriSurface:
+def cad_surface(path: Path, scale: float, size: float, check_extent=lambda across: None) -> TriSurface:
     """The surfaces of a STEP, IGES or BREP file meshed by gmsh (OpenCASCADE), in metres."""
     with gmsh_session("target") as gmsh:
         try:
@@ -66,6 +68,8 @@ def cad_surface(path: Path, scale: float, size: float) -> TriSurface:
         surfaces = [t for _, t in gmsh.model.getEntities(2)]
         if not surfaces:
             raise MeshError(f"scatterer: CAD file {path} has no surface (a closed solid or shell is needed)")
+        box = np.array(gmsh.model.getBoundingBox(-1, -1))
+        check_extent(scale * float((box[3:] - box[:3]).max()))
         gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, surfaces), "scatterer")
         gmsh.option.setNumber("Mesh.MeshSizeMax", size / scale)
         gmsh.option.setNumber("Mesh.MeshSizeMin", size / scale / CAD_FINEST)
@@ -159,14 +163,16 @@ def chosen_shells(body: TriSurface, gap: float, size: float) -> str:
 
 
 def principal_frame(body: TriSurface) -> tuple[np.ndarray, np.ndarray]:
-    """(centre (3,), axes (3, 3) rows of unit vectors): the body's principal axes (eigenvectors of the
-    area-weighted second moment of its surface) and the centre of its extent along them."""
-    p = body.points[body.triangles]
+    """(centre (3,), axes (3, 3) rows of unit vectors, right-handed): the body's principal axes (eigenvectors
+    of the second moment of its surface about its centroid, smallest first) and the centre of its extent
+    along them."""
+    p = np.asarray(body.points, dtype=float)[body.triangles]
     area = 0.5 * np.linalg.norm(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), axis=1)
-    centroid = p.mean(axis=1)
-    mean = area @ centroid / area.sum()
-    d = centroid - mean
-    axes = np.linalg.eigh((area[:, None] * d).T @ d)[1].T
+    mean = area @ p.mean(axis=1) / area.sum()
+    d = p - mean
+    total = d.sum(axis=1)  # exact over each triangle: A / 12 (sum of v v^T over its corners + s s^T)
+    moment = np.einsum("t,tij->ij", area / 12, np.einsum("tci,tcj->tij", d, d) + np.einsum("ti,tj->tij", total, total))
+    axes = np.linalg.eigh(moment)[1].T
     axes[2] *= np.sign(np.linalg.det(axes))  # right-handed: a mirrored frame would turn surfaces inside out
     local = (body.points - mean) @ axes.T
     return mean + (local.min(axis=0) + local.max(axis=0)) / 2 @ axes, axes

@@ -1,0 +1,209 @@
+"""A scatterer given alone (a surface mesh or CAD file) with S' and S built around it, the EMCC bodies, and
+the bad inputs of such a target: one line, exit 2, no files."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import meshio
+import numpy as np
+import pytest
+
+from paraflux.engine.cli import main
+from paraflux.engine.scattering import emcc, target
+from paraflux.engine.scattering.mesh import check_nested, enclosed_volume
+from paraflux.engine.truncation.surfaces import INSIDE, TriSurface, compact_surface, winding_number
+
+BOX_HALF = np.array([0.1, 0.05, 0.04])  # m: the sample target, a box centred at the origin
+CUBE = np.array([[0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6], [0, 1, 5], [0, 5, 4], [2, 6, 7], [2, 7, 3],
+                 [0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5]])  # outward over the corners in itertools order
+
+
+def box(half=BOX_HALF) -> tuple[np.ndarray, np.ndarray]:
+    """The 8 corners and 12 outward triangles of a box of these half-sides, centred at the origin."""
+    corners = np.array(list(itertools.product([-1, 1], repeat=3)), dtype=float) * half
+    return corners, CUBE.copy()
+
+
+def box_distance(x: np.ndarray, half=BOX_HALF) -> np.ndarray:
+    """The exact distance (m) from points outside the box to it."""
+    return np.linalg.norm(np.maximum(np.abs(x) - half, 0.0), axis=1)
+
+
+def write_box(path, scale=1.0, half=BOX_HALF, drop=0, binary=True):
+    points, triangles = box(half)
+    meshio.write(path, meshio.Mesh(points / scale, [("triangle", triangles[drop:])]), binary=binary)
+    return path.name
+
+
+@pytest.fixture(scope="module")
+def body():
+    points, triangles = box()
+    return target.split_to_size(compact_surface("scatterer", points, triangles), 0.05)
+
+
+def test_splitting_keeps_the_box_and_its_closedness(body):
+    assert len(body.triangles) == 12 * 4 ** 3 and target._longest_edge(body.points, body.triangles) <= 0.05
+    assert abs(enclosed_volume(body) - 8 * BOX_HALF.prod()) < 1e-12
+    assert np.abs(box_distance(body.points)).max() < 1e-12 and (np.abs(body.points) <= BOX_HALF + 1e-12).all()
+
+
+@pytest.mark.parametrize("shells", ["ellipsoid", "offset"])
+def test_shells_enclose_the_target_at_the_requested_gaps(body, shells):
+    """Every node of S' and S at least its gap from the box (its exact distance), S' inside S, both closed and
+    outward; an offset surface also no farther than the gap plus a grid step and a quarter of an element."""
+    gaps, size = (0.03, 0.06), 0.05
+    inner, outer = target.shells_around(body, *gaps, size, shells)
+    check_nested(body, inner, outer)  # no crossing, Gamma inside S' inside S
+    for surface, gap in ((inner, gaps[0]), (outer, gaps[1])):
+        d = box_distance(surface.points)
+        assert d.min() >= gap, (shells, d.min(), gap)
+        assert (winding_number(surface, np.zeros((1, 3))) > INSIDE).all()  # outward, around the box
+        if shells == "offset":
+            assert d.max() <= gap + min(gap, size) / 2 + size / 4, d.max()
+
+
+def test_the_volume_rule_picks_offsets_for_a_box_and_an_ellipsoid_for_the_ogive(body):
+    """Around the box an ellipsoid encloses 2.7 times the offset's space at a gap of 0.02 m, 1.6 times at
+    0.06 m (the offset rounds off); around the ogive 1.16 times at 1 in."""
+    assert target.chosen_shells(body, 0.02, 0.05) == "offset"
+    assert target.chosen_shells(body, 0.06, 0.05) == "ellipsoid"
+    ogive = emcc.body_surface("ogive", 0.4 * emcc.INCH)
+    assert target.chosen_shells(ogive, 0.1 * emcc.INCH * 10, 0.05) == "ellipsoid"
+
+
+def test_the_principal_frame_follows_a_rotated_target():
+    points, triangles = box()
+    angle = math.radians(30)
+    turn = np.array([[math.cos(angle), -math.sin(angle), 0], [math.sin(angle), math.cos(angle), 0], [0, 0, 1]])
+    centre, axes = target.principal_frame(TriSurface("box", points @ turn.T + [1.0, 2.0, 3.0], triangles))
+    np.testing.assert_allclose(centre, [1.0, 2.0, 3.0], atol=1e-12)
+    assert abs(abs(axes[2] @ turn[:, 0]) - 1) < 1e-9  # the longest side (x turned) is the largest moment
+    assert np.linalg.det(axes) > 0
+
+
+@pytest.mark.parametrize("name", list(emcc.BODIES))
+def test_each_emcc_body_has_its_published_dimensions(name):
+    """Length along x and radius in y and z as Woo et al. give them (faceting leaves the radius within 1 %)."""
+    body = emcc.BODIES[name]
+    surface = emcc.body_surface(name, 0.5 * emcc.INCH)
+    low, high = surface.points.min(axis=0) / emcc.INCH, surface.points.max(axis=0) / emcc.INCH
+    assert abs(high[0] - low[0] - body.length) < 1e-9 * body.length
+    for r in (high[1], -low[1], high[2], -low[2]):
+        assert 0.99 * body.radius <= r <= body.radius * (1 + 1e-12), (name, r)
+    assert {"ogive": 10.0, "double-ogive": 7.5}.get(name, 27.1286) == pytest.approx(body.length, abs=1e-4)
+    assert winding_number(surface, np.array([[low[0] + body.length / 2, 0, 0]]) * emcc.INCH)[0] > INSIDE
+
+
+def test_the_cone_sphere_with_gap_has_its_gap():
+    """Points of the gap floor (radius 2.697 in between x = -0.359 in and 0) and none in the cut-away cap."""
+    surface = emcc.body_surface("cone-sphere-gap", 0.3 * emcc.INCH)
+    x, r = surface.points[:, 0] / emcc.INCH, np.hypot(*surface.points[:, 1:].T) / emcc.INCH
+    in_gap = (x > -0.35) & (x < -0.01)
+    assert in_gap.any() and r[in_gap].max() <= emcc.GAP_FLOOR_RADIUS + 1e-9
+
+
+def test_a_cad_target_is_meshed_through_gmsh(tmp_path):
+    import gmsh
+
+    gmsh.initialize(argv=[], readConfigFiles=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.model.occ.addBox(0, 0, 0, 200, 100, 80)  # mm
+        gmsh.model.occ.synchronize()
+        gmsh.write(str(tmp_path / "box.step"))
+    finally:
+        gmsh.finalize()
+    surface = target.target_surface(tmp_path / "box.step", 1e-3, 0.05)
+    np.testing.assert_allclose(np.ptp(surface.points, axis=0), [0.2, 0.1, 0.08], atol=1e-9)
+    assert abs(enclosed_volume(surface) - 0.2 * 0.1 * 0.08) < 1e-12
+
+
+HEAD = '[problem]\nkind = "scattering"\nfrequency = 600e6\n'
+FAR = '[far_field]\ntheta_deg = [0.0, 90.0, 180.0]\nphi_deg = [0.0]\n'
+COARSE = "[geometry]\nelements_per_wavelength = 4\n"
+
+
+def solve(tmp_path, text, capsys):
+    problem = tmp_path / "p.toml"
+    problem.write_text(text)
+    out = tmp_path / "out"
+    code = main(["solve", str(problem), "--out", str(out), "--quiet"])
+    return code, capsys.readouterr().err.strip(), out
+
+
+@pytest.mark.parametrize("shells", ["ellipsoid", "offset"])
+def test_a_target_from_a_surface_file_solves_end_to_end(tmp_path, capsys, shells):
+    """The box as an STL in millimetres, S' and S built around it, order 2 at 4 elements per wavelength."""
+    name = write_box(tmp_path / "box.stl", scale=1e-3)
+    text = HEAD + f'scatterer = "{name}"\nlength_unit = "mm"\n' + COARSE + f'shells = "{shells}"\n' + FAR
+    code, err, out = solve(tmp_path, text, capsys)
+    assert code == 0, err
+    rows = (out / "rcs.csv").read_text().splitlines()[1:]
+    assert len(rows) == 3 and all(math.isfinite(float(r.split(",")[8])) for r in rows)
+
+
+def cad(tmp_path, build) -> str:
+    import gmsh
+
+    gmsh.initialize(argv=[], readConfigFiles=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        build(gmsh.model.occ)
+        gmsh.model.occ.synchronize()
+        gmsh.write(str(tmp_path / "target.step"))
+    finally:
+        gmsh.finalize()
+    return "target.step"
+
+
+BAD_TARGETS = {
+    "an open surface": (lambda p: write_box(p / "t.stl", drop=2), "m", "not closed"),
+    "a self-intersecting surface": (lambda p: _crossed_boxes(p / "t.stl"), "m", "intersects itself"),
+    "an open CAD surface": (lambda p: cad(p, lambda occ: occ.addRectangle(0, 0, 0, 0.2, 0.1)), "m", "not closed"),
+    "a self-intersecting CAD target": (
+        lambda p: cad(p, lambda occ: (occ.addBox(0, 0, 0, 0.2, 0.1, 0.1), occ.addBox(0.1, 0.05, 0.05, 0.2, 0.1, 0.1))),
+        "m", "intersects itself"),
+    "a CAD file with no surface": (lambda p: cad(p, lambda occ: occ.addLine(occ.addPoint(0, 0, 0),
+                                                                            occ.addPoint(1, 0, 0))), "m", "no surface"),
+    "a mesh file with no surface": (lambda p: _lines(p / "t.vtu"), "m", "has no triangles"),
+    "a missing file": (lambda p: "nowhere.stl", "m", "file not found"),
+    "a target microscopic in its unit": (lambda p: write_box(p / "t.stl"), "mm", "wavelengths: below 0.001"),
+    "a target enormous in its unit": (lambda p: write_box(p / "t.stl", scale=1e-3), "m", "cannot be meshed"),
+}
+
+
+def _crossed_boxes(path):
+    """Two boxes in one file, one poking through the other's faces."""
+    a, ta = box()
+    b, tb = box()
+    meshio.write(path, meshio.Mesh(np.vstack([a, b + [0.05, 0.03, 0.02]]), [("triangle", np.vstack([ta, tb + 8]))]))
+    return path.name
+
+
+def _lines(path):
+    meshio.write(path, meshio.Mesh(np.eye(3), [("line", np.array([[0, 1], [1, 2]]))]))
+    return path.name
+
+
+@pytest.mark.parametrize("name", list(BAD_TARGETS))
+def test_bad_targets_are_refused_in_one_line_with_exit_2(tmp_path, capsys, name):
+    make, unit, message = BAD_TARGETS[name]
+    text = HEAD + f'scatterer = "{make(tmp_path)}"\nlength_unit = "{unit}"\n' + COARSE + FAR
+    code, err, out = solve(tmp_path, text, capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    (HEAD + 'case = "pec-sphere"\nlength_unit = "mm"\n[geometry]\nradius = 0.1\n',
+     'is length_unit = "mm" right for the radius?'),
+    (HEAD + 'scatterer = "a.stl"\ninner_surface = "b.stl"\n', "give both, or neither"),
+    (HEAD + 'case = "pec-sphere"\n[geometry]\nshells = "offset"\n', "shells is for S' and S built around a target"),
+    (HEAD + 'case = "ogive"\n[geometry]\nshells = "sphere"\n', "shells"),
+])
+def test_bad_target_settings_are_refused_in_one_line_with_exit_2(tmp_path, capsys, text, message):
+    code, err, out = solve(tmp_path, text, capsys)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
