@@ -111,11 +111,11 @@ def test_command_line_options_beyond_the_studys_range_are_refused(tmp_path, caps
 
 
 def test_a_case_too_fine_to_mesh_is_refused_before_gmsh_runs(tmp_path, capsys):
-    """1e11 Hz on the 0.25 m sphere: S alone would need 52 million triangles (gmsh ran for hours, past
-    SIGTERM, since it cannot be interrupted inside a call)."""
+    """1e11 Hz on the 0.25 m sphere: S alone would need 7.3 million triangles at order 2's 6 elements per
+    wavelength (gmsh ran for hours, past SIGTERM, since it cannot be interrupted inside a call)."""
     code, err, out = run(tmp_path, CASE.replace("300e6", "1e11"), capsys)
     assert code == 2 and len(err.splitlines()) == 1, err
-    assert "the outer surface S would have about 51,912,086 triangles, more than 1,000,000" in err
+    assert "the outer surface S would have about 7,300,137 triangles, more than 1,000,000" in err
     assert not out.exists()
 
 
