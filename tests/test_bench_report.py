@@ -246,6 +246,42 @@ def test_committed_reports_are_the_rendering_of_their_json(name, bench):
     assert (DOCS / f"{name}.md").read_text() == BENCHMARKS[bench].render(data)
 
 
+def test_scattering_spheres_run_the_host_factorisation_beside_the_gpu_one(monkeypatch):
+    from dataclasses import replace
+
+    from paraflux.engine.bench import scattering as bench
+    from paraflux.engine.variants import LINEAR_SOLVER
+
+    monkeypatch.setattr(bench, "LINEAR_SOLVER", replace(LINEAR_SOLVER, auto=lambda gpu: "cudss" if gpu else "umfpack"))
+    cfg = bench.ScatteringBenchConfig()
+    assert bench._sphere_runs(cfg, 2.0, True) == [("cuda-tiled", "gmres", "auto"), ("cuda-tiled", "fixed-point", "auto"),
+                                                  ("cuda-tiled", "fixed-point", "umfpack"),
+                                                  ("cpu-s", "fixed-point", "umfpack")]
+    assert bench._sphere_runs(replace(cfg, cpu_rows=False), 2.0, True)[-1] == ("cuda-tiled", "fixed-point", "umfpack")
+    assert bench._sphere_runs(cfg, 4.0, True) == [("cuda-tiled", "gmres", "auto")]
+    assert bench._sphere_runs(cfg, 2.0, False) == [("cpu-s", "fixed-point", "umfpack")]
+
+
+def test_scattering_merge_replaces_the_sphere_rows_a_run_remeasured_and_keeps_the_others():
+    """Sphere rows join by device, size, order, loop, acceleration and linear solver: an earlier UMFPACK row
+    stays beside this run's cuDSS row of the same sphere, an earlier row this run re-measured goes; the report
+    shows each row's factorisation device and cuDSS's figures."""
+    from paraflux.engine.bench.scattering import merge
+    from paraflux.engine.bench.scattering_report import render_markdown as render_scattering
+
+    committed = json.loads((DOCS / "scattering.json").read_text())
+    cudss = next(r for r in committed["spheres"] if r["linear_solver"] == "cudss" and r["diameter_wavelengths"] == 2)
+    host = {**cudss, "linear_solver": "umfpack", "total_s": 99.0, "factor": {}, "factor_nonzeros": None,
+            "phase_devices": {"assembly": "host", "factorisation": "host", "back-substitution": "host"}}
+    earlier = {**committed, "spheres": [host, {**cudss, "total_s": 1e6}], "earlier_runs": []}
+    joined = merge({**committed, "spheres": [cudss], "sweeps": [], "almond": []}, earlier)
+    assert [(r["linear_solver"], r["total_s"]) for r in joined["spheres"]] == [("cudss", cudss["total_s"]),
+                                                                              ("umfpack", 99.0)]
+    text = render_scattering(joined)
+    assert f"{cudss['seconds']['factorisation']:.2f} (GPU)" in text and "99.0" in text
+    assert f"| {cudss['factor_nonzeros']:,} |" in text  # the factor table, cuDSS's rows only
+
+
 def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_each_device():
     from paraflux.engine.bench.scattering import merge
     from paraflux.engine.bench.scattering_report import render_markdown as render_scattering
