@@ -164,15 +164,25 @@ def _varying(quantities: Sequence[Quantity], values: list[tuple]) -> list[int]:
     return [i for i in range(len(quantities)) if len({v[i] for v in values}) > 1]
 
 
+def _peaks(lines: list[_Line]) -> dict[tuple, float]:
+    """The largest y of each panel's lines."""
+    peaks: dict[tuple, float] = {}
+    for line in lines:
+        peaks[line.panel] = max(peaks.get(line.panel, -math.inf), max(y for _, y in line.points))
+    return peaks
+
+
+def _above(lines: list[_Line], peaks: dict[tuple, float], floor_db: float) -> list[bool]:
+    """Whether each line reaches within floor_db of its panel's peak."""
+    return [max(y for _, y in line.points) >= peaks[line.panel] - floor_db for line in lines]
+
+
 def _below_floor(plot: SweepPlot, lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
     """(kept, left out): a line is left out when all of it lies more than floor_db below its panel's peak."""
     if plot.floor_db is None:
         return lines, []
-    peaks: dict[tuple, float] = {}
-    for line in lines:
-        peaks[line.panel] = max(peaks.get(line.panel, -math.inf), max(y for _, y in line.points))
-    low = [line for line in lines if max(y for _, y in line.points) < peaks[line.panel] - plot.floor_db]
-    return [line for line in lines if line not in low], low
+    above = _above(lines, _peaks(lines), plot.floor_db)
+    return ([line for line, a in zip(lines, above) if a], [line for line, a in zip(lines, above) if not a])
 
 
 def _reference(plot: SweepPlot, rows: list[dict], split: Sequence[Quantity], lines: list[_Line]) -> list[_Line]:
@@ -184,9 +194,7 @@ def _reference(plot: SweepPlot, rows: list[dict], split: Sequence[Quantity], lin
                  if (line.panel, line.key, line.y.column) in drawn]
     if plot.floor_db is None:
         return reference
-    peaks = {panel: max(y for line in lines if line.panel == panel for _, y in line.points)
-             for panel in {line.panel for line in lines}}
-    return [line for line in reference if max(y for _, y in line.points) >= peaks[line.panel] - plot.floor_db]
+    return [line for line, a in zip(reference, _above(reference, _peaks(lines), plot.floor_db)) if a]
 
 
 def _thinned(lines: list[_Line]) -> tuple[list[_Line], str]:
