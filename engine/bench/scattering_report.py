@@ -184,6 +184,12 @@ def _what_could_reach(sweep: dict, met: bool, sweeps: list[dict]) -> str:
                     ", not measured here")
         return (" What could reach it: the operator's products over the columns on a GPU (the zgemm loop by "
                 f"cuBLAS), where the host does them on its cores{measured}.")
+    if many.get("phase_devices", {}).get("back-substitution") == "GPU":
+        grown = {name: b - a for (name, a), (_, b) in zip(_phases(sweep["one"]), _phases(many))}
+        host = grown.get("far field", 0.0) + grown.get("iterations: currents on S'", 0.0)
+        return (f" What could reach it: the currents on S' and the far field of every incidence, host NumPy and "
+                f"SciPy work over all {sweep['incidences']} solutions ({host:.1f} s of the extra time here), done on "
+                f"the GPU or over the {many['columns']} iterated columns (a proposal, not measured).")
     back = many.get("iteration_phases_s", {}).get("back-substitution", 0.0)
     faster = [s for s in sweeps if s["incidences"] == sweep["incidences"] and s["many"].get("iteration_phases_s")
               and s["many"].get("columns") == many.get("columns") and s["many"]["linear_solver"] == "pardiso"
