@@ -505,7 +505,7 @@ def test_monostatic_sweep_plots_against_the_angle_that_moves():
     figures = monostatic_figures()
     assert list(figures) == ["rcs-vs-problem.frequency", "rcs-vs-phi"]
     (ax,) = figures["rcs-vs-phi"].get_axes()
-    assert ax.get_title() == "" and "monostatic, θ-polarised" in figures["rcs-vs-phi"].get_suptitle()
+    assert ax.get_title() == "" and "monostatic, θ-polarised incidence, θ 90° cut" in figures["rcs-vs-phi"].get_suptitle()
     assert ax.get_xlabel() == "φ (°)" and len(curves(ax)) == len(FREQUENCIES) * 2
     assert all(list(line.get_xdata()) == [float(p) for p in range(0, 181, 10)] for line in curves(ax))
     (ax,) = figures["rcs-vs-problem.frequency"].get_axes()

@@ -107,8 +107,8 @@ def _cuts(rows: list[dict], along: str) -> list[dict]:
     far field, whose direction moves along the cut) where the RCS is drawn against `along`: theta where
     it varies within a cut, else phi; [] for the other angle."""
     monostatic = _monostatic(rows)
-    rows = [{**row, "source": f"monostatic, {POLARISED[row['polarization']]}" if monostatic else _incident(row)}
-            for row in rows]
+    rows = [{**row, "source": f"monostatic, {POLARISED[row['polarization']]} incidence" if monostatic
+             else f"incidence {_incident(row)}"} for row in rows]
     by_theta = _varies(rows, "theta_deg", "phi_deg")
     if along != ("theta_deg" if by_theta else "phi_deg") or not _varies(rows, along, OTHER_ANGLE[along]):
         return []
@@ -155,7 +155,7 @@ def mie_reference(problem):
 def _angle_plot(name: str, angle: str, symbol: str, select, reference) -> SweepPlot:
     return SweepPlot(name, f"RCS against {symbol}", SIGMA,
                      x=Quantity(angle, symbol, "°"),
-                     panels=(Quantity("source", "incidence"), Quantity("cut", "cut", named=False)),
+                     panels=(Quantity("source", "incidence", named=False), Quantity("cut", "cut", named=False)),
                      select=select, y_label="RCS (dBsm)", floor_db=FLOOR_DB, reference=reference,
                      reference_label="Mie series")
 
