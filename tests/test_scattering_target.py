@@ -115,7 +115,7 @@ def test_a_cad_target_is_meshed_through_gmsh(tmp_path):
         gmsh.write(str(tmp_path / "box.step"))
     finally:
         gmsh.finalize()
-    surface = target.target_surface(tmp_path / "box.step", 1e-3, 0.05)
+    surface = target.target_surface(tmp_path / "box.step", 1e3, 0.05)  # the mm the file declares, not scale
     np.testing.assert_allclose(np.ptp(surface.points, axis=0), [0.2, 0.1, 0.08], atol=1e-9)
     assert abs(enclosed_volume(surface) - 0.2 * 0.1 * 0.08) < 1e-12
 

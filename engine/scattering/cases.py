@@ -15,7 +15,7 @@ from ..truncation.almond import ALMOND_LENGTH, almond_surface
 from ..truncation.surfaces import TriSurface, read_surface
 from .emcc import BODIES, INCH, body_surface
 from .mesh import check_surface_size
-from .target import check_target_size, ellipsoid, ellipsoid_shell, shells_around, target_surface
+from .target import UNIT_DECLARED, check_target_size, ellipsoid, ellipsoid_shell, shells_around, target_surface
 
 CURVATURE_ELEMENTS = 60  # at least this many edges around a great circle of a sphere: its facets limit the RCS error
 EMCC_CASES = tuple(BODIES)
@@ -53,11 +53,16 @@ def emcc_case(name: str, wavelength: float, inner_gap: float, outer_gap: float, 
 
 def target_case(path: str, scale: float, unit: str, wavelength: float, inner_gap: float, outer_gap: float,
                 density: float, shells: str):
-    """(Gamma, S', S) for the scatterer of a surface-mesh or CAD file (coordinates in unit, scale m per unit)
-    inside S' and S; ProblemError for a target whose size says the unit is wrong."""
+    """(Gamma, S', S) for the scatterer of a surface-mesh or CAD file (coordinates in unit, scale m per unit,
+    but for a STEP or IGES file's own unit) inside S' and S; ProblemError for a target whose size says the
+    unit is wrong."""
     size = wavelength / density
+    name = Path(path).name
+    where = (f"is the length unit {name} declares right?" if Path(path).suffix.lower() in UNIT_DECLARED
+             else f'is length_unit = "{unit}" right for {name}?')
+
     def check_extent(across: float) -> None:  # before the target is meshed or split for this size
-        check_target_size(across, wavelength, f'is length_unit = "{unit}" right for {Path(path).name}?')
+        check_target_size(across, wavelength, where)
         check_surface_size(across / 2 + outer_gap * wavelength, size)
 
     body = target_surface(Path(path), scale, size, check_extent)

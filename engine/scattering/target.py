@@ -28,6 +28,7 @@ from .isosurface import zero_surface
 from .mesh import MAX_SURFACE_TRIANGLES, TOO_FINE, enclosed_volume
 
 CAD_SUFFIXES = (".step", ".stp", ".iges", ".igs", ".brep")
+UNIT_DECLARED = (".step", ".stp", ".iges", ".igs")  # these state their length unit: read in metres by it
 OFFSET_VOLUME_RATIO = 2.0
 MIN_WAVELENGTHS = 1e-3  # a target smaller than this across is a length_unit mistake, not a scatterer to mesh
 MAX_WAVELENGTHS = 100.0  # one larger across needs more than MAX_TETRAHEDRA at any order
@@ -44,12 +45,13 @@ GROWTH_TRIES = 8
 def target_surface(path: Path, scale: float, size: float, check_extent=lambda across: None) -> TriSurface:
     """The scatterer of a file in metres (coordinates times scale): a CAD file meshed at triangle edge
     size (m), a surface mesh split until no edge is longer than size; closed and not self-intersecting
-    (MeshError naming the file otherwise). check_extent(across) sees its widest extent (m) before either."""
+    (MeshError naming the file otherwise). check_extent(across) sees its widest extent (m) before either.
+    A STEP or IGES file is read in the unit it declares (scale is not applied)."""
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"scatterer: file not found: {path}")
     if path.suffix.lower() in CAD_SUFFIXES:
-        surface = cad_surface(path, scale, size, check_extent)
+        surface = cad_surface(path, 1.0 if path.suffix.lower() in UNIT_DECLARED else scale, size, check_extent)
     else:
         surface = read_surface(path, scale, "scatterer")
         check_extent(float(np.ptp(surface.points, axis=0).max()))
@@ -60,6 +62,8 @@ def target_surface(path: Path, scale: float, size: float, check_extent=lambda ac
 def cad_surface(path: Path, scale: float, size: float, check_extent=lambda across: None) -> TriSurface:
     """The surfaces of a STEP, IGES or BREP file meshed by gmsh (OpenCASCADE), in metres."""
     with gmsh_session("target") as gmsh:
+        if path.suffix.lower() in UNIT_DECLARED:
+            gmsh.option.setString("Geometry.OCCTargetUnit", "M")
         try:
             gmsh.model.occ.importShapes(str(path))
             gmsh.model.occ.synchronize()
