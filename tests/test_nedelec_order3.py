@@ -233,3 +233,15 @@ def test_order_3_converges_to_mie_as_the_sphere_and_its_mesh_are_refined(order_3
     e_coarse, _, h_coarse, _ = mie_error_db(coarse, 1.0)
     e_fine, _, h_fine, _ = mie_error_db(order_3_sphere, 1.0)
     assert e_fine < 0.5 * e_coarse and h_fine < 0.75 * h_coarse
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("order", ORDERS)
+def test_the_element_matrices_on_cupy_are_numpys(order):
+    """fem.element_matrices over CuPy arrays (what gpu_assembly runs) against its NumPy run, float64."""
+    cp = pytest.importorskip("cupy")
+    points, tets = kuhn_mesh(2)
+    geom = nedelec.geometry(points, tets)
+    for on_host, on_device in zip(element_matrices(order, geom.grads, geom.volumes),
+                                  element_matrices(order, cp.asarray(geom.grads), cp.asarray(geom.volumes))):
+        assert np.abs(cp.asnumpy(on_device) - on_host).max() < 1e-13 * np.abs(on_host).max()
