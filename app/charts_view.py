@@ -17,7 +17,7 @@ from paraflux.engine.scattering.waves import dbsm
 DB_RANGE = 50.0  # dB below the peak that the RCS charts show
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:olive", "tab:cyan")
 LABEL_WIDTH = 18  # characters per line of a category label before it wraps
-LIVE_REDRAW_MS = 200  # the live residual chart redraws at most this often
+LIVE_REDRAW_MS = 1000  # the live residual chart redraws at most this often (a draw holds the GIL the solve needs)
 
 
 def wrapped(text: str) -> str:

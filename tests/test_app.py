@@ -28,6 +28,9 @@ def window(qtbot, monkeypatch, tmp_path):
     qtbot.addWidget(w)
     w.show()
     yield w
+    w.jobs.cancel()  # a test that failed mid-run: let the job stop before the window and its thread go away
+    if w.jobs.thread is not None:
+        w.jobs.thread.wait(120_000)
     w.close()
 
 
