@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from paraflux.engine.cli import main
-from paraflux.engine.scattering import emcc, target
+from paraflux.engine.scattering import emcc, shells, target
+from paraflux.engine.scattering.isosurface import zero_surface
 from paraflux.engine.scattering.mesh import check_nested, enclosed_volume
 from paraflux.engine.truncation.surfaces import INSIDE, TriSurface, compact_surface, winding_number
 
@@ -49,35 +50,50 @@ def test_splitting_keeps_the_box_and_its_closedness(body):
     assert np.abs(box_distance(body.points)).max() < 1e-12 and (np.abs(body.points) <= BOX_HALF + 1e-12).all()
 
 
-@pytest.mark.parametrize("shells", ["ellipsoid", "offset"])
-def test_shells_enclose_the_target_at_the_requested_gaps(body, shells):
+@pytest.mark.parametrize("shape", ["ellipsoid", "offset"])
+def test_shells_enclose_the_target_at_the_requested_gaps(body, shape):
     """Every node of S' and S at least its gap from the box (its exact distance), S' inside S, both closed and
     outward; an offset surface also no farther than the gap plus a grid step and a quarter of an element."""
     gaps, size = (0.03, 0.06), 0.05
-    inner, outer = target.shells_around(body, *gaps, size, shells)
+    inner, outer = shells.shells_around(body, *gaps, size, shape)
     check_nested(body, inner, outer)  # no crossing, Gamma inside S' inside S
     for surface, gap in ((inner, gaps[0]), (outer, gaps[1])):
         d = box_distance(surface.points)
-        assert d.min() >= gap, (shells, d.min(), gap)
+        assert d.min() >= gap, (shape, d.min(), gap)
         assert (winding_number(surface, np.zeros((1, 3))) > INSIDE).all()  # outward, around the box
-        if shells == "offset":
+        if shape == "offset":
             assert d.max() <= gap + min(gap, size) / 2 + size / 4, d.max()
 
 
 def test_the_volume_rule_picks_offsets_for_a_box_and_an_ellipsoid_for_the_ogive(body):
     """Around the box an ellipsoid encloses 2.7 times the offset's space at a gap of 0.02 m, 1.6 times at
     0.06 m (the offset rounds off); around the ogive 1.16 times at 1 in."""
-    assert target.chosen_shells(body, 0.02, 0.05) == "offset"
-    assert target.chosen_shells(body, 0.06, 0.05) == "ellipsoid"
+    assert shells.chosen_shells(body, 0.02, 0.05) == "offset"
+    assert shells.chosen_shells(body, 0.06, 0.05) == "ellipsoid"
     ogive = emcc.body_surface("ogive", 0.4 * emcc.INCH)
-    assert target.chosen_shells(ogive, 0.1 * emcc.INCH * 10, 0.05) == "ellipsoid"
+    assert shells.chosen_shells(ogive, 0.1 * emcc.INCH * 10, 0.05) == "ellipsoid"
+
+
+def test_marching_tetrahedra_trace_a_closed_outward_sphere():
+    """The zero set of |x| - r on a grid: one closed, consistently oriented surface with outward normals as
+    traced, its volume within 2 % of the sphere's (the facets cut inside it by about h^2 / 8r) and its points
+    within h^2 / r of the sphere (linear interpolation of a convex function along the grid edges)."""
+    r, h = 0.3, 0.05
+    axis = np.arange(-0.5, 0.5 + h / 2, h) + 0.0123
+    x = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), -1)
+    points, triangles = zero_surface(np.linalg.norm(x, axis=-1) - r, axis[[0, 0, 0]], h)
+    surface = compact_surface("sphere", points, triangles)  # closed and consistently oriented, else MeshError
+    p = points[triangles]
+    assert np.einsum("ij,ij->", p[:, 0], np.cross(p[:, 1], p[:, 2])) > 0  # outward as traced
+    assert abs(enclosed_volume(surface) / (4 / 3 * math.pi * r ** 3) - 1) < 0.02
+    assert np.abs(np.linalg.norm(points, axis=1) - r).max() < h ** 2 / r
 
 
 def test_the_principal_frame_follows_a_rotated_target():
     points, triangles = box()
     angle = math.radians(30)
     turn = np.array([[math.cos(angle), -math.sin(angle), 0], [math.sin(angle), math.cos(angle), 0], [0, 0, 1]])
-    centre, axes = target.principal_frame(TriSurface("box", points @ turn.T + [1.0, 2.0, 3.0], triangles))
+    centre, axes = shells.principal_frame(TriSurface("box", points @ turn.T + [1.0, 2.0, 3.0], triangles))
     np.testing.assert_allclose(centre, [1.0, 2.0, 3.0], atol=1e-12)
     assert abs(abs(axes[2] @ turn[:, 0]) - 1) < 1e-9  # the longest side (x turned) is the largest moment
     assert np.linalg.det(axes) > 0
@@ -133,11 +149,11 @@ def solve(tmp_path, text, capsys):
     return code, capsys.readouterr().err.strip(), out
 
 
-@pytest.mark.parametrize("shells", ["ellipsoid", "offset"])
-def test_a_target_from_a_surface_file_solves_end_to_end(tmp_path, capsys, shells):
+@pytest.mark.parametrize("shape", ["ellipsoid", "offset"])
+def test_a_target_from_a_surface_file_solves_end_to_end(tmp_path, capsys, shape):
     """The box as an STL in millimetres, S' and S built around it, order 2 at 4 elements per wavelength."""
     name = write_box(tmp_path / "box.stl", scale=1e-3)
-    text = HEAD + f'scatterer = "{name}"\nlength_unit = "mm"\n' + COARSE + f'shells = "{shells}"\n' + FAR
+    text = HEAD + f'scatterer = "{name}"\nlength_unit = "mm"\n' + COARSE + f'shells = "{shape}"\n' + FAR
     code, err, out = solve(tmp_path, text, capsys)
     assert code == 0, err
     rows = (out / "rcs.csv").read_text().splitlines()[1:]

@@ -15,7 +15,8 @@ from ..truncation.almond import ALMOND_LENGTH, almond_surface
 from ..truncation.surfaces import TriSurface, read_surface
 from .emcc import BODIES, INCH, body_surface
 from .mesh import check_surface_size
-from .target import UNIT_DECLARED, check_target_size, ellipsoid, ellipsoid_shell, shells_around, target_surface
+from .shells import ellipsoid, ellipsoid_shell, shells_around
+from .target import UNIT_DECLARED, check_target_size, target_surface
 
 CURVATURE_ELEMENTS = 60  # at least this many edges around a great circle of a sphere: its facets limit the RCS error
 EMCC_CASES = tuple(BODIES)
@@ -33,7 +34,7 @@ def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: f
 
 
 def almond_case(wavelength: float, inner_gap: float, outer_gap: float, density: float, shells: str):
-    """(Gamma, S', S) for the EMCC almond (length along x, tip toward +x); shells as target.SHELLS."""
+    """(Gamma, S', S) for the EMCC almond (length along x, tip toward +x); shells as shells.shells_around."""
     size = wavelength / density
     fine = min(size, ALMOND_LENGTH / 60)  # the tip and the thin edges need a minimum resolution
     probe = almond_surface(2000)

@@ -67,7 +67,8 @@ def _cone_sphere(gap: bool) -> tuple:
     if not gap:
         return (cone, ("arc", np.array([[0.0, tangent], [centre, 0.0], back])))
     floor = GAP_FLOOR_RADIUS
-    return (cone, ("line", np.array([[0.0, tangent], [0.0, floor]])), ("line", np.array([[0.0, floor], [centre, floor]])),
+    return (cone, ("line", np.array([[0.0, tangent], [0.0, floor]])),
+            ("line", np.array([[0.0, floor], [centre, floor]])),
             ("line", np.array([[centre, floor], [centre, radius]])),
             ("arc", np.array([[centre, radius], [centre, 0.0], back])))
 

@@ -25,7 +25,8 @@ def zero_surface(values: np.ndarray, origin: np.ndarray, spacing: float) -> tupl
     tets = corner[mixed][:, CUBE_TETS].reshape(-1, 4)  # (t, 4) node indices
     sign = flat[tets] > 0
     count = sign.sum(axis=1)
-    tets, sign, count = tets[(count > 0) & (count < 4)], sign[(count > 0) & (count < 4)], count[(count > 0) & (count < 4)]
+    cut = (count > 0) & (count < 4)
+    tets, sign, count = tets[cut], sign[cut], count[cut]
     edge_key, edge_t = _crossing_edges(tets, flat)
     crossing = sign[:, TET_EDGES[:, 0]] != sign[:, TET_EDGES[:, 1]]  # (t, 6)
     keys, inverse = np.unique(edge_key[crossing], return_inverse=True)
