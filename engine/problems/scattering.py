@@ -18,7 +18,7 @@ from .toml_input import Table, problem_head, table
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
 CASES = ("pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap")
-SHELLS = ("auto", "ellipsoid", "offset")  # S' and S built around a target (scattering/target.py)
+SHELLS = ("auto", "ellipsoid", "offset")  # S' and S built around a target (scattering/shells.py)
 ORDERS = (1, 2, 3)
 ACCELERATIONS = ("fixed-point", "gmres")
 MAX_DIRECTIONS = 1_000_000
