@@ -83,6 +83,7 @@ class Table:
         self.data = dict(data)
         self.where = where
         self.section = section
+        self.schema: Schema | None = None  # the whole file's declaration, on the file's top table
 
     def take(self, key: str, kind: type | tuple[type, ...], default: Any = ..., choices=None):
         if key not in self.data:
@@ -119,12 +120,6 @@ class Table:
         value = self.read(name)
         if value is not None and not value > 0:
             raise ProblemError(f"[{self.where}] {name} must be positive, got {value}")
-        return value
-
-    def subtable(self, key: str) -> dict[str, Any]:
-        value = self.data.pop(key, {})
-        if not isinstance(value, dict):
-            raise ProblemError(f"[{self.where}.{key}] must be a table")
         return value
 
     def done(self) -> None:
