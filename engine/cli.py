@@ -123,7 +123,7 @@ def _cmd_solve(args) -> int:
                                   check_every=args.check_every)
     if args.devices is not None:
         if problem.kind != "truncation":
-            raise ProblemError("--devices applies to the truncation study's multi-gpu loop")
+            raise ProblemError("--devices applies to the truncation study's multi-gpu-tiled loop")
         problem = problem.with_solver(devices=args.devices)
     result = study.run(problem, RunControl(progress=ProgressBar(enabled=not args.quiet)))
     written = study.write(result, args.out)
@@ -293,7 +293,7 @@ def _add_solve(sub, debug, shown=None) -> None:
     solve.add_argument("--max-iterations", type=int, help="iteration limit of iterative solvers")
     solve.add_argument("--check-every", type=int,
                        help=help_for("--check-every", "GPU EBE-J-PCG: iterations between convergence checks (even)"))
-    solve.add_argument("--devices", type=int, help=help_for("--devices", "loop multi-gpu: how many GPUs (0: all)"))
+    solve.add_argument("--devices", type=int, help=help_for("--devices", "loop multi-gpu-tiled: how many GPUs (0: all)"))
     solve.add_argument("--quiet", action="store_true", help="no progress output")
     _add_study_options(solve, shown, help_for)
     solve.set_defaults(func=_cmd_solve)

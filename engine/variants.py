@@ -248,8 +248,6 @@ LOOP = VariantAxis("loop", "Loop strategy", (
                        "shared (cuda_rhs)", needs_gpu=True),
     Choice("cuda-tiled", "CUDA, N-body tiling: one thread per S point, S' tiles in shared memory, G and "
                          "grad'G fused and reused for every right-hand side", needs_gpu=True),
-    Choice("multi-gpu", "S split across every visible GPU, each running cuda-s on its own stream (one host "
-                        "thread queues every device's work before waiting on any)", needs_gpu=True),
     Choice("fmm", "FMM3D's vector Helmholtz FMM (fmm3dpy), O(N) on the CPU cores, to the requested precision "
                   "([solver] precision)", package="fmm3dpy"),
     Choice("multi-gpu-tiled", "S split across every visible GPU, each running cuda-tiled with S' chunked to "

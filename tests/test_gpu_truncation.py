@@ -1,4 +1,4 @@
-"""The truncation operator's CUDA strategies (cuda-s, cuda-rhs, cuda-tiled, zgemm on cuBLAS, multi-gpu)
+"""The truncation operator's CUDA strategies (cuda-s, cuda-rhs, cuda-tiled, zgemm on cuBLAS, multi-gpu-tiled)
 against the NumPy specification, and the study on the GPU against the CPU."""
 
 import numpy as np
@@ -22,7 +22,7 @@ def random_case(n_rhs, n_s=300, n_elem=70, q=3, seed=0):
     return cur, 0.3 * rng.standard_normal((n_s, 3)), rng.standard_normal((n_elem * q, 3)) + 2.0
 
 
-@pytest.mark.parametrize("loop", ["cuda-s", "cuda-rhs", "cuda-tiled", "zgemm", "multi-gpu", "multi-gpu-tiled"])
+@pytest.mark.parametrize("loop", ["cuda-s", "cuda-rhs", "cuda-tiled", "zgemm", "multi-gpu-tiled"])
 @pytest.mark.parametrize("n_rhs", [1, 5, 40])
 def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
     from paraflux.engine.truncation.strategies import apply_operator  # noqa: PLC0415
@@ -35,27 +35,28 @@ def test_gpu_strategy_matches_the_specification(cp, loop, n_rhs):
     assert np.abs(applied.f - f_ref).max() < 1e-12 * np.abs(f_ref).max()
 
 
-@pytest.mark.parametrize("kernel", ["cuda-s", "cuda-tiled"])
-def test_multi_gpu_splits_S_over_every_device(cp, kernel):
+@pytest.mark.parametrize("split", ["points", "incidences"])
+def test_multi_gpu_splits_the_work_over_every_device(cp, split):
     from paraflux.engine.truncation.multi_gpu import apply_multi_gpu, split_elements  # noqa: PLC0415
 
-    cur, sources, targets = random_case(3, n_elem=101)
+    count = cp.cuda.runtime.getDeviceCount()
+    cur, sources, targets = random_case(count + 2, n_elem=101)
     e_ref, _ = apply_reference(targets, sources, cur, 6.0)
-    run = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0, kernel)
-    assert run.devices == len(run.kernel_seconds) == cp.cuda.runtime.getDeviceCount()
+    run = apply_multi_gpu(targets, sources, cur, 6.0, 3, 0, split)
+    assert run.devices == len(run.kernel_seconds) == count
     assert all(t > 0 for t in run.kernel_seconds)
     assert np.abs(run.e - e_ref).max() < 1e-12 * np.abs(e_ref).max()
     assert split_elements(101, 4) == [(0, 25), (25, 50), (50, 76), (76, 101)]
 
 
-@pytest.mark.parametrize(("pinned_bytes", "kernel"), [(0, "cuda-tiled"), (1 << 30, "cuda-tiled"), (1 << 30, "cuda-s")])
-def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monkeypatch, pinned_bytes, kernel):
+@pytest.mark.parametrize(("pinned_bytes", "split"), [(0, "points"), (1 << 30, "points"), (1 << 30, "incidences")])
+def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monkeypatch, pinned_bytes, split):
     from paraflux.engine.truncation import multi_gpu  # noqa: PLC0415
 
     monkeypatch.setattr(multi_gpu, "PINNED_BYTES", pinned_bytes)  # fields into pageable, then pinned memory
     _, sources, targets = random_case(1, n_elem=101)
     runs = []
-    with multi_gpu.MultiGpuOperator(targets, sources, 6.0, 3, 0, kernel) as op:
+    with multi_gpu.MultiGpuOperator(targets, sources, 6.0, 3, 0, split) as op:
         for seed, n_rhs in ((1, 2), (2, 5), (3, 5), (4, 2)):  # new buffers, then the same ones for new currents
             cur = random_case(n_rhs, seed=seed)[0]
             run = op.apply(cur)
@@ -67,6 +68,29 @@ def test_multi_gpu_operator_reuses_its_resident_points_across_currents(cp, monke
         with pytest.raises(ValueError, match="S' points"):
             op.apply(random_case(1, n_s=len(sources) + 1)[0])
     assert all(np.array_equal(e, run.e) for _, e, run in runs)  # each application's fields are its own
+
+
+@pytest.fixture()
+def two_gpus(cp):
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs at least 2 GPUs")
+
+
+@pytest.mark.parametrize("split", ["points", "incidences"])
+@pytest.mark.parametrize("n_rhs", [1, 3, 37])
+def test_several_gpus_share_the_work_and_equal_one(cp, two_gpus, split, n_rhs):
+    from paraflux.engine.truncation.multi_gpu import MultiGpuOperator, apply_split_reference  # noqa: PLC0415
+
+    count = cp.cuda.runtime.getDeviceCount()
+    cur, sources, targets = random_case(n_rhs, n_s=500, n_elem=257, seed=n_rhs)
+    with MultiGpuOperator(targets, sources, 6.0, 3, 1, split) as one, \
+            MultiGpuOperator(targets, sources, 6.0, 3, 0, split) as every:
+        alone, shared = one.apply(cur), every.apply(cur)
+    working = min(count, n_rhs) if split == "incidences" else count
+    assert shared.devices == count and len(shared.kernel_seconds) == working and len(alone.kernel_seconds) == 1
+    e_twin, f_twin = apply_split_reference(targets, sources, cur, 6.0, 3, count, split)
+    for got, want in ((shared.e, alone.e), (shared.f, alone.f), (shared.e, e_twin), (shared.f, f_twin)):
+        assert np.abs(got - want).max() < 1e-12 * np.abs(want).max()
 
 
 @pytest.mark.parametrize("loop", ["cuda-s", "cuda-tiled"])

@@ -115,8 +115,8 @@ def test_gpu_loop_without_a_gpu_says_so(spheres, capsys, monkeypatch):
     assert "runs on a CUDA GPU: no CUDA GPU" in capsys.readouterr().err
     from paraflux.engine.truncation.strategies import apply_operator  # noqa: PLC0415
 
-    with pytest.raises(BackendError, match="multi-gpu"):
-        apply_operator("multi-gpu", np.ones((1, 3)), np.zeros((1, 3)), None, 1.0, 1)
+    with pytest.raises(BackendError, match="multi-gpu-tiled"):
+        apply_operator("multi-gpu-tiled", np.ones((1, 3)), np.zeros((1, 3)), None, 1.0, 1)
 
 
 def test_options_of_other_studies_are_refused(spheres, capsys):

@@ -20,7 +20,6 @@ from ..truncation.loops import apply_cpu
 from ..truncation.operator import Currents, apply_reference, currents, operator_flops, paper_flops
 from ..truncation.run import random_dipoles
 from ..truncation.surfaces import quadrature
-from ..truncation.strategies import MULTI_GPU_KERNEL
 from ..truncation.zgemm import ZgemmOperator
 from .environment import gpu_facts, run_facts
 from .options import add_merge, add_repeats, given, listed, tuple_of, whole
@@ -34,6 +33,7 @@ GPU_KERNELS = ("cuda-s", "cuda-rhs", "cuda-tiled")
 CPU_STRATEGIES = ("serial", "cpu-sprime", "cpu-s", "cpu-rhs")
 FMM_MAX_RHS = 1  # FMM3D takes about 45 s for one right-hand side at numS = 32,422 on the bench host (16 cores)
 MULTI_GPU_REPEATS = 21  # per-call times of a few ms vary with host thread scheduling: a median of many
+MULTI_GPU_MAX_RHS = 40  # several-GPU rows up to this many right-hand sides (the 360-incidence sweep's 37 columns)
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class TruncationBenchConfig:
     repeats: int = 3
     cpu_pair_budget: int = 20_000_000  # serial: point pairs x right-hand sides per measurement (x16 parallel)
     fmm_precision: float = 1e-10  # the fmm loop's requested relative precision
-    multi_gpu_only: bool = False  # the run on a several-GPU machine: cuda-s on one GPU and multi-gpu
+    multi_gpu_only: bool = False  # the run on a several-GPU machine: cuda-tiled on one GPU and multi-gpu-tiled
 
 
 def _events_seconds(cp, fn, repeats: int, warm_up: bool = True) -> float:
@@ -169,7 +169,7 @@ def _kernel_rows(cp, config, inputs, cur, n_rhs: int, log) -> list[dict]:
     flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
     pflops = paper_flops(inner.n_elements, outer.n_elements, n_rhs)
     rows = []
-    for loop in ("cuda-s",) if config.multi_gpu_only else GPU_KERNELS:
+    for loop in ("cuda-tiled",) if config.multi_gpu_only else GPU_KERNELS:
         out = {}
 
         def run(loop=loop, out=out):
@@ -219,22 +219,23 @@ def _zgemm_row(cp, config, inputs, cur, n_rhs: int, log) -> dict:
 
 
 def _multi_gpu_rows(cp, config, inputs, cur, n_rhs: int, log) -> list[dict]:
-    """Each several-GPU loop on 1, 2, ... every visible GPU."""
-    from ..truncation.multi_gpu import MultiGpuOperator  # noqa: PLC0415
+    """multi-gpu-tiled on 1, 2, ... every visible GPU, S split by points and (several right-hand sides) by
+    incidences."""
+    from ..truncation.multi_gpu import SPLITS, MultiGpuOperator  # noqa: PLC0415
 
     inner, outer, qi, qo, k, src, tgt = inputs
     flops = operator_flops(len(qi.points), len(qo.points), n_rhs)
-    rows = []
-    for loop, kernel in MULTI_GPU_KERNEL.items():
+    rows, loop = [], "multi-gpu-tiled"
+    for split in SPLITS if n_rhs > 1 else SPLITS[:1]:
         for count in range(1, cp.cuda.runtime.getDeviceCount() + 1):
             t0 = time.perf_counter()
-            with MultiGpuOperator(qo.points, qi.points, k, config.quadrature, count, kernel) as op:
+            with MultiGpuOperator(qo.points, qi.points, k, config.quadrature, count, split) as op:
                 setup = time.perf_counter() - t0
                 seconds, kernel_seconds, run = _time_multi_gpu(lambda op=op: op.apply(cur), MULTI_GPU_REPEATS)
-            rows.append({"loop": loop, "devices": run.devices, "n_rhs": n_rhs, "seconds": seconds,
+            rows.append({"loop": loop, "split": split, "devices": run.devices, "n_rhs": n_rhs, "seconds": seconds,
                          "kernel_seconds": kernel_seconds, "setup_seconds": setup, "gflops": flops / seconds / 1e9,
                          "check": _check(run.e, run.f, qo.points, qi.points, cur, k)})
-            log(f"  {loop} on {run.devices}: rhs={n_rhs}: {seconds * 1e3:.2f} ms, kernels "
+            log(f"  {loop} by {split} on {run.devices}: rhs={n_rhs}: {seconds * 1e3:.2f} ms, kernels "
                 f"{kernel_seconds * 1e3:.2f} ms (set-up {setup * 1e3:.0f} ms)")
     return rows
 
@@ -251,7 +252,7 @@ def bench_size(cp, config, n_outer: int, log) -> dict:
         case["gpu"] += _kernel_rows(cp, config, inputs, cur, n_rhs, log)
         if not config.multi_gpu_only:
             case["gpu"].append(_zgemm_row(cp, config, inputs, cur, n_rhs, log))
-        if cp.cuda.runtime.getDeviceCount() > 1 and n_rhs <= 10:
+        if cp.cuda.runtime.getDeviceCount() > 1 and n_rhs <= MULTI_GPU_MAX_RHS:
             case["multi_gpu"] += _multi_gpu_rows(cp, config, inputs, cur, n_rhs, log)
     return case
 
@@ -309,7 +310,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--rhs", type=whole(1), nargs="+", metavar="N",
                         help=f"right-hand-side counts (default {listed(TruncationBenchConfig.rhs)})")
     parser.add_argument("--multi-gpu-only", action="store_true",
-                        help="only cuda-s and multi-gpu (on a several-GPU machine), written as "
+                        help="only cuda-tiled and multi-gpu-tiled (on a several-GPU machine), written as "
                              "truncation-multi-gpu.json; join with --merge")
     add_repeats(parser, TruncationBenchConfig.repeats)
     add_merge(parser, "the sizes and the several-GPU part")

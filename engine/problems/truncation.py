@@ -58,7 +58,7 @@ def schema() -> Schema:
             "more right-hand sides; [[sources]], [random_sources] or both"),
         Section("solver", (
             axis_key(LOOP, "the loop strategy (the variants below)"),
-            Key("devices", int, 0, "", "0 or more", "loop multi-gpu: how many GPUs; 0: every visible one"),
+            Key("devices", int, 0, "", "0 or more", "loop multi-gpu-tiled: how many GPUs; 0: every visible one"),
             Key("precision", float, 1e-10, "", f"{MIN_PRECISION:g} to {MAX_PRECISION:g}",
                 "loop fmm: FMM3D's requested relative precision"))),
     ))
@@ -84,7 +84,7 @@ class RandomSources:
 @dataclass(frozen=True)
 class TruncationSolverSettings:
     loop: str = LOOP.default
-    devices: int = 0  # multi-gpu: how many GPUs (0: every visible one)
+    devices: int = 0  # multi-gpu-tiled: how many GPUs (0: every visible one)
     precision: float = 1e-10  # fmm: requested relative precision
 
 

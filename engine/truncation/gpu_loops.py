@@ -23,7 +23,7 @@ _lock = threading.Lock()
 
 
 def compiled_module(cp):
-    """The compiled module of the current device (one per device, for multi-gpu), loaded there now rather
+    """The compiled module of the current device (one per device, for multi-gpu-tiled), loaded there now rather
     than in a first timed call."""
     module = kernel_module(Path(__file__).with_name("kernels") / "truncation.cu", ("-std=c++17",))
     module.get_function("cuda_s")

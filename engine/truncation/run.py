@@ -29,7 +29,7 @@ class Dipole:
 @dataclass(frozen=True, eq=False)
 class TruncationSetup:
     """Everything in SI units: surfaces (m), frequency (Hz), points per triangle, one dipole per
-    right-hand side, the loop strategy and (multi-gpu) how many GPUs, 0 for all."""
+    right-hand side, the loop strategy and (multi-gpu-tiled) how many GPUs, 0 for all."""
 
     inner: TriSurface  # S', outward
     outer: TriSurface  # S, outward

@@ -15,7 +15,6 @@ from .loops import apply_cpu
 from .operator import Currents
 
 GPU_LOOPS = ("cuda-s", "cuda-rhs", "cuda-tiled")
-MULTI_GPU_KERNEL = {"multi-gpu": "cuda-s", "multi-gpu-tiled": "cuda-tiled"}  # loop: the kernel on each GPU
 ZGEMM_CACHE_FRACTION = 0.4  # of the free device (or host) memory kept as coupling tiles
 
 
@@ -68,14 +67,14 @@ def _multi_gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision
     backend = _on_gpu(loop)
     from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
 
-    run = apply_multi_gpu(targets, sources, cur, k, q, devices, MULTI_GPU_KERNEL[loop])
+    run = apply_multi_gpu(targets, sources, cur, k, q, devices)
     return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)
 
 
 # every choice of the LOOP axis and the function that runs it (a test checks that the two lists agree)
 IMPLEMENTATIONS = {"serial": _cpu_loop, "cpu-sprime": _cpu_loop, "cpu-s": _cpu_loop, "cpu-rhs": _cpu_loop,
                    "zgemm": _zgemm_loop, "cuda-s": _gpu_loop, "cuda-rhs": _gpu_loop, "cuda-tiled": _gpu_loop,
-                   "multi-gpu": _multi_gpu_loop, "multi-gpu-tiled": _multi_gpu_loop, "fmm": _fmm_loop}
+                   "multi-gpu-tiled": _multi_gpu_loop, "fmm": _fmm_loop}
 
 
 def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
@@ -89,7 +88,7 @@ def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int,
     except MemoryError as exc:
         raise out_of_memory(exc, f"applying '{loop}' to {len(sources):,} S' points x {len(targets):,} S points x "
                             f"{cur.dot_e.shape[0]} right-hand sides",
-                            "use fewer right-hand sides or points, or multi-gpu") from None
+                            "use fewer right-hand sides or points, or multi-gpu-tiled") from None
 
 
 def make_zgemm(targets, sources, k: float, backend):
