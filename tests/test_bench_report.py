@@ -220,20 +220,38 @@ def test_sweeps_report_checks_against_mie_and_one_worker_and_merge_keeps_earlier
     assert len(set(table)) == 1
 
 
-def test_scattering_peers_report_states_the_target_from_the_largest_difference():
+def _peers_record() -> dict:
+    """A small scattering-peers record: two phi, both polarisations."""
+    threads = {"numba": 2, "openblas (numpy.libs)": 2}
+    return {"benchmark": "scattering-peers", "date": "d", "command": "c", "commit": "x", "versions": {"python": "3"},
+            "host_cpu": "x86_64", "host_threads": 2, "load_before": 0.5, "triangles": 1200, "frequency_hz": 1.19e9,
+            "example": "resources/problems/nasa-almond.toml",
+            "config": {"triangles": 1200, "phi_deg": [0.0, 70.0], "target_db": 1.0},
+            "ours": {"settings": {"order": 2, "elements_per_wavelength": 6.0, "inner_gap": 0.1, "outer_gap": 0.2,
+                                  "shells": "auto", "acceleration": "gmres", "tolerance": 1e-4, "loop": "zgemm",
+                                  "linear_solver": "pardiso"},
+                     "rcs_dbsm": {"theta": [-38.0, -26.0], "phi": [-27.5, -30.0]},
+                     "iterations": {"theta": [3, 4], "phi": [4, 6]}, "converged": True, "dofs": 26022,
+                     "tetrahedra": 3000, "surface_triangles": {"scatterer": 1200, "inner": 186, "outer": 302},
+                     "total_s": 19.0, "threads": threads, "load_before": 1.0},
+            "bempp": {"rcs_dbsm": {"theta": [-38.4, -26.1], "phi": [-27.3, -30.9]}, "dofs": 1800, "residual": 1e-14,
+                      "assembly_s": 100.0, "total_s": 120.0, "threads": threads, "load_before": 2.0,
+                      "version": "0.4.2"}}
+
+
+def test_scattering_peers_report_tables_both_polarisations_and_judges_the_target_on_both():
     from paraflux.engine.bench.scattering_peers_report import render_markdown as render_peers
 
-    data = {"benchmark": "scattering-peers", "date": "d", "command": "c", "commit": "x", "versions": {"python": "3"},
-            "host_cpu": "x86_64",
-            "host_threads": 2, "load_before": 0.5, "triangles": 1200,
-            "config": {"frequency_hz": 1.19e9, "phi_deg": [0.0, 90.0], "target_db": 1.0},
-            "ours": {"rcs_dbsm": [-38.0, -22.5], "dofs": 30000, "iterations": [5, 5], "total_s": 19.0},
-            "bempp": {"rcs_dbsm": [-38.4, -22.4], "dofs": 1800, "residual": 1e-14, "assembly_s": 100.0,
-                      "total_s": 120.0, "numba_threads": 2, "version": "0.4.2"}}
+    data = _peers_record()
     text = render_peers(data)
-    assert "| 0 | -38.00 | -38.40 | +0.40 |" in text and "**met** (largest difference 0.40 dB)" in text
-    data["ours"]["rcs_dbsm"][1] = -24.0
-    assert "**MISSED** (largest difference 1.60 dB)" in render_peers(data)
+    vv, hh = text.split("## VV")[1].split("## HH")
+    assert "| 0 | -38.00 | -38.40 | +0.40 |" in vv and "| 70 | -30.00 | -30.90 | +0.90 |" in hh
+    assert ": met." in text and "(largest difference 0.90 dB, HH at phi = 70 deg)" in text
+    assert "Nedelec order 2" in text and "`resources/problems/nasa-almond.toml`" in text
+    assert "the scatterer as 1,200 triangles (the file's own)" in text
+    assert "| 19.0 | 1.0 | numba 2, openblas (numpy.libs) 2 |" in text
+    data["ours"]["rcs_dbsm"]["theta"][1] = -27.5  # VV off by 1.4 dB at 70: the target fails on VV alone
+    assert "(largest difference 1.40 dB, VV at phi = 70 deg): MISSED." in render_peers(data)
 
 
 @pytest.mark.parametrize("name, bench", [("scattering", "scattering"), ("scattering-peers", "scattering-peers"),

@@ -1,10 +1,12 @@
-"""Benchmark: the NASA almond's monostatic RCS at 1.19 GHz by the scattering study (FE-IIIEE, host loop) and
-by bempp-cl's EFIE (an independent boundary-element solver, PyPI `bempp-cl`, RWG functions, dense LU) on the
-same triangle surface of the almond, both on this host, with the difference in dB and the time of each.
+"""Benchmark: the NASA almond's monostatic RCS, both polarisations, by the scattering study run through the
+almond example problem's settings (resources/problems/nasa-almond.toml, its scatterer replaced by a shared
+triangle surface) and by bempp-cl's EFIE (an independent boundary-element solver, PyPI `bempp-cl`, RWG
+functions, dense LU) on that same surface, both on this host, with the difference in dB and the time of each.
 Runs without a GPU."""
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import tempfile
@@ -15,109 +17,122 @@ from pathlib import Path
 import meshio
 import numpy as np
 
+from ..problems import case_problem_path
 from ..problems.scattering import parse_scattering
-from ..scattering.cases import enclosing_ellipsoid
+from ..problems.toml_input import read_toml
 from ..scattering.run import run_problem
 from ..scattering.waves import dbsm, unit_vectors
 from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
-from .environment import distribution_versions, run_facts
+from .environment import distribution_versions, host_threads, run_facts
 from .options import given, whole
 
-GAPS = (0.1, 0.2)  # S' and S from the almond, wavelengths (the study's defaults)
-DENSITY = 16.0  # S' and S elements per wavelength (the order-1 default)
+EXAMPLE = "nasa-almond"  # the example problem whose settings the study runs with
+POLARIZATIONS = ("theta", "phi")  # VV: sigma_theta of theta-polarised incidence; HH: sigma_phi of phi-polarised
+SCATTERER = "almond.vtu"  # the shared surface, written beside the example's settings
 
 
 @dataclass(frozen=True)
 class PeersBenchConfig:
-    """The almond with about `triangles` triangles at frequency_hz, monostatic at theta = 90 and these phi
-    (degrees, phi = 0 looks at the tip), theta-polarised; the target (dB)."""
+    """The almond with about `triangles` triangles, monostatic at theta = 90 and these phi (degrees, phi = 0
+    looks at the tip), each polarisation; the target (dB). The frequency and the study's settings are the
+    example problem's."""
 
-    frequency_hz: float = 1.19e9
     triangles: int = 1200
-    phi_deg: tuple[float, ...] = (0.0, 45.0, 90.0, 135.0, 180.0)
+    phi_deg: tuple[float, ...] = tuple(np.arange(0.0, 181.0, 5.0).tolist())
     target_db: float = 1.0
 
 
-def _write(surface, path: Path) -> str:
-    meshio.write(path, meshio.Mesh(np.asarray(surface.points, dtype=float), [("triangle", surface.triangles)]))
-    return path.name
+def example_problem(example: dict, cfg: PeersBenchConfig) -> dict:
+    """The almond example's problem file (as read) with its case replaced by the scatterer file SCATTERER
+    and its incidences by the bench's: theta = 90, every phi theta-polarised, then every phi phi-polarised."""
+    data = copy.deepcopy(example)
+    del data["problem"]["case"]
+    data["problem"]["scatterer"] = SCATTERER
+    n = len(cfg.phi_deg)
+    data["incidence"] = {"theta_deg": 90.0, "phi_deg": list(cfg.phi_deg) * len(POLARIZATIONS),
+                         "polarization": [p for p in POLARIZATIONS for _ in range(n)]}
+    return data
 
 
-def ours(cfg: PeersBenchConfig, body) -> dict:
-    """The scattering study on the almond surface `body` with S' and S enclosing ellipsoids at the default
-    gaps: co-polarised monostatic RCS (dBsm) per phi, DOFs, time per phase (s)."""
-    wavelength = C0 / cfg.frequency_hz
-    inner = enclosing_ellipsoid(body, GAPS[0] * wavelength, wavelength / DENSITY, "inner")
-    outer = enclosing_ellipsoid(body, GAPS[1] * wavelength, wavelength / DENSITY, "outer")
+def ours(example: dict, cfg: PeersBenchConfig, body) -> dict:
+    """The scattering study with the example's settings on the almond surface `body`: co-polarised
+    monostatic RCS (dBsm) per polarisation and phi, the settings it ran with, DOFs, time per phase (s)."""
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
-        names = [_write(s, Path(folder) / f"{n}.vtu") for s, n in ((body, "body"), (inner, "sprime"), (outer, "s"))]
-        data = {"problem": {"kind": "scattering", "frequency": cfg.frequency_hz, "scatterer": names[0],
-                            "inner_surface": names[1], "outer_surface": names[2]},
-                "incidence": {"theta_deg": 90.0, "phi_deg": list(cfg.phi_deg), "polarization": "theta"},
-                "far_field": {"monostatic": True}, "solver": {"acceleration": "gmres", "loop": "zgemm"}}
-        result = run_problem(parse_scattering(data, Path(folder)))
-    return {"rcs_dbsm": dbsm(result.sigma_theta[:, 0]).tolist(), "dofs": result.n_dofs,
-            "converged": bool(result.converged.all()), "iterations": result.iteration_counts.tolist(),
-            "seconds": dict(result.timings), "total_s": float(sum(result.timings.values()))}
+        meshio.write(Path(folder) / SCATTERER,
+                     meshio.Mesh(np.asarray(body.points, dtype=float), [("triangle", body.triangles)]))
+        problem = parse_scattering(example_problem(example, cfg), Path(folder))
+        result = run_problem(problem)
+    n, s = len(cfg.phi_deg), problem.solver
+    sigma = {"theta": result.sigma_theta[:n, 0], "phi": result.sigma_phi[n:, 0]}
+    return {"settings": {"order": s.order, "elements_per_wavelength": problem.density,
+                         "inner_gap": problem.inner_gap, "outer_gap": problem.outer_gap, "shells": problem.shells,
+                         "acceleration": s.acceleration, "tolerance": s.tolerance, "loop": s.loop,
+                         "linear_solver": result.linear_solver},
+            "rcs_dbsm": {p: dbsm(v).tolist() for p, v in sigma.items()},
+            "iterations": {"theta": result.iteration_counts[:n].tolist(), "phi": result.iteration_counts[n:].tolist()},
+            "converged": bool(result.converged.all()), "dofs": result.n_dofs, "tetrahedra": result.mesh.n_elements,
+            "surface_triangles": {k: len(v) for k, v in result.mesh.surfaces.items()},
+            "seconds": dict(result.timings), "total_s": float(sum(result.timings.values())),
+            "threads": host_threads(), "load_before": load}
 
 
 def _incident_trace(bempp, k: float, direction, polarization):
-    """bempp-cl's callable for n x E_inc of exp(j k d . x) p on the surface (its e^{-jwt} convention;
-    an RCS does not depend on the convention)."""
-    d0, d1, d2 = (float(v) for v in direction)
-    p0, p1, p2 = (float(v) for v in polarization)
+    """bempp-cl's vectorised callable for its tangential trace E_inc x n of exp(j k d . x) p (its e^{-jwt}
+    convention; an RCS does not depend on the convention): plain NumPy, so no Numba compilation per wave."""
+    d, p = np.asarray(direction, dtype=float), np.asarray(polarization, dtype=float)
 
-    @bempp.complex_callable
-    def trace(x, n, domain_index, result):
-        phase = np.exp(1j * k * (d0 * x[0] + d1 * x[1] + d2 * x[2]))
-        e0, e1, e2 = p0 * phase, p1 * phase, p2 * phase
-        result[0] = e1 * n[2] - e2 * n[1]
-        result[1] = e2 * n[0] - e0 * n[2]
-        result[2] = e0 * n[1] - e1 * n[0]
+    @bempp.callable(complex=True, vectorized=True)
+    def trace(x, n, domain_index, result):  # x, n, result: (3, points)
+        result[:] = np.cross(p[:, None] * np.exp(1j * k * (d @ x)), n, axis=0)
     return trace
 
 
-def bempp_efie(cfg: PeersBenchConfig, body) -> dict:
+def bempp_efie(frequency_hz: float, phi_deg, body) -> dict:
     """bempp-cl's EFIE (RWG trial, SNC test) on the same triangles, solved by one dense LU factorisation for
     every incidence (its unpreconditioned GMRES did not reach 1e-6 in 18,000 iterations here): co-polarised
-    monostatic RCS (dBsm) per phi, DOFs, assembly and total seconds, the Numba threads it ran on, and the
-    largest relative residual of the solves."""
+    monostatic RCS (dBsm) per polarisation and phi at theta = 90, DOFs, assembly and total seconds, the
+    threads it ran on, and the largest relative residual of the solves."""
     import scipy.linalg  # noqa: PLC0415
     import bempp_cl.api as bempp  # noqa: PLC0415
-    import numba  # noqa: PLC0415
 
-    k = 2 * math.pi * cfg.frequency_hz / C0
+    load = os.getloadavg()[0]
+    k = 2 * math.pi * frequency_hz / C0
     start = time.perf_counter()
     grid = bempp.Grid(np.asarray(body.points, dtype=float).T.copy(), np.asarray(body.triangles).T.copy())
     rwg, snc = bempp.function_space(grid, "RWG", 0), bempp.function_space(grid, "SNC", 0)
-    efie = bempp.operators.boundary.maxwell.electric_field(rwg, rwg, snc, k)
-    matrix = efie.weak_form().to_dense()
+    matrix = bempp.operators.boundary.maxwell.electric_field(rwg, rwg, snc, k).weak_form().to_dense()
     assembly = time.perf_counter() - start
     factor = scipy.linalg.lu_factor(matrix)
-    r, th, _ = unit_vectors(np.full(len(cfg.phi_deg), 90.0), np.asarray(cfg.phi_deg, dtype=float))
-    rcs, residual = [], 0.0
-    for back, pol in zip(r, th):  # arriving from r^: travelling along -r^, E along theta^ (here -z)
-        rhs = bempp.GridFunction(rwg, fun=_incident_trace(bempp, k, -back, pol), dual_space=snc).projections(snc)
+    back, th, ph = unit_vectors(np.full(len(phi_deg), 90.0), np.asarray(phi_deg, dtype=float))
+    far = bempp.operators.far_field.maxwell.electric_field(rwg, back.T.copy(), k)
+    rcs, residual = {}, 0.0
+    for name, pols in zip(POLARIZATIONS, (th, ph)):
+        rhs = np.column_stack([bempp.GridFunction(rwg, fun=_incident_trace(bempp, k, -r, p), dual_space=snc)
+                               .projections(snc) for r, p in zip(back, pols)])  # arriving from r^: along -r^
         x = scipy.linalg.lu_solve(factor, rhs)
-        residual = max(residual, float(np.linalg.norm(matrix @ x - rhs) / np.linalg.norm(rhs)))
-        far = bempp.operators.far_field.maxwell.electric_field(rwg, back[:, None], k)
-        pattern = (-far * bempp.GridFunction(rwg, coefficients=x))[:, 0]
-        rcs.append(float(dbsm(4 * math.pi * abs(pattern @ pol) ** 2)))
+        residual = max(residual, float((np.linalg.norm(matrix @ x - rhs, axis=0) / np.linalg.norm(rhs, axis=0)).max()))
+        patterns = [(far * bempp.GridFunction(rwg, coefficients=x[:, i]))[:, i] for i in range(len(back))]
+        rcs[name] = [float(dbsm(4 * math.pi * abs(f @ p) ** 2)) for f, p in zip(patterns, pols)]
     return {"rcs_dbsm": rcs, "dofs": rwg.global_dof_count, "residual": residual, "assembly_s": assembly,
-            "total_s": time.perf_counter() - start, "numba_threads": numba.get_num_threads(),
+            "total_s": time.perf_counter() - start, "threads": host_threads(), "load_before": load,
             "version": distribution_versions("bempp-cl")["bempp-cl"]}
 
 
 def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
     body = almond_surface(cfg.triangles)
+    path = case_problem_path(EXAMPLE)
+    example = read_toml(path)
+    frequency = float(example["problem"]["frequency"])
     data = {"benchmark": "scattering-peers", **run_facts(command), "config": asdict(cfg),
-            "host_threads": os.cpu_count(), "load_before": os.getloadavg()[0], "triangles": len(body.triangles)}
-    data["ours"] = ours(cfg, body)
-    log(f"scattering study: {data['ours']['total_s']:.1f} s, RCS {np.round(data['ours']['rcs_dbsm'], 2)}")
+            "example": "/".join(path.parts[-3:]), "frequency_hz": frequency, "host_threads": os.cpu_count(),
+            "load_before": os.getloadavg()[0], "triangles": len(body.triangles)}
+    data["ours"] = ours(example, cfg, body)
+    log(f"scattering study: {data['ours']['total_s']:.1f} s")
     checkpoint(data)
-    data["bempp"] = bempp_efie(cfg, body)
-    log(f"bempp-cl EFIE: {data['bempp']['total_s']:.1f} s, RCS {np.round(data['bempp']['rcs_dbsm'], 2)}")
+    data["bempp"] = bempp_efie(frequency, cfg.phi_deg, body)
+    log(f"bempp-cl EFIE: {data['bempp']['total_s']:.1f} s")
     return data
 
 
