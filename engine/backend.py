@@ -224,6 +224,12 @@ def gpu_available() -> bool:
     return _cupy_probe()[0] is not None
 
 
+def gpu_count() -> int:
+    """How many CUDA GPUs CuPy sees (0 where none is usable)."""
+    module = _cupy_probe()[0]
+    return 0 if module is None else int(module.cuda.runtime.getDeviceCount())
+
+
 def gpu_unavailable_reason() -> str:
     """Why the GPU backend cannot be used ('' when it can)."""
     module, info = _cupy_probe()

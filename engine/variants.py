@@ -290,7 +290,19 @@ LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
            package="nvmath", distribution="paraflux[gpu]"),
 ), "auto", auto=_fastest_installed)
 
-SCATTERING_LOOP = replace(LOOP, default="zgemm")  # many right-hand sides, the same S' and S every iteration
+
+
+def _several_gpu_loop(on_gpu: bool) -> str:
+    """multi-gpu-tiled where several GPUs are visible, else zgemm (cuBLAS on the one GPU, else BLAS)."""
+    from .backend import gpu_count  # noqa: PLC0415
+
+    return "multi-gpu-tiled" if on_gpu and gpu_count() > 1 else "zgemm"
+
+
+SCATTERING_LOOP = replace(LOOP, choices=(  # many right-hand sides, the same S' and S every iteration
+    Choice("auto", "multi-gpu-tiled on every visible GPU where there are several, else zgemm (cuBLAS on one GPU, "
+                   "BLAS on the host): the coupling tiles cached across iterations on one device"),
+    *LOOP.choices), default="auto", auto=_several_gpu_loop)
 
 NEDELEC_ORDER = Parameter("order", "Nedelec order", 2, 1, 3, "first-kind Nedelec order: 1 (6 functions per "
                           "tetrahedron), 2 (20) or 3 (45)", integer=True, compare_values=(1, 2, 3))

@@ -235,14 +235,14 @@ def _several_gpu_targets(data: dict, last: dict) -> list[str]:
                     f"{_speed_up(last, best, 'seconds'):.2f}x in wall time." if best else "")
         out.append("- 4 GPUs over one (3.5x asked): NOT MEASURED: no machine with 4 GPUs was lent for this run "
                    f"(the device tool withheld nvidia-h200-x4).{measured}")
-    many = [r for r in last.get("multi_gpu", []) if r["devices"] == most and r["devices"] > 1]
+    many = [r for r in last.get("multi_gpu", []) if r["devices"] == most > 1 and r["loop"] == "multi-gpu-tiled"]
     if many:
         n = max(r["n_rhs"] for r in many)
-        parts = [f"by {_split(r)} {_speed_up(last, r, 'seconds'):.2f}x ({r['seconds'] * 1e3:.1f} ms against "
+        parts = [f"split by {_split(r)} {_speed_up(last, r, 'seconds'):.2f}x ({r['seconds'] * 1e3:.1f} ms against "
                  f"{r['seconds'] * _speed_up(last, r, 'seconds') * 1e3:.1f} ms on one)"
                  for r in many if r["n_rhs"] == n]
-        out.append(f"- Many incidences ({n} right-hand sides) at numS = {last['n_outer']:,} on {most} GPUs over one, "
-                   "wall: " + "; ".join(parts) + ".")
+        out.append(f"- Many incidences ({n} right-hand sides) at numS = {last['n_outer']:,}, multi-gpu-tiled on "
+                   f"{most} GPUs over one, wall: " + "; ".join(parts) + ".")
     out.append("- The untiled loop `multi-gpu` (S split, cuda-s on each GPU) was retired: cuda-s runs one thread "
                "per S element over every S' point, so its time is one thread's loop as long as S's elements fit "
                f"in one wave ({last['n_outer']:,} elements are {-(-last['n_outer'] // 128)} blocks of 128 threads, "

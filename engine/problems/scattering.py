@@ -33,7 +33,7 @@ _ANGLES = "number, list or {start, stop, step}"
 @cache
 def schema() -> Schema:
     """The scattering problem file's tables and keys, as parse_scattering reads them."""
-    from ..variants import LINEAR_SOLVER, LOOP, NEDELEC_ORDER  # noqa: PLC0415
+    from ..variants import LINEAR_SOLVER, NEDELEC_ORDER, SCATTERING_LOOP  # noqa: PLC0415
 
     surface = "a closed triangle surface file, relative to the problem file"
     return Schema("scattering", (
@@ -81,7 +81,8 @@ def schema() -> Schema:
                 "condition alone"),
             Key("linear_solver", str, "auto", "", LINEAR_SOLVER.names, "the sparse factorisation; auto: the "
                 "fastest installed"),
-            Key("loop", str, "zgemm", "", LOOP.names, "the truncation operator's loop strategy"))),
+            Key("loop", str, "auto", "", SCATTERING_LOOP.names, "the truncation operator's loop strategy; auto: "
+                "multi-gpu-tiled on several GPUs, else zgemm"))),
     ))
 
 
@@ -101,7 +102,7 @@ class ScatteringSolver:
     tolerance: float = 1e-4
     max_iterations: int = 50
     linear_solver: str = "auto"
-    loop: str = "zgemm"  # the truncation operator's loop strategy
+    loop: str = "auto"  # the truncation operator's loop strategy
 
     @property
     def rtol(self) -> float:

@@ -15,8 +15,9 @@ from typing import Callable
 import numpy as np
 
 from ..truncation.operator import Currents
-from ..truncation.strategies import apply_operator, make_zgemm
-from ..backend import get_backend
+from ..truncation.strategies import apply_operator, prepare
+from ..backend import gpu_unavailable_reason
+from ..variants import SCATTERING_LOOP
 from .incidences import combined_norms
 from .system import System, solve, traces
 
@@ -37,16 +38,16 @@ class Iterated:
 
 
 class RobinMap:
-    """(U, Gamma's values) -> (solution, U') for a system and a loop strategy of the operator; seconds: wall
-    time spent in each of PHASES so far."""
+    """(U, Gamma's values) -> (solution, U') for a system and a loop strategy of the operator (auto: what
+    variants.SCATTERING_LOOP picks here); seconds: wall time spent in each of PHASES so far; device: where the
+    operator's last application ran and by which loop, e.g. "4 GPUs (multi-gpu-tiled)"."""
 
     def __init__(self, system: System, loop: str):
-        self.system, self.loop = system, loop
-        self.zgemm = None
-        if loop == "zgemm":
-            self.zgemm = make_zgemm(system.outer.points, system.inner.points, system.k, get_backend("auto"))
+        self.system = system
+        self.loop = SCATTERING_LOOP.resolve(loop, on_gpu=not gpu_unavailable_reason())
         self.q = len(system.outer.weights) // max(1, len(system.disc.mesh.surfaces["outer"]))
-        self.backend = "numpy"
+        self.prepared = prepare(self.loop, system.outer.points, system.inner.points, system.k, self.q)
+        self.backend, self.device = "numpy", ""
         self.seconds = dict.fromkeys(PHASES, 0.0)
 
     def _timed(self, phase: str, fn, *args):
@@ -65,8 +66,10 @@ class RobinMap:
         u = self.solution(robin, u_gamma)
         cur = self._timed("currents on S'", sprime_currents, s, u)
         applied = self._timed("operator", apply_operator, self.loop, s.outer.points, s.inner.points, cur, s.k,
-                              self.q, 0, self.zgemm)
+                              self.q, 0, self.prepared)
         self.backend = applied.backend
+        where = f"{applied.devices} GPUs" if applied.devices > 1 else ("GPU" if applied.devices else "host")
+        self.device = f"{where} ({self.loop})"
         n = s.outer.normals[None]
         return u, np.cross(n, applied.f) + 1j * s.k * np.cross(n, np.cross(n, applied.e))
 

@@ -127,7 +127,7 @@ def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
 def _iterate(system, problem, control: RunControl):
     """The FE-IIIEE iteration for every incidence: (Iterated, the solutions of iteration 0 (n_dofs, r), the
     number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
-    the seconds of each of the iteration's phases)."""
+    the seconds of each of the iteration's phases, where the operator ran)."""
     inc = problem.incidences
     e_inc = incident_field(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
                            np.array([i.polarization for i in inc]))
@@ -148,7 +148,7 @@ def _iterate(system, problem, control: RunControl):
         done = gmres(step, u_gamma @ data.coefficients, combine(first, data.coefficients), s.tolerance,
                      s.max_iterations, progress)
         columns = len(inc)
-    return done, abc @ data.coefficients, columns, dict(step.seconds)
+    return done, abc @ data.coefficients, columns, dict(step.seconds), step.device
 
 
 def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
@@ -170,7 +170,7 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     timings["factorisation"] = system.seconds["factorisation"]
     control.report(0.5, f"{system.n_dofs:,} unknowns: iterating")
     t0 = time.perf_counter()
-    done, abc, columns, phases = _iterate(system, problem, control)
+    done, abc, columns, phases, operator_device = _iterate(system, problem, control)
     timings["iterations"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
@@ -186,10 +186,11 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
-                            timings, phases, columns, _devices(system), system.factor.details)
+                            timings, phases, columns, _devices(system, operator_device), system.factor.details)
 
 
-def _devices(system) -> dict:
-    """Where the phases ran: the volume matrices' assembly, the factorisation and its back-substitutions."""
+def _devices(system, operator: str) -> dict:
+    """Where the phases ran: the volume matrices' assembly, the factorisation and its back-substitutions, the
+    truncation operator (with its loop)."""
     return {"assembly": system.assembly_device, "factorisation": system.factor.device,
-            "back-substitution": system.factor.device}
+            "back-substitution": system.factor.device, "operator": operator}

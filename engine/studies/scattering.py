@@ -31,7 +31,7 @@ def describe(result) -> list[str]:
     return [f"{result.mesh.n_elements:,} tetrahedra, {result.n_dofs:,} unknowns (Nedelec order {p.solver.order}) at "
             f"{p.frequency:g} Hz; {len(p.incidences)} incidences as {result.columns} columns, {converged} converged by "
             f"{p.solver.acceleration} "
-            f"in at most {result.iterations} iterations (loop {p.solver.loop} on {result.backend})",
+            f"in at most {result.iterations} iterations (operator on {result.devices['operator']}, loop {p.solver.loop})",
             f"largest RCS {peak:.2f} dBsm over {result.theta.shape[1]} directions per incidence",
             ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
 
@@ -62,7 +62,7 @@ SCATTERING = register(Study(
     problem_kind="scattering",
     mesh_kind="tetrahedra",
     field_dtype="complex",
-    max_devices=1,
+    max_devices=0,  # the operator on every visible GPU (loop auto or multi-gpu-tiled)
     axes=(ACCELERATION, LINEAR_SOLVER, SCATTERING_LOOP),
     parameters=(NEDELEC_ORDER, ITERATION_TOL),
     apply_variants=_apply,

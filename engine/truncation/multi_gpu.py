@@ -3,7 +3,7 @@ reduction. The work splits one of two ways (plan): by S's elements ("points": ev
 sides on its share of S) or by right-hand sides ("incidences": every GPU all of S for its share of the
 incidences' columns). apply_split_reference is the NumPy twin of the split, staging and gathering.
 
-MultiGpuOperator keeps each GPU's S points and all S' points resident across applications (as across
+MultiGpuOperator keeps all S and S' points resident on each GPU across applications (as across
 FE-IIIEE iterations, where only the currents change). One host thread queues every device's work on its own
 stream before waiting on any (its currents up from one pinned block, the kernels, its fields straight into
 the host arrays E and F, pinned up to PINNED_BYTES): kernel launches and copies are asynchronous, and on
@@ -30,7 +30,14 @@ from .operator import Currents, apply_reference
 PINNED_BYTES = 1 << 30  # E and F above this size come back into pageable memory instead
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2  # cudaMemcpyKind
 SPLITS = ("points", "incidences")
+INCIDENCES_PER_GPU = 4  # cuda-tiled reuses each coupling for 4 right-hand sides at a time
 VECTOR_BYTES = 3 * 16  # one complex 3-vector
+
+
+def split_for(n_rhs: int, devices: int) -> str:
+    """The split "auto" stands for: by incidences once every GPU gets INCIDENCES_PER_GPU right-hand sides,
+    else by S's points."""
+    return "incidences" if n_rhs >= INCIDENCES_PER_GPU * devices else "points"
 
 
 def split_elements(n: int, parts: int) -> list[tuple[int, int]]:
@@ -115,11 +122,9 @@ class MultiGpuRun:
 
 @dataclass(frozen=True)
 class _Share:
-    """One device's resident inputs: its S points [lo, hi) and all S' points (float64, on the device)."""
+    """One device's resident inputs: all S and S' points (float64, on the device) and its stream."""
 
     device: int
-    lo: int
-    hi: int
     targets: object
     sources: object
     stream: object
@@ -127,11 +132,11 @@ class _Share:
 
 @dataclass(frozen=True)
 class _Workspace:
-    """One device's buffers for n_rhs right-hand sides: the currents (8 n_rhs n_S',) and fields E, F
-    (n_rhs, hi - lo, 3) on the device, the CUDA graph of the kernel launches between them, the launches
+    """One device's buffers for one part (key: its columns, lo, hi): the currents (8 columns n_S',) and fields
+    E, F (columns, hi - lo, 3) on the device, the CUDA graph of the kernel launches between them, the launches
     themselves (they hold the scratch the graph's kernels use) and two timing events."""
 
-    n_rhs: int
+    key: tuple[int, int, int]
     currents: object
     fields: tuple
     graph: object
@@ -142,45 +147,47 @@ class _Workspace:
 
 class MultiGpuOperator:
     """The operator for fixed S points targets (n_S, 3) (q per element, elements kept whole on one GPU) and
-    S' points sources (n_S', 3) on the first `devices` GPUs (0: all), split by "points" or "incidences". One
-    application at a time (the devices' buffers are reused). Use as a context manager, or close() it, to
-    release its device memory."""
+    S' points sources (n_S', 3) on the first `devices` GPUs (0: all), each holding every point, the work
+    split by `split` ("points", "incidences", or "auto": split_for's pick per application; apply may name
+    another). One application at a time (the
+    devices' buffers are reused). Use as a context manager, or close() it, to release its device memory."""
 
     def __init__(self, targets, sources, k: float, q: int, devices: int = 0, split: str = "points"):
         import cupy as cp  # noqa: PLC0415
 
-        plan(1, 1, 1, 1, split)  # refuses an unknown split
+        if split != "auto":
+            plan(1, 1, 1, 1, split)  # refuses an unknown split
         self._cp, self.k, self.q, self.split = cp, float(k), int(q), split
         available = cp.cuda.runtime.getDeviceCount()
         self.devices = available if devices == 0 else min(devices, available)
         self.n_targets, self.n_sources = len(targets), len(sources)
-        n_elem = self.n_targets // q
-        ranges = (split_elements(n_elem, self.devices) if split == "points" else [(0, n_elem)] * self.devices)
-        self._shares = {device: self._share(device, lo * q, hi * q, targets, sources)  # by device
-                        for device, (lo, hi) in enumerate(ranges) if hi > lo}
+        self._shares = [self._share(device, targets, sources) for device in range(self.devices)]
         self._workspaces: dict[int, _Workspace] = {}  # by device
         self._staged = np.empty(0, dtype=complex)  # the currents of every device's next upload, pinned
 
-    def _share(self, device: int, lo: int, hi: int, targets, sources) -> _Share:
+    def _share(self, device: int, targets, sources) -> _Share:
         cp = self._cp
         with cp.cuda.Device(device):
             stream = cp.cuda.Stream(non_blocking=True)
             with stream:
-                tgt = cp.asarray(targets[lo:hi], dtype=cp.float64)
+                tgt = cp.asarray(targets, dtype=cp.float64)
                 src = cp.asarray(sources, dtype=cp.float64)
             stream.synchronize()
             compiled_module(cp)
-        return _Share(device, lo, hi, tgt, src, stream)
+        return _Share(device, tgt, src, stream)
 
-    def apply(self, cur: Currents) -> MultiGpuRun:
-        """E, F (n_rhs, n_S, 3) complex128 on the host for the currents cur (host arrays)."""
+    def apply(self, cur: Currents, split: str | None = None) -> MultiGpuRun:
+        """E, F (n_rhs, n_S, 3) complex128 on the host for the currents cur (host arrays), the work split by
+        split (None: the operator's)."""
         import cupyx  # noqa: PLC0415
 
         cp = self._cp
         n_rhs, n_s = cur.dot_e.shape
         if n_s != self.n_sources:
             raise ValueError(f"currents at {n_s} points for an operator built on {self.n_sources} S' points")
-        parts = plan(self.n_targets // self.q, self.q, n_rhs, self.devices, self.split)
+        split = split or self.split
+        parts = plan(self.n_targets // self.q, self.q, n_rhs, self.devices,
+                     split_for(n_rhs, self.devices) if split == "auto" else split)
         if self._staged.size != 8 * n_rhs * n_s:  # one pinned block kept across calls
             self._staged = cupyx.empty_pinned(8 * n_rhs * n_s, dtype=complex)
         offsets = stage(cur, parts, self._staged)
@@ -192,7 +199,7 @@ class MultiGpuOperator:
         try:
             for part, at in zip(parts, offsets):  # every device's kernel queued before any copy back or wait
                 share = self._shares[part.device]
-                ws = self._workspace(share, part.columns, n_s)
+                ws = self._workspace(share, part, n_s)
                 with cp.cuda.Device(share.device):
                     cp.cuda.runtime.memcpyAsync(ws.currents.data.ptr, self._staged.ctypes.data + 16 * at,
                                                 ws.currents.nbytes, HOST_TO_DEVICE, share.stream.ptr)
@@ -206,34 +213,36 @@ class MultiGpuOperator:
                         _block_to_host(cp, host, block, part, share.stream)
         finally:  # no copy may still run into (or from) pinned memory once this returns or raises, and the
             # staged block may be refilled by the next call
-            for share in self._shares.values():
+            for share in self._shares:
                 share.stream.synchronize()
         seconds = tuple(cp.cuda.get_elapsed_time(ws.start, ws.end) / 1e3 for _, _, ws in queued)
         return MultiGpuRun(e, f, self.devices, seconds)
 
-    def _workspace(self, share: _Share, n_rhs: int, n_s: int) -> _Workspace:
-        """share's buffers and kernel graph for n_rhs right-hand sides, made when n_rhs changes."""
+    def _workspace(self, share: _Share, part: Part, n_s: int) -> _Workspace:
+        """share's buffers and kernel graph for part, made when its columns or S points change."""
         ws = self._workspaces.get(share.device)
-        if ws is None or ws.n_rhs != n_rhs:
+        key = (part.columns, part.lo, part.hi)
+        if ws is None or ws.key != key:
             cp = self._cp
             self._workspaces.pop(share.device, None)  # its device memory back to the pool first
             with cp.cuda.Device(share.device), share.stream:
-                currents = cp.empty(8 * n_rhs * n_s, dtype=cp.complex128)
-                fields = tuple(cp.empty((n_rhs, share.hi - share.lo, 3), dtype=cp.complex128) for _ in range(2))
-                calls = kernel_calls(cp, "cuda-tiled", share.targets, share.sources,
-                                     *currents_views(currents, n_rhs, n_s), self.k, self.q, *fields)
+                currents = cp.empty(8 * part.columns * n_s, dtype=cp.complex128)
+                fields = tuple(cp.empty((part.columns, part.hi - part.lo, 3), dtype=cp.complex128)
+                               for _ in range(2))
+                calls = kernel_calls(cp, "cuda-tiled", share.targets[part.lo:part.hi], share.sources,
+                                     *currents_views(currents, part.columns, n_s), self.k, self.q, *fields)
                 share.stream.begin_capture()
                 try:
                     for call in calls:
                         call()
                 finally:
                     graph = share.stream.end_capture()
-                ws = _Workspace(n_rhs, currents, fields, graph, calls, cp.cuda.Event(), cp.cuda.Event())
+                ws = _Workspace(key, currents, fields, graph, calls, cp.cuda.Event(), cp.cuda.Event())
             self._workspaces[share.device] = ws
         return ws
 
     def close(self) -> None:
-        self._shares, self._workspaces, self._staged = {}, {}, np.empty(0, dtype=complex)
+        self._shares, self._workspaces, self._staged = [], {}, np.empty(0, dtype=complex)
 
     def __enter__(self) -> MultiGpuOperator:
         return self

@@ -38,24 +38,24 @@ def _on_gpu(loop: str):
     return get_backend("cupy")
 
 
-def _cpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+def _cpu_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
     e, f = apply_cpu(loop, targets, sources, cur, k)
     return Applied(e, f, "numpy", get_backend("numpy").device, 0)
 
 
-def _fmm_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+def _fmm_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
     return Applied(*apply_fmm(targets, sources, cur, k, precision), "numpy", get_backend("numpy").device, 0)
 
 
-def _zgemm_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+def _zgemm_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
     backend = get_backend("auto")
-    op = zgemm or make_zgemm(targets, sources, k, backend)
+    op = prepared or make_zgemm(targets, sources, k, backend)
     e, f = op.apply(cur)
     return Applied(*(np.asarray(a) if backend.name == "numpy" else a.get() for a in (e, f)), backend.name,
                    backend.device, int(backend.is_gpu))
 
 
-def _gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+def _gpu_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
     backend = _on_gpu(loop)
     from .gpu_loops import apply_gpu  # noqa: PLC0415
 
@@ -63,11 +63,14 @@ def _gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> A
     return Applied(e, f, "cupy", backend.device, 1)
 
 
-def _multi_gpu_loop(loop, targets, sources, cur, k, q, devices, zgemm, precision) -> Applied:
+def _multi_gpu_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
     backend = _on_gpu(loop)
-    from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
+    if prepared is not None:
+        run = prepared.apply(cur)
+    else:
+        from .multi_gpu import apply_multi_gpu  # noqa: PLC0415
 
-    run = apply_multi_gpu(targets, sources, cur, k, q, devices)
+        run = apply_multi_gpu(targets, sources, cur, k, q, devices)
     return Applied(run.e, run.f, "cupy", f"{run.devices} x {backend.device}", run.devices)
 
 
@@ -78,13 +81,14 @@ IMPLEMENTATIONS = {"serial": _cpu_loop, "cpu-sprime": _cpu_loop, "cpu-s": _cpu_l
 
 
 def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,
-                   zgemm=None, precision: float = DEFAULT_PRECISION) -> Applied:
+                   prepared=None, precision: float = DEFAULT_PRECISION) -> Applied:
     """Apply the operator by `loop`; targets (n_S, 3) are S's quadrature points element by element, q per
-    element. zgemm: a ZgemmOperator to reuse (its coupling cache), else one is built here; precision: the
+    element. prepared: prepare(loop, ...)'s operator for these points to reuse (zgemm's coupling cache,
+    multi-gpu-tiled's resident points and buffers), else one is built here; precision: the
     fmm loop's requested relative precision. Out of memory is backend.out_of_memory's OutOfMemory naming the sizes."""
     LOOP.choice(loop)
     try:
-        return IMPLEMENTATIONS[loop](loop, targets, sources, cur, k, q, devices, zgemm, precision)
+        return IMPLEMENTATIONS[loop](loop, targets, sources, cur, k, q, devices, prepared, precision)
     except MemoryError as exc:
         raise out_of_memory(exc, f"applying '{loop}' to {len(sources):,} S' points x {len(targets):,} S points x "
                             f"{cur.dot_e.shape[0]} right-hand sides",
@@ -98,3 +102,18 @@ def make_zgemm(targets, sources, k: float, backend):
     free = backend.xp.cuda.runtime.memGetInfo()[0] if backend.is_gpu else host_free_bytes() or 0
     return ZgemmOperator(targets, sources, k, backend.xp, int(ZGEMM_CACHE_FRACTION * free))
 
+
+
+def prepare(loop: str, targets, sources, k: float, q: int, devices: int = 0):
+    """The operator apply_operator reuses across applications for these points (targets q per S element):
+    a ZgemmOperator for zgemm, a MultiGpuOperator on `devices` GPUs (0: all) splitting the work by points or
+    incidences as multi_gpu.split_for picks per application for multi-gpu-tiled, None for the other loops
+    (they keep nothing)."""
+    if loop == "zgemm":
+        return make_zgemm(targets, sources, k, get_backend("auto"))
+    if loop == "multi-gpu-tiled":
+        _on_gpu(loop)
+        from .multi_gpu import MultiGpuOperator  # noqa: PLC0415
+
+        return MultiGpuOperator(targets, sources, k, q, devices, "auto")
+    return None
