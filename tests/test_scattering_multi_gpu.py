@@ -50,3 +50,19 @@ def test_a_many_incidence_run_over_every_gpu_equals_one_gpu(monkeypatch, per_gpu
     assert one.devices["operator"] == "GPU (zgemm)" and every.devices["operator"] == f"{count} GPUs (multi-gpu-tiled)"
     assert np.array_equal(every.iteration_counts, one.iteration_counts)
     assert np.abs(dbsm(every.sigma_theta) - dbsm(one.sigma_theta)).max() < 1e-6
+
+
+def test_the_report_sets_a_sweep_over_several_gpus_against_one():
+    from paraflux.engine.bench.scattering_report import _over_gpus  # noqa: PLC0415
+
+    def sweep(device, total, operator, where):
+        many = {"total_s": total, "linear_solver": "umfpack", "iteration_phases_s": {"operator": operator},
+                "phase_devices": {"operator": where}}
+        return {"device": device, "date": "2026-11-27 10:00 UTC", "incidences": 360, "loop": "auto", "many": many}
+
+    one = sweep("NVIDIA H100", 40.0, 1.0, "GPU (zgemm)")
+    four = sweep("4 x NVIDIA H100", 39.5, 0.5, "4 GPUs (multi-gpu-tiled)")
+    [line] = _over_gpus([one, four, sweep("NVIDIA H200", 1.0, 1.0, "GPU (zgemm)")])
+    assert "split over 4 x NVIDIA H100 against one" in line and "39.5 s against 40.0 s (1.01x)" in line
+    assert "operator on 4 GPUs (multi-gpu-tiled)" in line and "0.50 s against 1.00 s (2.00x), 2% of" in line
+    assert _over_gpus([four]) == []

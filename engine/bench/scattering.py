@@ -2,8 +2,8 @@
 diameter (error against the Mie series), a monostatic sweep of many incidences in one run, and the NASA
 almond. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
 linear solver (auto: cuDSS on a GPU) with the host's fastest factorisation; the sweep and the almond, many
-incidences each, run the study's default loop (zgemm: cuBLAS on a GPU where there is one, else BLAS on the
-host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
+incidences each, run the study's default loop (auto: multi-gpu-tiled where several GPUs are visible, else
+zgemm, cuBLAS on a GPU where there is one, else BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class ScatteringBenchConfig:
     almond_ghz: tuple[float, ...] = (1.19, 7.0)
     gpu_loop: str = "cuda-tiled"
     cpu_loop: str = "cpu-s"
-    many_loop: str = SCATTERING_LOOP.default  # sweep and almond: zgemm, cuBLAS on a GPU where there is one
+    many_loop: str = SCATTERING_LOOP.default  # sweep and almond: auto (every GPU where several, else zgemm)
     separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
     cpu_rows: bool = True  # the spheres up to cpu_up_to also with the CPU loop (and the host's factorisation)
 
@@ -87,12 +87,15 @@ def _record(result, **labels) -> dict:
 
 
 def device_facts() -> dict:
-    """The GPU's facts where CuPy can use one; else the host's CPU, named as the device that ran."""
+    """The GPU's facts where CuPy can use one, the device named "4 x <name>" where several are visible (the
+    study's loop auto runs the operator on all of them); else the host's CPU, named as the device that ran."""
     if gpu_unavailable_reason():
         return {"device": f"host {get_backend('numpy').device} (no GPU)", "on_gpu": False}
     import cupy as cp  # noqa: PLC0415
 
-    return {**gpu_facts(cp), "on_gpu": True}
+    facts, count = gpu_facts(cp), cp.cuda.runtime.getDeviceCount()
+    return {**facts, "on_gpu": True, "gpus": count,
+            "device": f"{count} x {facts['device']}" if count > 1 else facts["device"]}
 
 
 def _sphere_runs(cfg: ScatteringBenchConfig, d: float, on_gpu: bool) -> list[tuple[str, str, str]]:

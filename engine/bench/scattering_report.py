@@ -117,7 +117,8 @@ def _targets(data: dict) -> list[str]:
                                 "GPU (the loop cuda-tiled).", ""])
     lines += [_sphere_target(data["spheres"], *goal) for goal in SPHERE_TARGETS]
     lines.append(_largest_sphere_target(data["spheres"]))
-    lines += [_sweep_target(sweep, data["sweeps"]) for sweep in data["sweeps"]] or [
+    lines += [*(_sweep_target(sweep, data["sweeps"]) for sweep in data["sweeps"]),
+              *_over_gpus(data["sweeps"])] or [
         f"- {data['config']['sweep_incidences']}-incidence monostatic sweep under {TARGET_SWEEP_RATIO:g}x one "
         "incidence: **not measured** in the runs joined here."]
     lines.append("- Fewer seconds than NGSolve for the same error: measured on the host, both solvers in one run, "
@@ -134,7 +135,7 @@ def _sweep_target(sweep: dict, sweeps: list[dict]) -> str:
     met = ratio <= TARGET_SWEEP_RATIO
     separate = ("measured one by one" if sweep["separate_measured"]
                 else "a scaled estimate: the one-incidence run times the incidences")
-    line = (f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1, loop {sweep['loop']}, "
+    line = (f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1, loop {_loop(sweep)}, "
             f"backend {many['backend']}, linear solver {many['linear_solver']}) "
             f"on {sweep['device']} in <= {TARGET_SWEEP_RATIO:g}x one incidence: {verdict(met)}, {ratio:.2f}x "
             f"({many['total_s']:.1f} s against {one['total_s']:.1f} s; {sweep['incidences']} separate solves: "
@@ -155,6 +156,33 @@ def _sweep_target(sweep: dict, sweeps: list[dict]) -> str:
                    f"The {sweep['incidences']} incidences iterated as {many['columns']} columns (the numerical rank "
                    f"of their data on the scatterer), {counts}, against {one['iterations']} alone. "
                    + _largest_growth(many, one) + _before(sweep, sweeps) + _what_could_reach(sweep, met, sweeps))
+
+
+def _loop(sweep: dict) -> str:
+    """The sweep's loop and, where its record names it, where the operator ran."""
+    where = sweep["many"].get("phase_devices", {}).get("operator")
+    return f"{sweep['loop']}, operator on {where}" if where else sweep["loop"]
+
+
+def _over_gpus(sweeps: list[dict]) -> list[str]:
+    """Each sweep on several GPUs ("N x <name>") against the same sweep on one of them in the same run."""
+    out = []
+    for many_gpus in (s for s in sweeps if " x " in s["device"]):
+        name = many_gpus["device"].split(" x ", 1)[1]
+        one = next((s for s in sweeps if s["device"] == name and s["date"][:10] == many_gpus["date"][:10]
+                    and s["incidences"] == many_gpus["incidences"]
+                    and s["many"]["linear_solver"] == many_gpus["many"]["linear_solver"]), None)
+        if one is None:
+            continue
+        a, b = one["many"], many_gpus["many"]
+        op_a, op_b = a["iteration_phases_s"]["operator"], b["iteration_phases_s"]["operator"]
+        out.append(f"- The {many_gpus['incidences']}-incidence sweep split over {many_gpus['device']} against one "
+                   f"(runs of {one['date']} and {many_gpus['date']}, linear solver {b['linear_solver']}): all "
+                   f"incidences {b['total_s']:.1f} s against {a['total_s']:.1f} s "
+                   f"({a['total_s'] / b['total_s']:.2f}x); the operator ({_loop(many_gpus)} against {_loop(one)}) "
+                   f"{op_b:.2f} s against {op_a:.2f} s ({op_a / op_b:.2f}x), {op_a / a['total_s']:.0%} of the "
+                   "one-GPU sweep's time.")
+    return out
 
 
 def _before(sweep: dict, sweeps: list[dict]) -> str:
@@ -236,7 +264,7 @@ def _sweep_section(data: dict) -> list[str]:
                 f"{' / '.join(f'{v:.1f}' for v in sweep['load_1min'])} on {cores} cores"
                 if "load_1min" in sweep else "; host load not recorded")
         lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {step:g} degree"
-                     f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {sweep['loop']} "
+                     f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {_loop(sweep)} "
                      f"(backend {many['backend']}), "
                      f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
         if not many.get("iteration_phases_s"):

@@ -149,8 +149,8 @@ class MultiGpuOperator:
     """The operator for fixed S points targets (n_S, 3) (q per element, elements kept whole on one GPU) and
     S' points sources (n_S', 3) on the first `devices` GPUs (0: all), each holding every point, the work
     split by `split` ("points", "incidences", or "auto": split_for's pick per application; apply may name
-    another). One application at a time (the
-    devices' buffers are reused). Use as a context manager, or close() it, to release its device memory."""
+    another). One application at a time (the devices' buffers are reused). Use as a context manager, or
+    close() it, to release its device memory."""
 
     def __init__(self, targets, sources, k: float, q: int, devices: int = 0, split: str = "points"):
         import cupy as cp  # noqa: PLC0415
