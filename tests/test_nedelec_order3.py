@@ -213,26 +213,27 @@ def order_3_sphere():
 
 
 def test_order_3_is_closer_to_mie_than_order_2_on_the_same_mesh(order_3_sphere):
-    """Measured: order 3 0.034 / 0.030 dB (E- / H-plane), order 2 0.090 / 0.089 dB."""
+    """Measured (the faceted sphere with the true sphere's volume): order 3 0.024 / 0.011 dB (E- / H-plane),
+    order 2 0.082 / 0.082 dB."""
     order_2 = run_problem(sphere(solver__order=2, geometry__elements_per_wavelength=4))
     assert order_2.mesh.n_elements == order_3_sphere.mesh.n_elements
     e3, e3_cross, h3, h3_cross = mie_error_db(order_3_sphere, 1.0)
     e2, _, h2, _ = mie_error_db(order_2, 1.0)
     assert e3 < 0.6 * e2 and h3 < 0.6 * h2
-    assert max(e3, h3) <= 0.06 and min(e3_cross, h3_cross) >= 40
+    assert max(e3, h3) <= 0.04 and min(e3_cross, h3_cross) >= 40
     assert order_3_sphere.converged.all()
 
 
 def test_order_3_converges_to_mie_as_the_sphere_and_its_mesh_are_refined(order_3_sphere, monkeypatch):
     """The sphere with 30 instead of 60 edges around a great circle (and the tetrahedra grown from it, which
-    is all the mesh near a sphere of ka = 1 follows): measured 0.178 / 0.070 dB (E- / H-plane) against
-    0.034 / 0.030 dB (and 0.022 / 0.016 dB with 90 edges)."""
+    is all the mesh near a sphere of ka = 1 follows): measured 0.036 / 0.035 dB (E- / H-plane) against
+    0.024 / 0.011 dB, both with the true sphere's volume (without it: 0.178 / 0.070 against 0.034 / 0.030)."""
     monkeypatch.setattr(cases, "CURVATURE_ELEMENTS", 30)
     coarse = run_problem(sphere(solver__order=3, geometry__elements_per_wavelength=4))
     assert coarse.mesh.n_elements < order_3_sphere.mesh.n_elements / 2
     e_coarse, _, h_coarse, _ = mie_error_db(coarse, 1.0)
     e_fine, _, h_fine, _ = mie_error_db(order_3_sphere, 1.0)
-    assert e_fine < 0.5 * e_coarse and h_fine < 0.75 * h_coarse
+    assert e_fine < 0.75 * e_coarse and h_fine < 0.5 * h_coarse
 
 
 @pytest.mark.gpu

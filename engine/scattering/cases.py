@@ -6,6 +6,7 @@ or all three surfaces from files."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..mesh.meshing_process import run_meshing
 from ..truncation.almond import ALMOND_LENGTH, almond_surface
 from ..truncation.surfaces import TriSurface, read_surface
 from .emcc import BODIES, INCH, body_surface
-from .mesh import check_surface_size
+from .mesh import check_surface_size, enclosed_volume
 from .shells import ellipsoid, ellipsoid_shell, shells_around
 from .target import UNIT_DECLARED, check_target_size, target_surface
 
@@ -26,11 +27,20 @@ enclosing_ellipsoid = ellipsoid_shell  # the name bench/scattering_peers.py buil
 def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: float, density: float):
     """(Gamma, S', S) for a sphere of radius (m); gaps in wavelengths, density in elements per wavelength."""
     size = wavelength / density
-    body = ellipsoid((0, 0, 0), (radius,) * 3, min(size, 2 * math.pi * radius / CURVATURE_ELEMENTS), "scatterer",
-                     CURVATURE_ELEMENTS)
+    body = volume_matched(ellipsoid((0, 0, 0), (radius,) * 3, min(size, 2 * math.pi * radius / CURVATURE_ELEMENTS),
+                                    "scatterer", CURVATURE_ELEMENTS), 4 / 3 * math.pi * radius ** 3)
     inner = ellipsoid((0, 0, 0), (radius + inner_gap * wavelength,) * 3, size, "inner")
     outer = ellipsoid((0, 0, 0), (radius + outer_gap * wavelength,) * 3, size, "outer")
     return body, inner, outer
+
+
+def volume_matched(body: TriSurface, volume: float) -> TriSurface:
+    """body scaled about the origin to enclose volume (m^3). A sphere's straight facets lie inside it and
+    leave it about 0.4 % small at CURVATURE_ELEMENTS edges a great circle; at Nedelec order 3 that shortfall,
+    not the elements, dominates the RCS error against Mie (2 wavelengths: 0.087 / 0.057 dB E / H-plane,
+    0.028 / 0.018 dB with the volume matched), so the sphere's facets enclose the true sphere's volume."""
+    scale = (volume / enclosed_volume(body)) ** (1.0 / 3.0)
+    return replace(body, points=body.points * scale)
 
 
 def almond_case(wavelength: float, inner_gap: float, outer_gap: float, density: float, shells: str):
