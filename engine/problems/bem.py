@@ -77,7 +77,7 @@ class BemSolverSettings:
     method: str = BEM_METHOD.default
     m2l: str = M2L.default
     exponential_nodes: str = EXPONENTIAL_NODES.default  # the m2l = "exponential" plane-wave rule
-    order: int = 10  # multipole order p (docs/studies/fmbem.md: the FMM solve's error per order)
+    order: int = int(MULTIPOLE_ORDER.default)  # multipole order p, as a problem file without one gets
     leaf_size: int = LEAF_SIZE.default  # 0: by backend (run.py)
     far_passes: int = int(FAR_PASSES.default)  # FMM applications per far-field product (less memory, more time)
     near_field: str = NEAR_FIELD.default  # element sizes the preconditioner reaches (auto: by backend)
