@@ -35,6 +35,19 @@ class Worker(QtCore.QObject):
             self.failed.emit(sentence(exc))
 
 
+class Relay(QtCore.QObject):
+    """Calls a plain function in the thread this object lives in (the window's): a job's signal connected to a
+    lambda directly would run it in the job's thread, where widgets must not be touched."""
+
+    def __init__(self, function, parent: QtCore.QObject):
+        super().__init__(parent)
+        self.function = function
+
+    @QtCore.Slot(object)
+    def call(self, value) -> None:
+        self.function(value)
+
+
 class JobRunner:
     """One job at a time for a window (the QThread's parent): start, cancel, and whether one runs."""
 
@@ -43,6 +56,7 @@ class JobRunner:
         self.on_progress, self.on_failed = on_progress, on_failed
         self.thread: QtCore.QThread | None = None
         self.worker: Worker | None = None
+        self.relay: Relay | None = None
 
     def start(self, job, on_finished) -> bool:
         """Run job(control) in a new thread; False if the last job's thread has not ended."""
@@ -53,7 +67,8 @@ class JobRunner:
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.progress.connect(self.on_progress)
-        self.worker.finished.connect(on_finished)
+        self.relay = Relay(on_finished, self.parent)
+        self.worker.finished.connect(self.relay.call)
         self.worker.failed.connect(self.on_failed)
         # quit from the job's own thread (QThread.quit is thread-safe): a quit queued to the window's
         # thread could still be pending when the window, and the QThread with it, is destroyed
@@ -72,7 +87,9 @@ class JobRunner:
         if not self.thread.wait(10_000):
             return False
         self.thread.deleteLater()
-        self.thread = self.worker = None
+        if self.relay is not None:  # after its call, which was queued before this
+            self.relay.deleteLater()
+        self.thread = self.worker = self.relay = None
         return True
 
     def running(self) -> bool:
