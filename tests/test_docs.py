@@ -140,7 +140,7 @@ def test_the_check_finds_an_unlisted_key_and_a_refused_one():
     assert refused("scattering", None, "regions") and not refused("scattering", None, "far_field")
 
 
-@pytest.mark.parametrize("page", STUDY_PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [*STUDY_PAGES, ROOT / "docs" / "benchmarks.md"], ids=lambda p: p.name)
 def test_generated_blocks_are_current(page):
     text = page.read_text(encoding="utf-8")
     assert "<!-- BEGIN " in text

@@ -1,9 +1,11 @@
-"""The problem-file reference and the variant lists of docs/studies, rendered from the declarations the parsers
-and the registry read (schema.Schema, variants.VariantAxis), between generated markers in the pages:
+"""The generated parts of the docs: the problem-file reference and the variant and case lists of docs/studies and
+each benchmark's options in docs/benchmarks.md, rendered from the declarations the parsers, the study registry
+and `paraflux bench` read (schema.Schema, variants.VariantAxis, bench.registry), between markers in the pages:
 
     <!-- BEGIN reference KIND [SECTION.KEY ...] -->  ...  <!-- END reference -->
     <!-- BEGIN variants STUDY [AXIS ...] -->  ...  <!-- END variants -->
     <!-- BEGIN cases STUDY -->  ...  <!-- END cases -->
+    <!-- BEGIN bench all -->  ...  <!-- END bench -->
 
 `python -m paraflux.engine.problems.reference --write` rewrites them; `--check` exits 1 where one is stale."""
 
@@ -17,7 +19,8 @@ from typing import Any
 
 from .schema import REQUIRED, Key, Schema, Section
 
-BLOCK = re.compile(r"(<!-- BEGIN (reference|variants|cases) ([^>]*?) -->\n)(.*?)(<!-- END \2 -->)", re.S)
+BLOCK = re.compile(r"(<!-- BEGIN (reference|variants|cases|bench) ([^>]*?) -->\n)(.*?)(<!-- END \2 -->)", re.S)
+PAGES = ("docs/studies/*.md", "docs/benchmarks.md")  # where --write and --check look by default
 TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "table"}
 
 
@@ -115,6 +118,29 @@ def render_cases(study_name: str) -> str:
     return "\n".join(["| case | title | what it is |", "|---|---|---|", *rows])
 
 
+def render_bench_options() -> str:
+    """Each benchmark's own options (the declarations `paraflux bench NAME --help` lists), one list each."""
+    from ..bench.registry import BENCHMARKS  # noqa: PLC0415
+
+    parts = []
+    for bench in BENCHMARKS.values():
+        parser = argparse.ArgumentParser(add_help=False)
+        bench.add_arguments(parser)
+        lines = [f"- `{_option(action)}`: {_cell(action.help or '')}" for action in parser._actions]
+        parts.append(f"#### `paraflux bench {bench.name}`\n\n{bench.title[0].upper()}{bench.title[1:]}.\n\n"
+                     + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def _option(action) -> str:
+    """An option as its help shows it: "--orders P [P ...]", "--no-cpu-loop"."""
+    if action.nargs == 0:
+        return ", ".join(action.option_strings)
+    metavar = action.metavar or action.dest.upper()
+    shown = f"{metavar} [{metavar} ...]" if action.nargs == "+" else metavar
+    return f"{', '.join(action.option_strings)} {shown}"
+
+
 def _file_key(schema: Schema, name: str) -> str:
     """Where a variant is set in a problem file (", `[solver] loop`"), "" where no key has its name."""
     sections = [s for s in schema.sections if any(k.name == name for k in s.keys)]
@@ -125,7 +151,8 @@ def update(text: str) -> str:
     """The page with every generated block rendered afresh."""
     def block(match: re.Match) -> str:
         what, (name, *only) = match.group(2), match.group(3).split()
-        render = {"reference": render_reference, "variants": render_variants, "cases": lambda n, _: render_cases(n)}
+        render = {"reference": render_reference, "variants": render_variants, "cases": lambda n, _: render_cases(n),
+                  "bench": lambda *_: render_bench_options()}
         body = render[what](name, tuple(only))
         return f"{match.group(1)}\n{body}\n\n{match.group(5)}"
 
@@ -135,12 +162,12 @@ def update(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m paraflux.engine.problems.reference",
                                      description="Render the generated blocks of the study pages.")
-    parser.add_argument("pages", nargs="*", type=Path, help="Markdown pages (default: docs/studies/*.md)")
+    parser.add_argument("pages", nargs="*", type=Path, help=f"Markdown pages (default: {', '.join(PAGES)})")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite the pages' generated blocks")
     mode.add_argument("--check", action="store_true", help="exit 1 where a page's generated block is stale")
     args = parser.parse_args(argv)
-    pages = args.pages or sorted(Path("docs/studies").glob("*.md"))
+    pages = args.pages or sorted(page for pattern in PAGES for page in Path().glob(pattern))
     stale = []
     for page in pages:
         text = page.read_text(encoding="utf-8")
