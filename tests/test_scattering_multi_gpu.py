@@ -24,9 +24,9 @@ def test_auto_loop_is_multi_gpu_tiled_on_several_gpus_else_zgemm(monkeypatch, co
     assert SCATTERING_LOOP.default == "auto" and "auto" not in LOOP.names
 
 
-def test_the_split_goes_by_incidences_once_every_gpu_gets_four():
-    assert [multi_gpu.split_for(n, 4) for n in (1, 15, 16, 37)] == ["points", "points", "incidences", "incidences"]
-    assert multi_gpu.split_for(4, 1) == "incidences" and multi_gpu.split_for(3, 1) == "points"
+def test_the_split_goes_by_incidences_once_every_gpu_gets_eight():
+    assert [multi_gpu.split_for(n, 4) for n in (1, 10, 31, 32, 37)] == ["points"] * 3 + ["incidences"] * 2
+    assert multi_gpu.split_for(8, 1) == "incidences" and multi_gpu.split_for(7, 1) == "points"
 
 
 def test_a_run_without_a_gpu_names_where_its_operator_ran(monkeypatch):
@@ -56,13 +56,16 @@ def test_the_report_sets_a_sweep_over_several_gpus_against_one():
     from paraflux.engine.bench.scattering_report import _over_gpus  # noqa: PLC0415
 
     def sweep(device, total, operator, where):
-        many = {"total_s": total, "linear_solver": "umfpack", "iteration_phases_s": {"operator": operator},
-                "phase_devices": {"operator": where}}
+        phases = {"back-substitution": total - operator - 1.0, "operator": operator}
+        many = {"total_s": total, "linear_solver": "umfpack", "iteration_phases_s": phases,
+                "seconds": {"mesh": 1.0, "iterations": total - 1.0},
+                "phase_devices": {"operator": where, "back-substitution": "host"}}
         return {"device": device, "date": "2026-11-27 10:00 UTC", "incidences": 360, "loop": "auto", "many": many}
 
     one = sweep("NVIDIA H100", 40.0, 1.0, "GPU (zgemm)")
     four = sweep("4 x NVIDIA H100", 39.5, 0.5, "4 GPUs (multi-gpu-tiled)")
     [line] = _over_gpus([one, four, sweep("NVIDIA H200", 1.0, 1.0, "GPU (zgemm)")])
     assert "split over 4 x NVIDIA H100 against one" in line and "39.5 s against 40.0 s (1.01x)" in line
-    assert "operator on 4 GPUs (multi-gpu-tiled)" in line and "0.50 s against 1.00 s (2.00x), 2% of" in line
+    assert "operator on 4 GPUs (multi-gpu-tiled) 0.50 s against 1.00 s on GPU (zgemm) (2.00x), 2% of" in line
+    assert "largest phase is iterations: back-substitution (38.0 s, back-substitution on the host)" in line
     assert _over_gpus([four]) == []

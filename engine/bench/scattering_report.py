@@ -176,12 +176,14 @@ def _over_gpus(sweeps: list[dict]) -> list[str]:
             continue
         a, b = one["many"], many_gpus["many"]
         op_a, op_b = a["iteration_phases_s"]["operator"], b["iteration_phases_s"]["operator"]
+        name, seconds = max(_phases(a), key=lambda phase: phase[1])
         out.append(f"- The {many_gpus['incidences']}-incidence sweep split over {many_gpus['device']} against one "
                    f"(runs of {one['date']} and {many_gpus['date']}, linear solver {b['linear_solver']}): all "
                    f"incidences {b['total_s']:.1f} s against {a['total_s']:.1f} s "
-                   f"({a['total_s'] / b['total_s']:.2f}x); the operator ({_loop(many_gpus)} against {_loop(one)}) "
-                   f"{op_b:.2f} s against {op_a:.2f} s ({op_a / op_b:.2f}x), {op_a / a['total_s']:.0%} of the "
-                   "one-GPU sweep's time.")
+                   f"({a['total_s'] / b['total_s']:.2f}x); the operator on {b['phase_devices']['operator']} "
+                   f"{op_b:.2f} s against {op_a:.2f} s on {a['phase_devices']['operator']} ({op_a / op_b:.2f}x), "
+                   f"{op_a / a['total_s']:.0%} of the one-GPU sweep's time, whose largest phase is {name} "
+                   f"({seconds:.1f} s, back-substitution on the {a['phase_devices']['back-substitution']}).")
     return out
 
 

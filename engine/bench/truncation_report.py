@@ -246,7 +246,8 @@ def _several_gpu_targets(data: dict, last: dict) -> list[str]:
     out.append("- The untiled loop `multi-gpu` (S split, cuda-s on each GPU) was retired: cuda-s runs one thread "
                "per S element over every S' point, so its time is one thread's loop as long as S's elements fit "
                f"in one wave ({last['n_outer']:,} elements are {-(-last['n_outer'] // 128)} blocks of 128 threads, "
-               f"a few per multiprocessor of one {data['gpu']['device']}); splitting S shortens no thread's loop "
+               f"{-(-last['n_outer'] // 128) / data['gpu']['multiprocessors']:.1f} per multiprocessor of a "
+               f"{data['gpu']['multiprocessors']}-multiprocessor GPU); splitting S shortens no thread's loop "
                "(its last rows, 2 x H200, are in docs/benchmarks/truncation.json as of commit "
                f"{RETIRED_MULTI_GPU_RECORD}). multi-gpu-tiled runs cuda-tiled, which splits S' into chunks until each GPU is full, so its "
                "kernel time falls with the GPU count; it is the several-GPU loop.")

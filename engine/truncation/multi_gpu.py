@@ -30,7 +30,10 @@ from .operator import Currents, apply_reference
 PINNED_BYTES = 1 << 30  # E and F above this size come back into pageable memory instead
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2  # cudaMemcpyKind
 SPLITS = ("points", "incidences")
-INCIDENCES_PER_GPU = 4  # cuda-tiled reuses each coupling for 4 right-hand sides at a time
+INCIDENCES_PER_GPU = 8  # cuda-tiled reuses each coupling for 4 right-hand sides at a time. On 4 x H200
+# (docs/benchmarks/truncation.md, wall time, numS 1,472 to 32,422), split by incidences against by points: 10
+# columns over 4 GPUs (2 or 3 each) up to 1.46x slower; 37 columns over 2 GPUs 0.6 to 12 % faster, over 3 or 4
+# from 4.5 % slower to 24 % faster
 VECTOR_BYTES = 3 * 16  # one complex 3-vector
 
 
