@@ -3,7 +3,6 @@ compiles CUDA kernels (each .cu file once per device and process)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import platform
 import re
@@ -15,6 +14,7 @@ from types import ModuleType
 import numpy as np
 
 from .errors import BackendError, OutOfMemory, ProblemError
+from .gpu_probe import cupy_probe, gpu_count  # noqa: F401 (gpu_count: part of this module's interface)
 from .variants import BACKEND
 
 
@@ -197,42 +197,14 @@ def array_module(a) -> ModuleType:
     return cupy
 
 
-@functools.lru_cache(maxsize=1)
-def _cupy_probe() -> tuple[ModuleType | None, str]:
-    """Import CuPy and touch the GPU once; return (module or None, reason or device name)."""
-    if os.environ.get("PARAFLUX_DISABLE_GPU"):
-        return None, "GPU disabled by PARAFLUX_DISABLE_GPU"
-    try:
-        import cupy  # noqa: PLC0415 (optional dependency)
-    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
-        return None, f"CuPy is not installed ({type(exc).__name__}); install paraflux[gpu]"
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-        if count < 1:
-            return None, "no CUDA GPU is present"
-        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        cupy.zeros(1).sum()  # fails here if the driver cannot run kernels
-    except Exception as exc:
-        return None, f"no usable CUDA GPU ({type(exc).__name__}: {exc})"
-    mem = props.get("totalGlobalMem", 0) / 2**30
-    return cupy, f"{name} ({mem:.0f} GiB), CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}"
-
-
 def gpu_available() -> bool:
     """True when CuPy imports and a CUDA GPU runs a kernel."""
-    return _cupy_probe()[0] is not None
-
-
-def gpu_count() -> int:
-    """How many CUDA GPUs CuPy sees (0 where none is usable)."""
-    module = _cupy_probe()[0]
-    return 0 if module is None else int(module.cuda.runtime.getDeviceCount())
+    return cupy_probe()[0] is not None
 
 
 def gpu_unavailable_reason() -> str:
     """Why the GPU backend cannot be used ('' when it can)."""
-    module, info = _cupy_probe()
+    module, info = cupy_probe()
     return "" if module is not None else info
 
 
@@ -247,7 +219,7 @@ def get_backend(name: str = "auto") -> Backend:
         raise BackendError(f"unknown backend '{name}'; choose one of {', '.join(BACKEND.names)}")
     if name == "numpy":
         return Backend("numpy", np, _cpu_description())
-    module, info = _cupy_probe()
+    module, info = cupy_probe()
     if module is not None:
         return Backend("cupy", module, info)
     if name == "cupy":

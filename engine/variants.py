@@ -294,7 +294,7 @@ LINEAR_SOLVER = VariantAxis("linear_solver", "Linear solver", (
 
 def _several_gpu_loop(on_gpu: bool) -> str:
     """multi-gpu-tiled where several GPUs are visible, else zgemm (cuBLAS on the one GPU, else BLAS)."""
-    from .backend import gpu_count  # noqa: PLC0415
+    from .gpu_probe import gpu_count  # noqa: PLC0415 (CuPy is probed only when asked)
 
     return "multi-gpu-tiled" if on_gpu and gpu_count() > 1 else "zgemm"
 

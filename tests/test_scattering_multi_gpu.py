@@ -5,7 +5,7 @@ gives the one-GPU run's RCS and iteration counts."""
 import numpy as np
 import pytest
 
-from paraflux.engine import backend
+from paraflux.engine import backend, gpu_probe
 from paraflux.engine.scattering.run import run_problem
 from paraflux.engine.scattering.waves import dbsm
 from paraflux.engine.truncation import multi_gpu
@@ -19,7 +19,7 @@ MANY = dict(geometry__elements_per_wavelength=6, far_field__monostatic=True,
 @pytest.mark.parametrize(("count", "on_gpu", "loop"), [(4, True, "multi-gpu-tiled"), (2, True, "multi-gpu-tiled"),
                                                        (1, True, "zgemm"), (0, False, "zgemm")])
 def test_auto_loop_is_multi_gpu_tiled_on_several_gpus_else_zgemm(monkeypatch, count, on_gpu, loop):
-    monkeypatch.setattr(backend, "gpu_count", lambda: count)
+    monkeypatch.setattr(gpu_probe, "gpu_count", lambda: count)
     assert SCATTERING_LOOP.resolve("auto", on_gpu) == loop
     assert SCATTERING_LOOP.default == "auto" and "auto" not in LOOP.names
 
