@@ -607,3 +607,51 @@ def test_a_page_says_when_its_recorded_commands_name_renamed_options():
         "`--sizes` is `--workers`, `--orders` is `--gpus` and `--rhs` is `--frequencies` now."]
     assert renamed_options({"benchmark": "sweeps", "command": "paraflux bench sweeps --workers 1 --gpus 2"}) == []
     assert renamed_options({"benchmark": "fmm", "command": "paraflux bench fmm --orders 0"}) == []
+
+
+def test_scattering_emcc_mirror_spread_compares_mirrored_incidences_near_the_peak_only():
+    from paraflux.engine.bench.scattering import mirror_spread_db
+
+    phi = [0.0, 10.0, 90.0, 170.0, 180.0, 350.0]
+    rcs = [-10.0, -12.0, -50.0, -12.5, -10.2, -11.0]  # 90 is a null, mirrored onto itself
+    assert mirror_spread_db(phi, rcs, lambda p: -p) == pytest.approx(1.0)  # 10 against 350
+    assert mirror_spread_db(phi, rcs, lambda p: 180.0 - p) == pytest.approx(0.5)  # 10 against 170
+    assert np.isnan(mirror_spread_db([0.0, 10.0], [-1.0, -40.0], lambda p: 180.0 - p))
+
+
+def test_scattering_targets_option_names_emcc_targets_or_none(monkeypatch):
+    import argparse
+
+    from paraflux.engine.bench import scattering as bench
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    monkeypatch.setattr(bench, "run_scattering_benchmark", lambda cfg, *_: cfg)
+    targets = [bench.run(parser.parse_args(argv), "c", print, print).emcc_targets
+               for argv in ([], ["--targets", "none"], ["--targets", "0"], ["--targets", "ogive", "cone-sphere"])]
+    assert targets == [bench.EMCC_CASES, (), (), ("ogive", "cone-sphere")]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--targets", "sphere"])
+
+
+def test_scattering_emcc_target_runs_on_the_host_checked_by_symmetry_and_reported(monkeypatch):
+    """The ogive's example problem at 0.3 GHz (a quarter wavelength long, about a second): the cut and its
+    mirror half, the ogive's RCS equal at mirrored incidences across y = 0 and x = 0 within 0.05 dB."""
+    from dataclasses import replace
+
+    from paraflux.engine.bench import scattering as bench
+    from paraflux.engine.bench.scattering_report import render_markdown as render_scattering
+
+    example = bench.emcc_problem
+    monkeypatch.setattr(bench, "emcc_problem", lambda name: replace(example(name), frequency=0.3e9))
+    data = {"gpu": {"device": "host CPU", "on_gpu": False}, "date": "2026-11-27 10:00 UTC", "emcc": []}
+    bench._emcc(replace(bench.ScatteringBenchConfig(), emcc_targets=("ogive",)), lambda m: None, lambda d: None, data)
+    r = data["emcc"][0]
+    assert r["phi_deg"] == [float(p) for p in range(0, 360, 10)] and r["converged"]
+    assert r["mirror_y_db"] < 0.05 and r["mirror_x_db"] < 0.05
+    assert r["peak_dbsm"] == max(r["rcs_theta_dbsm"][:19]) and r["phase_devices"]["factorisation"] == "host"
+    committed = json.loads((DOCS / "scattering.json").read_text())
+    text = render_scattering({**committed, "emcc": data["emcc"]})
+    assert "checked only by symmetry" in text and f"| ogive | 0.3 | {r['order']} | auto (numpy) | 36 |" in text
+    assert "Not measured in the runs joined here (`paraflux bench scattering --targets" in render_scattering(
+        {**committed, "emcc": []})

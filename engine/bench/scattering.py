@@ -1,20 +1,26 @@
 """`paraflux bench scattering`: the FE-IIIEE scattering study on PEC spheres of 1, 2 and 4 wavelengths'
-diameter (error against the Mie series), a monostatic sweep of many incidences in one run, and the NASA
-almond. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
+diameter (error against the Mie series), a monostatic sweep of many incidences in one run, the NASA
+almond and the other EMCC targets (ogive, double ogive, cone-sphere, cone-sphere with a gap) at their example
+problems' settings. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
 linear solver (auto: cuDSS on a GPU) with the host's fastest factorisation; the sweep and the almond, many
 incidences each, run the study's default loop (auto: multi-gpu-tiled where several GPUs are visible, else
-zgemm, cuBLAS on a GPU where there is one, else BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU loop and the sweep."""
+zgemm, cuBLAS on a GPU where there is one, else BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU
+loop, the sweep and the EMCC targets."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import resource
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..problems import case_problem_path
 from ..problems.scattering import parse_scattering
+from ..problems.toml_input import read_toml
+from ..scattering.cases import EMCC_CASES
 from ..scattering.mie import pec_sphere_rcs
 from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
@@ -25,6 +31,8 @@ from .environment import gpu_facts, run_facts
 from .options import add_merge, given, listed, size, tuple_of, whole
 
 FREQUENCY = 300e6  # Hz: lambda = 0.999 m
+FORE_AFT_SYMMETRIC = ("ogive",)  # EMCC bodies that are their own mirror image across x = 0
+NEAR_PEAK_DB = 20.0  # symmetry checked where the RCS is within this of the cut's peak (nulls excluded)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class ScatteringBenchConfig:
     cpu_up_to: float = 2.0  # diameters also run with the CPU loop; larger ones run at the largest order only
     sweep_incidences: int = 360
     almond_ghz: tuple[float, ...] = (1.19, 7.0)
+    emcc_targets: tuple[str, ...] = EMCC_CASES  # at their example problems' frequencies and settings
     gpu_loop: str = "cuda-tiled"
     cpu_loop: str = "cpu-s"
     many_loop: str = SCATTERING_LOOP.default  # sweep and almond: auto (every GPU where several, else zgemm)
@@ -183,10 +192,54 @@ def _almond(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
         checkpoint(data)
 
 
+def emcc_problem(name: str):
+    """The EMCC target's example problem with its azimuth cut (phi 0..180, theta = 90) joined by the mirror
+    half (phi = 360 - each phi strictly between 0 and 180), the incidences the symmetry checks compare."""
+    path = case_problem_path(name)
+    data = read_toml(path)
+    cut = data["incidence"]["phi_deg"]
+    phi = np.arange(cut["start"], cut["stop"] + cut["step"] / 2, cut["step"])
+    data["incidence"]["phi_deg"] = [float(p) for p in (*phi, *(360.0 - phi[(phi > 0) & (phi < 180)])[::-1])]
+    return parse_scattering(data, path.parent)
+
+
+def mirror_spread_db(phi, rcs_db, mirror) -> float:
+    """Largest |dB| difference between the monostatic RCS at phi and at mirror(phi) (degrees, mod 360) over
+    the pairs the cut holds both of, where either is within NEAR_PEAK_DB of the peak; nan where none."""
+    at = {round(p % 360.0, 6): v for p, v in zip(phi, rcs_db)}
+    peak = max(rcs_db)
+    pairs = [(v, at[round(mirror(p) % 360.0, 6)]) for p, v in zip(phi, rcs_db) if round(mirror(p) % 360.0, 6) in at]
+    near = [abs(a - b) for a, b in pairs if max(a, b) >= peak - NEAR_PEAK_DB]
+    return float(max(near)) if near else float("nan")
+
+
+def _emcc(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
+    """Each EMCC target at its example problem's frequency and settings: the monostatic azimuth cut,
+    checked only by symmetry (no independent reference here): every body of revolution about x is its own
+    mirror image across y = 0 (RCS(phi) = RCS(360 - phi)), the ogive also across x = 0 (RCS(180 - phi))."""
+    for name in cfg.emcc_targets:
+        problem = emcc_problem(name)
+        result = run_problem(problem)
+        phi = [float(i.phi_deg) for i in problem.incidences]
+        rcs = [float(v) for v in dbsm(result.sigma_theta[:, 0])]
+        row = _record(result, target=name, frequency_ghz=problem.frequency / 1e9, order=problem.solver.order,
+                      loop=problem.solver.loop, acceleration=problem.solver.acceleration, incidences=len(phi),
+                      device=data["gpu"]["device"], date=data["date"])
+        cut = [i for i, p in enumerate(phi) if p <= 180.0]
+        peak = max(cut, key=lambda i: rcs[i])
+        row.update(phi_deg=phi, rcs_theta_dbsm=rcs, peak_dbsm=rcs[peak], peak_phi_deg=phi[peak],
+                   mirror_y_db=mirror_spread_db(phi, rcs, lambda p: -p),
+                   mirror_x_db=mirror_spread_db(phi, rcs, lambda p: 180.0 - p) if name in FORE_AFT_SYMMETRIC else None)
+        data["emcc"].append(row)
+        log(f"{name} {row['frequency_ghz']:g} GHz: {row['dofs']:,} DOFs, {row['iterations']} iterations, "
+            f"{row['total_s']:.1f} s, peak {row['peak_dbsm']:.1f} dBsm, mirror {row['mirror_y_db']:.2f} dB")
+        checkpoint(data)
+
+
 def run_scattering_benchmark(cfg: ScatteringBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
     data = {"benchmark": "scattering", **run_facts(command), "gpu": device_facts(), "config": asdict(cfg),
-            "host_threads": os.cpu_count(), "spheres": [], "sweeps": [], "almond": []}
-    for part in (_spheres, _sweep, _almond):
+            "host_threads": os.cpu_count(), "spheres": [], "sweeps": [], "almond": [], "emcc": []}
+    for part in (_spheres, _sweep, _almond, _emcc):
         part(cfg, log, checkpoint, data)
     return data
 
@@ -217,6 +270,10 @@ def _sphere_key(row: dict) -> tuple:
             row["linear_solver"])
 
 
+def _emcc_key(row: dict) -> tuple:
+    return row["device"], row["target"], row["frequency_ghz"]
+
+
 def _sweep_key(sweep: dict) -> tuple:
     return sweep["device"], sweep["incidences"], sweep["many"]["linear_solver"]
 
@@ -224,11 +281,13 @@ def _sweep_key(sweep: dict) -> tuple:
 def merge(data: dict, earlier: dict) -> dict:
     """This run joined with an earlier one (--merge): the earlier run's sphere rows of a device, size, order,
     loop, acceleration and linear solver this run did not measure, its almond rows where this run has none,
-    its sweeps on other devices, of other sizes or by another linear solver; the runs joined listed under
-    "earlier_runs"."""
+    its EMCC target rows of a device, target and frequency this run did not measure, its sweeps on other
+    devices, of other sizes or by another linear solver; the runs joined listed under "earlier_runs"."""
     out = dict(data)
     if not out["almond"]:
         out["almond"] = _on_device(earlier.get("almond", []), earlier, True)
+    mine = {_emcc_key(r) for r in out.get("emcc", [])}
+    out["emcc"] = out.get("emcc", []) + [r for r in earlier.get("emcc", []) if _emcc_key(r) not in mine]
     mine = {_sphere_key(r) for r in out["spheres"]}
     out["spheres"] = out["spheres"] + [r for r in _on_device(earlier.get("spheres", []), earlier, False)
                                        if _sphere_key(r) not in mine]
@@ -253,9 +312,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--ghz", type=size, nargs="+", metavar="F",
                         help="the NASA almond's frequencies in GHz (default "
                              f"{listed(ScatteringBenchConfig.almond_ghz)}; on a GPU); 0: no almond")
+    parser.add_argument("--targets", type=emcc_target, nargs="+", metavar="NAME",
+                        help=f"EMCC targets beside the almond (default {' '.join(EMCC_CASES)}), each at its example "
+                             "problem's frequency and settings; none (or 0): no targets")
     parser.add_argument("--no-cpu-loop", action="store_true",
                         help="the spheres without the CPU loop's rows (cpu-s)")
-    add_merge(parser, "the spheres, sweeps and almond rows")
+    add_merge(parser, "the spheres, sweeps, almond and EMCC target rows")
+
+
+def emcc_target(text: str) -> str:
+    """An argparse type: an EMCC target's name, or none (also 0) for no targets."""
+    if text in EMCC_CASES or text in ("none", "0"):
+        return text
+    raise argparse.ArgumentTypeError(f"needs one of {', '.join(EMCC_CASES)} or none, got '{text[:30]}'")
 
 
 def run(args, command, log, checkpoint) -> dict:
@@ -263,4 +332,6 @@ def run(args, command, log, checkpoint) -> dict:
     config = given(ScatteringBenchConfig(), diameters=tuple_of(args.diameters), orders=tuple_of(args.orders),
                    sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz),
                    cpu_rows=False if args.no_cpu_loop else None)
+    if args.targets:  # given: those named, none where it says none
+        config = replace(config, emcc_targets=tuple(t for t in args.targets if t not in ("none", "0")))
     return run_scattering_benchmark(config, command, log, checkpoint)
