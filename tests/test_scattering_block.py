@@ -9,8 +9,16 @@ import numpy as np
 import pytest
 
 from paraflux.engine.problems.scattering import parse_scattering
+from paraflux.engine.run_control import RunControl
+from paraflux.engine.scattering import run
+from paraflux.engine.scattering.cases import surfaces_of
+from paraflux.engine.scattering.fem import discretise
 from paraflux.engine.scattering.incidences import combine, combined_norms, compress
+from paraflux.engine.scattering.iteration import combined_currents, sprime_currents
+from paraflux.engine.scattering.mesh import volume_mesh
 from paraflux.engine.scattering.run import run_problem
+from paraflux.engine.scattering.system import build_system
+from paraflux.engine.scattering.waves import dbsm, far_field, rcs, unit_vectors
 from paraflux.engine.truncation.fields import C0
 
 RNG = np.random.default_rng(11)
@@ -19,14 +27,25 @@ INCIDENCES = {"theta_deg": [90.0, 90.0, 90.0, 30.0, 150.0, 90.0], "phi_deg": [0.
               "polarization": ["theta", "theta", "phi", "theta", "phi", "theta"]}
 
 
-def sweep(acceleration: str, which=slice(None)):
-    """Monostatic incidences on a coarse sphere of ka = 1 at 300 MHz."""
-    incidence = {key: values[which] for key, values in INCIDENCES.items()}
+def monostatic(incidence: dict, acceleration: str = "fixed-point", **solver):
+    """The problem of monostatic incidences on a coarse sphere of ka = 1 at 300 MHz."""
     data = {"problem": {"kind": "scattering", "case": "pec-sphere", "frequency": 300e6},
             "geometry": {"radius": C0 / 300e6 / (2 * np.pi), "elements_per_wavelength": 6},
             "incidence": incidence, "far_field": {"monostatic": True},
-            "solver": {"acceleration": acceleration}}
-    return run_problem(parse_scattering(data, Path(".")))
+            "solver": {"acceleration": acceleration, **solver}}
+    return parse_scattering(data, Path("."))
+
+
+def sweep(acceleration: str, which=slice(None)):
+    return run_problem(monostatic({key: values[which] for key, values in INCIDENCES.items()}, acceleration))
+
+
+def rcs_one_by_one(system, u: np.ndarray, theta: np.ndarray, phi: np.ndarray):
+    """The reference: each incidence's currents from its own solution u[:, i] and its far field alone."""
+    out = [rcs(far_field(unit_vectors(theta[i], phi[i])[0], system.inner.points,
+                         sprime_currents(system, u[:, i:i + 1]), system.k)[0], theta[i], phi[i])
+           for i in range(len(theta))]
+    return np.array([o[0] for o in out]), np.array([o[1] for o in out])
 
 
 @pytest.mark.parametrize("acceleration", ["fixed-point", "gmres"])
@@ -42,6 +61,25 @@ def test_a_block_gives_every_incidence_its_separate_rcs_and_iterations(accelerat
             for a, b in zip(together, separate):
                 assert np.abs(a[i] - b[0]).max() <= 1e-10 * peak
     assert np.abs(block.solution.reshape(2, 6)[:, 5] - block.solution.reshape(2, 6)[:, 0]).max() < 1e-9  # dB
+
+
+def test_a_sweeps_far_field_from_its_columns_is_every_incidences_own():
+    phi = np.arange(0.0, 360.0, 10.0)
+    problem = monostatic({"theta_deg": [90.0] * 36, "phi_deg": list(phi), "polarization": ["theta"] * 36}, order=1)
+    wavelength = C0 / problem.frequency
+    mesh = volume_mesh(*surfaces_of(problem, wavelength, RunControl()), wavelength / problem.density)
+    system = build_system(discretise(mesh, problem.solver.order), 2 * np.pi / wavelength, "umfpack")
+    done, abc, columns, _, _ = run._iterate(system, problem, RunControl())
+    assert done.converged.all() and columns < 36
+    theta, phi = run._directions(problem)
+    for solutions in (done.u, abc):
+        u = np.hstack([solutions.column(i) for i in range(36)])
+        new = run._rcs(system, combined_currents(system, solutions), theta, phi)
+        old = rcs_one_by_one(system, u, theta, phi)
+        peak = old[0].max()  # theta-polarised incidences: sigma_phi is round-off
+        for a, b in zip(new, old):
+            assert np.abs(a - b).max() <= 1e-12 * peak
+        assert np.abs(dbsm(new[0]) - dbsm(old[0])).max() <= 1e-10
 
 
 def test_incidences_spanning_few_modes_iterate_as_few_columns():

@@ -1,7 +1,9 @@
 """Many incidences as few columns: the FE-IIIEE data of every incidence is linear in its load on Gamma, so
 the loads (n, r) are written as basis (n, m) @ coefficients (m, r) by a truncated SVD, m the numerical rank
 (at most the number of field modes the scatterer's size supports: 37 columns for 360 theta-polarised
-incidences around the equator of a 1-wavelength sphere); the iteration runs on the m columns."""
+incidences around the equator of a 1-wavelength sphere); the iteration runs on the m columns, and every
+incidence's solution stays a combination of them (Solutions), so what is linear in it (the currents on S',
+the far field) is computed on the m columns and combined."""
 
 from __future__ import annotations
 
@@ -45,3 +47,39 @@ def combined_norms(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     gram = flat.conj() @ flat.T
     squares = np.einsum("ji,jk,ki->i", coefficients.conj(), gram, coefficients).real
     return np.sqrt(np.maximum(squares, 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class Solutions:
+    """The solutions (n_dofs, r) of r incidences, kept as parts (columns (n_dofs, m), coefficients (m, r_k),
+    incidences (r_k,) int): incidence incidences[j] of a part is columns @ coefficients[:, j]; each incidence
+    in one part (fixed-point: one per step at which incidences stopped)."""
+
+    parts: tuple
+    count: int
+
+    def column(self, i: int) -> np.ndarray:
+        """Incidence i's solution (n_dofs, 1)."""
+        for columns, coefficients, incidences in self.parts:
+            j = np.flatnonzero(incidences == i)
+            if len(j):
+                return columns @ coefficients[:, j]
+        raise IndexError(f"incidence {i} has no solution")
+
+    def apply(self, linear) -> tuple:
+        """A linear map of the solutions: linear(columns (n_dofs, m)) -> arrays (m, ...) gives the arrays
+        (r, ...) of every incidence, from each part's m columns and their combinations."""
+        out = None
+        for columns, coefficients, incidences in self.parts:
+            rows = linear(columns)
+            if out is None:
+                out = tuple(np.zeros((self.count,) + a.shape[1:], dtype=complex) for a in rows)
+            for o, a in zip(out, rows):
+                o[incidences] = combine(a, coefficients)
+        return out
+
+
+def solutions(columns: np.ndarray, coefficients: np.ndarray) -> Solutions:
+    """Every incidence a combination (coefficients (m, r)) of the same columns (n_dofs, m)."""
+    r = coefficients.shape[1]
+    return Solutions(((columns, coefficients, np.arange(r)),), r)

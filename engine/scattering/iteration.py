@@ -3,8 +3,9 @@ truncation operator gives E and curl E on S and U = n x curl E + jk n x (n x E) 
 first-order absorbing condition (iteration 0). The map U -> U' is affine, U' = L U + f, with f linear in the
 values on Gamma: every incidence's iterates are the same combination of the iterates of a basis of its
 data (incidences.py), so fixed-point iterates the basis columns (one block back-substitution and one
-operator application per step) and recombines. GMRES on (I - L) U = f is not linear in f: every incidence
-keeps its own Krylov space, the products of the incidences still iterating batched."""
+operator application per step) and keeps every incidence's solution as their combination. GMRES on
+(I - L) U = f is not linear in f: every incidence keeps its own Krylov space, the products of the incidences
+still iterating batched."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..truncation.operator import Currents
 from ..truncation.strategies import apply_operator, prepare
 from ..backend import gpu_unavailable_reason
 from ..variants import SCATTERING_LOOP
-from .incidences import combined_norms
+from .incidences import Solutions, combined_norms, solutions
 from .system import System, solve, traces
 
 ACCELERATIONS = ("fixed-point", "gmres")
@@ -27,10 +28,10 @@ PHASES = ("back-substitution", "currents on S'", "operator")  # RobinMap.seconds
 
 @dataclass
 class Iterated:
-    """Solution (n_dofs, r) per incidence, each at the step where it stopped; per incidence: converged,
+    """Solution per incidence (r of them), each at the step where it stopped; per incidence: converged,
     iterations, and the residual of every step (held at its last value once the incidence stopped)."""
 
-    u: np.ndarray
+    u: Solutions
     converged: np.ndarray
     iterations: np.ndarray
     history: list = field(default_factory=list)  # per step: residual per incidence (r,)
@@ -88,6 +89,16 @@ def sprime_currents(system: System, u: np.ndarray) -> Currents:
                     w * np.einsum("pk,rpk->rp", n, e), w * np.einsum("pk,rpk->rp", n, f))
 
 
+def combined_currents(system: System, u: Solutions) -> Currents:
+    """sprime_currents of every incidence (r, ...), from the columns the solutions combine."""
+
+    def on_columns(columns):
+        c = sprime_currents(system, columns)
+        return c.cross_e, c.cross_f, c.dot_e, c.dot_f
+
+    return Currents(*u.apply(on_columns))
+
+
 def _norms(x: np.ndarray) -> np.ndarray:
     return np.sqrt((np.abs(x.reshape(len(x), -1)) ** 2).sum(axis=1))
 
@@ -100,10 +111,10 @@ def fixed_point(step: RobinMap, u_gamma: np.ndarray, coefficients: np.ndarray, f
     for U_{n+1}, as it would iterated alone; the columns go on until every incidence has stopped."""
     r = coefficients.shape[1]
     robin, new = np.zeros_like(first), first
-    u = np.zeros((step.system.n_dofs, r), dtype=complex)
     history, iterations = [], np.zeros(r, dtype=int)
     converged, stopped = np.zeros(r, dtype=bool), np.zeros(r, dtype=bool)
     held = np.zeros(r)
+    parts = []
     for it in range(1, max_iterations + 1):
         change = combined_norms(new - robin, coefficients) / np.maximum(combined_norms(new, coefficients), 1e-300)
         robin = new
@@ -111,20 +122,21 @@ def fixed_point(step: RobinMap, u_gamma: np.ndarray, coefficients: np.ndarray, f
         history.append(held.copy())
         iterations[~stopped] = it
         converged |= ~stopped & (change <= tol)
-        stopped |= _keep(step, u_gamma, robin, coefficients, converged & ~stopped, u)
+        stopped |= _keep(step, u_gamma, robin, coefficients, converged & ~stopped, parts)
         progress(it, held)
         if stopped.all() or it == max_iterations:
             break
         _, new = step(robin, u_gamma)
-    _keep(step, u_gamma, robin, coefficients, ~stopped, u)
-    return Iterated(u, converged, iterations, history, step.backend)
+    _keep(step, u_gamma, robin, coefficients, ~stopped, parts)
+    return Iterated(Solutions(tuple(parts), r), converged, iterations, history, step.backend)
 
 
-def _keep(step: RobinMap, u_gamma, robin, coefficients, which: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Write the solution for U = robin (m, p_S, 3) into the incidences `which` (r,) bool of u (n_dofs, r):
-    one block back-substitution of the m columns, recombined; returns which."""
+def _keep(step: RobinMap, u_gamma, robin, coefficients, which: np.ndarray, parts: list) -> np.ndarray:
+    """The incidences `which` (r,) bool stop at U = robin (m, p_S, 3): one block back-substitution of the m
+    columns, appended to parts with those incidences' coefficients; returns which."""
     if which.any():
-        u[:, which] = step.solution(robin, u_gamma) @ coefficients[:, which]
+        incidences = np.flatnonzero(which)
+        parts.append((step.solution(robin, u_gamma), coefficients[:, incidences], incidences))
     return which
 
 
@@ -157,7 +169,7 @@ def gmres(step: RobinMap, u_gamma: np.ndarray, rhs: np.ndarray, tol: float, max_
     for j in range(int(iterations.max(initial=0))):
         robin += y[:, j, None] * basis[j]
     u = step.solution(robin.reshape((r,) + shape), u_gamma)
-    return Iterated(u, converged, iterations, history, step.backend)
+    return Iterated(solutions(u, np.eye(r, dtype=complex)), converged, iterations, history, step.backend)
 
 
 def _arnoldi(basis: list, a: np.ndarray, w: np.ndarray, h: np.ndarray, j: int) -> np.ndarray:

@@ -13,8 +13,8 @@ from ..truncation.fields import C0
 from ..truncation.operator import Currents
 from .cases import surfaces_of
 from .fem import discretise
-from .incidences import combine, compress
-from .iteration import RobinMap, fixed_point, gmres, sprime_currents
+from .incidences import combine, compress, solutions
+from .iteration import RobinMap, combined_currents, fixed_point, gmres
 from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_load, traces
 from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
@@ -82,13 +82,12 @@ def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rcs(system, cur: Currents, theta, phi) -> tuple[np.ndarray, np.ndarray]:
-    """sigma_theta, sigma_phi (n_inc, n_dir) from the currents on S' of every incidence."""
-    if (theta == theta[:1]).all() and (phi == phi[:1]).all():  # one grid for every incidence
-        pattern = far_field(unit_vectors(theta[0], phi[0])[0], system.inner.points, cur, system.k)
-        return rcs(pattern, theta[0], phi[0])
-    out = [rcs(far_field(unit_vectors(theta[i], phi[i])[0], system.inner.points, _one(cur, i), system.k)[0],
-               theta[i], phi[i]) for i in range(len(theta))]
-    return np.array([o[0] for o in out]), np.array([o[1] for o in out])
+    """sigma_theta, sigma_phi (n_inc, n_dir) from the currents on S' of every incidence: one grid of directions
+    for all, or each incidence its own (monostatic: one each)."""
+    if (theta == theta[:1]).all() and (phi == phi[:1]).all():
+        theta, phi = theta[0], phi[0]
+    pattern = far_field(unit_vectors(theta, phi)[0], system.inner.points, cur, system.k)
+    return rcs(pattern, theta, phi)
 
 
 def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG):
@@ -112,7 +111,8 @@ def _one(cur: Currents, i: int) -> Currents:
 
 
 def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
-    """E scattered and incident (n_tets, 3) at the cell centroids for the first incidence."""
+    """E scattered and incident (n_tets, 3) at the cell centroids for the first incidence's solution u
+    (n_dofs, 1)."""
     from .nedelec import basis  # noqa: PLC0415
 
     d = system.disc
@@ -125,7 +125,7 @@ def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _iterate(system, problem, control: RunControl):
-    """The FE-IIIEE iteration for every incidence: (Iterated, the solutions of iteration 0 (n_dofs, r), the
+    """The FE-IIIEE iteration for every incidence: (Iterated, the solutions of iteration 0 (Solutions), the
     number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
     the seconds of each of the iteration's phases, where the operator ran)."""
     inc = problem.incidences
@@ -148,7 +148,7 @@ def _iterate(system, problem, control: RunControl):
         done = gmres(step, u_gamma @ data.coefficients, combine(first, data.coefficients), s.tolerance,
                      s.max_iterations, progress)
         columns = len(inc)
-    return done, abc @ data.coefficients, columns, dict(step.seconds), step.device
+    return done, solutions(abc, data.coefficients), columns, dict(step.seconds), step.device
 
 
 def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
@@ -174,15 +174,16 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     timings["iterations"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
-    cur = sprime_currents(system, done.u)
+    cur = combined_currents(system, done.u)
     sigma = _rcs(system, cur, theta, phi)
-    sigma_abc = _rcs(system, sprime_currents(system, abc), theta, phi)
-    e, _ = traces(system.inner, done.u[:, :1])
+    sigma_abc = _rcs(system, combined_currents(system, abc), theta, phi)
+    first = done.u.column(0)
+    e, _ = traces(system.inner, first)
     pattern = pattern_3d(system, _one(cur, 0))
     timings["far field"] = time.perf_counter() - t0
-    e_s, e_i = _centroid_fields(system, done.u, problem)
+    e_s, e_i = _centroid_fields(system, first, problem)
     n = system.inner.normals
-    n_x_h = 1j * system.flux(done.u[:, :1])[0] / (system.k * ETA0)  # H = -curl E / (j w mu0)
+    n_x_h = 1j * system.flux(first)[0] / (system.k * ETA0)  # H = -curl E / (j w mu0)
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,

@@ -11,11 +11,11 @@ POLARIZATIONS = ("theta", "phi")
 
 
 def unit_vectors(theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """r^, theta^, phi^ (n, 3) at angles (n,) in degrees."""
+    """r^, theta^, phi^ (..., 3) at angles (...) in degrees ((n,) at least)."""
     t, p = np.radians(np.atleast_1d(theta_deg)), np.radians(np.atleast_1d(phi_deg))
-    r = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=1)
-    th = np.stack([np.cos(t) * np.cos(p), np.cos(t) * np.sin(p), -np.sin(t)], axis=1)
-    ph = np.stack([-np.sin(p), np.cos(p), np.zeros_like(p)], axis=1)
+    r = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1)
+    th = np.stack([np.cos(t) * np.cos(p), np.cos(t) * np.sin(p), -np.sin(t)], axis=-1)
+    ph = np.stack([-np.sin(p), np.cos(p), np.zeros_like(p)], axis=-1)
     return r, th, ph
 
 
@@ -30,21 +30,24 @@ def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarizatio
 
 def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: float) -> np.ndarray:
     """The far-field pattern F (n_rhs, n_dir, 3) complex V, E ~ F exp(-jkr) / r, along unit directions
-    (n_dir, 3) from the currents at S' points sources (n', 3): the operator's kernel for r -> infinity,
+    (n_dir, 3) shared by every right-hand side or (n_rhs, n_dir, 3) each its own, from the currents at S'
+    points sources (n', 3): the operator's kernel for r -> infinity,
     (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part."""
-    phase = np.exp(1j * k * (directions @ sources.T)) / (4 * np.pi)  # (n_dir, n')
-    a = np.einsum("ds,rsk->rdk", phase, cur.cross_f)
-    b = np.einsum("ds,rsk->rdk", phase, cur.cross_e)
-    c = np.einsum("ds,rs->rd", phase, cur.dot_e)
-    f = a + 1j * k * (np.cross(b, directions[None]) + c[..., None] * directions[None])
-    return f - np.einsum("rdk,dk->rd", f, directions)[..., None] * directions[None]
+    d = directions if directions.ndim == 3 else directions[None]
+    phase = np.exp(1j * k * (d @ sources.T)) / (4 * np.pi)  # (n_rhs or 1, n_dir, n')
+    a = phase @ cur.cross_f
+    b = phase @ cur.cross_e
+    c = phase @ cur.dot_e[..., None]
+    f = a + 1j * k * (np.cross(b, d) + c * d)
+    return f - (f * d).sum(axis=-1, keepdims=True) * d
 
 
 def rcs(pattern: np.ndarray, theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray]:
-    """sigma_theta, sigma_phi (..., n_dir) m^2 = 4 pi |F . theta^|^2, 4 pi |F . phi^|^2 for E0 = 1."""
+    """sigma_theta, sigma_phi (..., n_dir) m^2 = 4 pi |F . theta^|^2, 4 pi |F . phi^|^2 for E0 = 1, the pattern
+    (..., n_dir, 3) at angles (n_dir,) or (..., n_dir) degrees."""
     _, th, ph = unit_vectors(theta_deg, phi_deg)
-    return (4 * np.pi * np.abs(np.einsum("...dk,dk->...d", pattern, th)) ** 2,
-            4 * np.pi * np.abs(np.einsum("...dk,dk->...d", pattern, ph)) ** 2)
+    return (4 * np.pi * np.abs(np.einsum("...dk,...dk->...d", pattern, th)) ** 2,
+            4 * np.pi * np.abs(np.einsum("...dk,...dk->...d", pattern, ph)) ** 2)
 
 
 def dbsm(sigma: np.ndarray) -> np.ndarray:
