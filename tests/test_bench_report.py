@@ -236,7 +236,8 @@ def _peers_record() -> dict:
                      "total_s": 19.0, "threads": threads, "load_before": 1.0},
             "bempp": {"rcs_dbsm": {"theta": [-38.4, -26.1], "phi": [-27.3, -30.9]}, "dofs": 1800, "residual": 1e-14,
                       "assembly_s": 100.0, "total_s": 120.0, "threads": threads, "load_before": 2.0,
-                      "version": "0.4.2"}}
+                      "version": "0.4.2"},
+            "references": [], "settings": []}
 
 
 def test_scattering_peers_report_tables_both_polarisations_and_judges_the_target_on_both():
@@ -252,6 +253,53 @@ def test_scattering_peers_report_tables_both_polarisations_and_judges_the_target
     assert "| 19.0 | 1.0 | numba 2, openblas (numpy.libs) 2 |" in text
     data["ours"]["rcs_dbsm"]["theta"][1] = -27.5  # VV off by 1.4 dB at 70: the target fails on VV alone
     assert "(largest difference 1.40 dB, VV at phi = 70 deg): MISSED." in render_peers(data)
+
+
+def test_scattering_peers_report_judges_against_the_finest_reference_and_names_what_reaches_the_target():
+    from copy import deepcopy
+
+    from paraflux.engine.bench.scattering_peers_report import render_markdown as render_peers
+
+    data = _peers_record()
+    data["ours"]["rcs_dbsm"]["phi"][1] = -28.0  # HH 2.9 dB above the first EFIE, 2.8 above the refined one
+    refined = {**deepcopy(data["bempp"]), "splits": 1, "triangles": 4800, "dofs": 7200, "total_s": 900.0}
+    refined["rcs_dbsm"]["phi"][1] = -30.8
+    better = deepcopy(data["ours"])
+    better["settings"].update(order=3, elements_per_wavelength=8.0)
+    better["rcs_dbsm"]["phi"][1] = -30.3
+    data.update(references=[refined], settings=[better])
+    text = render_peers(data)
+    assert "| 70 | -28.00 | -30.90 | -30.80 | +2.80 |" in text.split("## HH")[1]
+    assert "| bempp-cl EFIE, 4,800 triangles (split) (dBsm) |" in text
+    assert "(largest difference 2.80 dB, HH at phi = 70 deg): MISSED." in text
+    assert "moves by at most 0.10 dB when its functions are refined on the same facets (1,200 to 4,800" in text
+    assert "What would reach it: on this surface, measured below: order 3, 8 per wavelength (0.50 dB" in text
+    assert "| order 2, 6 per wavelength (the example's defaults) | 26,022 | 19.0 | 0.40 at 0 | 2.80 at 70 |" in text
+    assert "| bempp-cl EFIE, 4,800 triangles (split) (assembly 100.0 s) | 900.0 |" in text
+
+
+def test_scattering_peers_settings_and_split_reference():
+    import argparse
+
+    import numpy as np
+
+    from paraflux.engine.bench import scattering_peers as bench
+    from paraflux.engine.truncation.almond import almond_surface
+
+    assert bench.setting("3:8") == (3, 8.0)
+    for bad in ("3", "4:8", "2:1", "x:y"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bench.setting(bad)
+    body = almond_surface(60)
+
+    def area(s):
+        p = s.points[s.triangles]
+        return 0.5 * np.linalg.norm(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), axis=1).sum()
+
+    for splits in (1, 2):
+        split = bench.split_surface(body, splits)
+        assert len(split.triangles) == 4 ** splits * len(body.triangles)
+        assert area(split) == pytest.approx(area(body), rel=1e-12)  # the same facets
 
 
 @pytest.mark.parametrize("name, bench", [("scattering", "scattering"), ("scattering-peers", "scattering-peers"),

@@ -14,18 +14,22 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import argparse
+
 import meshio
 import numpy as np
 
 from ..problems import case_problem_path
 from ..problems.scattering import parse_scattering
 from ..problems.toml_input import read_toml
+from ..problems.scattering import ORDERS
 from ..scattering.run import run_problem
+from ..scattering.target import split_to_size
 from ..scattering.waves import dbsm, unit_vectors
 from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
 from .environment import distribution_versions, host_threads, run_facts
-from .options import given, whole
+from .options import given, tuple_of, whole
 
 EXAMPLE = "nasa-almond"  # the example problem whose settings the study runs with
 POLARIZATIONS = ("theta", "phi")  # VV: sigma_theta of theta-polarised incidence; HH: sigma_phi of phi-polarised
@@ -36,11 +40,14 @@ SCATTERER = "almond.vtu"  # the shared surface, written beside the example's set
 class PeersBenchConfig:
     """The almond with about `triangles` triangles, monostatic at theta = 90 and these phi (degrees, phi = 0
     looks at the tip), each polarisation; the target (dB). The frequency and the study's settings are the
-    example problem's."""
+    example problem's. Where the difference comes from: bempp-cl also on the same facets with every triangle
+    split into four, 1 to reference_splits times; the study also at these (order, elements per wavelength)."""
 
     triangles: int = 1200
     phi_deg: tuple[float, ...] = tuple(np.arange(0.0, 181.0, 5.0).tolist())
     target_db: float = 1.0
+    reference_splits: int = 0
+    settings: tuple[tuple[int, float], ...] = ()
 
 
 def example_problem(example: dict, cfg: PeersBenchConfig) -> dict:
@@ -55,14 +62,18 @@ def example_problem(example: dict, cfg: PeersBenchConfig) -> dict:
     return data
 
 
-def ours(example: dict, cfg: PeersBenchConfig, body) -> dict:
-    """The scattering study with the example's settings on the almond surface `body`: co-polarised
-    monostatic RCS (dBsm) per polarisation and phi, the settings it ran with, DOFs, time per phase (s)."""
+def ours(example: dict, cfg: PeersBenchConfig, body, setting: tuple[int, float] | None = None) -> dict:
+    """The scattering study with the example's settings (but for setting: (order, elements per wavelength))
+    on the almond surface `body`: co-polarised monostatic RCS (dBsm) per polarisation and phi, the settings
+    it ran with, DOFs, time per phase (s)."""
     load = os.getloadavg()[0]
+    data = example_problem(example, cfg)
+    if setting is not None:
+        data["solver"]["order"], data["geometry"]["elements_per_wavelength"] = setting
     with tempfile.TemporaryDirectory() as folder:
         meshio.write(Path(folder) / SCATTERER,
                      meshio.Mesh(np.asarray(body.points, dtype=float), [("triangle", body.triangles)]))
-        problem = parse_scattering(example_problem(example, cfg), Path(folder))
+        problem = parse_scattering(data, Path(folder))
         result = run_problem(problem)
     n, s = len(cfg.phi_deg), problem.solver
     sigma = {"theta": result.sigma_theta[:n, 0], "phi": result.sigma_phi[n:, 0]}
@@ -133,15 +144,56 @@ def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=la
     checkpoint(data)
     data["bempp"] = bempp_efie(frequency, cfg.phi_deg, body)
     log(f"bempp-cl EFIE: {data['bempp']['total_s']:.1f} s")
+    data["references"], data["settings"] = [], []
+    for splits in range(1, cfg.reference_splits + 1):
+        split = split_surface(body, splits)
+        data["references"].append({"splits": splits, "triangles": len(split.triangles),
+                                   **bempp_efie(frequency, cfg.phi_deg, split)})
+        log(f"bempp-cl EFIE on {len(split.triangles):,} triangles: {data['references'][-1]['total_s']:.1f} s")
+        checkpoint(data)
+    for setting in cfg.settings:
+        data["settings"].append(ours(example, cfg, body, setting))
+        log(f"scattering study at order {setting[0]}, {setting[1]:g} per wavelength: "
+            f"{data['settings'][-1]['total_s']:.1f} s")
+        checkpoint(data)
     return data
+
+
+def split_surface(body, splits: int):
+    """body with every triangle split into four at its edge midpoints, splits times: the same facets, so the
+    same scatterer, with finer RWG functions on it."""
+    p = np.asarray(body.points, dtype=float)[body.triangles]
+    longest = float(np.linalg.norm(p - np.roll(p, 1, axis=1), axis=2).max())
+    return split_to_size(body, longest / 2 ** splits * (1 + 1e-9))
+
+
+def setting(text: str) -> tuple[int, float]:
+    """An argparse type: ORDER:EPW, a Nedelec order and elements per wavelength (e.g. 3:8)."""
+    try:
+        order, density = text.split(":")
+        value = int(order), float(density)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs ORDER:EPW, e.g. 3:8, got '{text[:20]}'") from None
+    if value[0] not in ORDERS or not 2.0 <= value[1] <= 100.0:
+        raise argparse.ArgumentTypeError(f"needs an order of {', '.join(map(str, ORDERS))} and 2 to 100 elements "
+                                         f"per wavelength, got '{text[:20]}'")
+    return value
 
 
 def add_arguments(parser) -> None:
     """`paraflux bench scattering-peers`' own options."""
     parser.add_argument("--triangles", type=whole(20), metavar="N",
                         help=f"the almond's triangles, about; at least 20 (default {PeersBenchConfig.triangles})")
+    parser.add_argument("--reference-splits", type=whole(0), metavar="N",
+                        help="bempp-cl also on the same facets with every triangle split into four, 1 to N times, "
+                             "to show how far the reference itself moves (default 0)")
+    parser.add_argument("--settings", type=setting, nargs="+", metavar="ORDER:EPW",
+                        help="the study also at these Nedelec orders and elements per wavelength on the same "
+                             "surface, e.g. 3:8 (default none)")
 
 
 def run(args, command, log, checkpoint) -> dict:
     """The benchmark as `paraflux bench scattering-peers` asks for it."""
-    return run_peers_benchmark(given(PeersBenchConfig(), triangles=args.triangles), command, log, checkpoint)
+    config = given(PeersBenchConfig(), triangles=args.triangles, reference_splits=args.reference_splits,
+                   settings=tuple_of(args.settings))
+    return run_peers_benchmark(config, command, log, checkpoint)
