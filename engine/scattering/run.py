@@ -17,7 +17,7 @@ from .incidences import combine, compress, solutions
 from .iteration import RobinMap, combined_currents, fixed_point, gmres
 from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_load, traces
-from .waves import dbsm, far_field, incident_field, rcs, unit_vectors
+from .waves import dbsm, far_field, incident_field, plane_waves, rcs, unit_vectors
 
 PATTERN_STEP_DEG = 5.0  # the 3D far-field pattern's grid (first incidence), for the window's view
 PATTERN_CHUNK_ENTRIES = 1 << 22  # complex phase entries per chunk of directions (64 MiB)
@@ -129,9 +129,9 @@ def _iterate(system, problem, control: RunControl):
     number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
     the seconds of each of the iteration's phases, where the operator ran)."""
     inc = problem.incidences
-    e_inc = incident_field(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
-                           np.array([i.polarization for i in inc]))
-    data = compress(gamma_load(system, e_inc))
+    waves = plane_waves(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
+                        np.array([i.polarization for i in inc]))
+    data = compress(gamma_load(system, *waves))
     u_gamma = system.project(data.basis)  # (n_gamma, m)
     step = RobinMap(system, problem.solver.loop)
     s = problem.solver

@@ -109,11 +109,16 @@ def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver
     return flux
 
 
-def gamma_load(system: System, e_inc: np.ndarray) -> np.ndarray:
-    """The right-hand sides (n_gamma, r) of n x E = -n x E_inc in the L2 sense on Gamma, from E_inc
-    (r, p_Gamma, 3) at Gamma's quadrature points; system.project of them gives the unknowns on Gamma."""
-    t = tangential(e_inc, system.gamma.normals) * system.gamma.weights[None, :, None]
-    return -(system.gamma.value.T @ t.reshape(len(e_inc), -1).T)[system.on_gamma].astype(complex)
+def gamma_load(system: System, phase: np.ndarray, polarization: np.ndarray) -> np.ndarray:
+    """The right-hand sides (n_gamma, r) of n x E = -n x E_inc in the L2 sense on Gamma, for plane waves
+    E_inc = phase (p_Gamma, r) times polarization (r, 3) at Gamma's quadrature points (waves.plane_waves);
+    system.project of them gives the unknowns on Gamma. Point-major (p, 3, r), so the sparse product reads
+    contiguous columns."""
+    g = system.gamma
+    n = g.normals
+    weighted_tangential = g.weights[:, None, None] * (np.eye(3)[None] - n[:, :, None] * n[:, None, :])  # (p, 3, 3)
+    t = (weighted_tangential @ polarization.T.astype(complex)) * phase[:, None, :]
+    return -(g.value[:, system.on_gamma].T @ t.reshape(-1, phase.shape[1]))
 
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:

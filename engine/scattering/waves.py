@@ -19,13 +19,17 @@ def unit_vectors(theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return r, th, ph
 
 
-def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> np.ndarray:
-    """E_inc (n_inc, n, 3) complex V/m at points (n, 3) m of unit plane waves arriving FROM (theta, phi)
-    (n_inc,) degrees, so travelling along k^ = -r^, polarised along theta^ or phi^ there."""
+def plane_waves(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> tuple[np.ndarray, np.ndarray]:
+    """Unit plane waves arriving FROM (theta, phi) (n_inc,) degrees, so travelling along k^ = -r^, polarised
+    along theta^ or phi^ there, at points (n, 3) m: E_inc = phase (n, n_inc) times polarisation (n_inc, 3)."""
     r, th, ph = unit_vectors(theta_deg, phi_deg)
-    pol = np.where(np.asarray(polarization)[:, None] == "theta", th, ph)
-    phase = np.exp(1j * k * (points @ r.T)).T  # exp(-jk k^.x) with k^ = -r^
-    return phase[:, :, None] * pol[:, None, :]
+    return np.exp(1j * k * (points @ r.T)), np.where(np.asarray(polarization)[:, None] == "theta", th, ph)
+
+
+def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> np.ndarray:
+    """E_inc (n_inc, n, 3) complex V/m of plane_waves at points (n, 3) m."""
+    phase, pol = plane_waves(points, k, theta_deg, phi_deg, polarization)
+    return phase.T[:, :, None] * pol[:, None, :]
 
 
 def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: float) -> np.ndarray:
@@ -35,9 +39,9 @@ def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: flo
     (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part."""
     d = directions if directions.ndim == 3 else directions[None]
     phase = np.exp(1j * k * (d @ sources.T)) / (4 * np.pi)  # (n_rhs or 1, n_dir, n')
-    a = phase @ cur.cross_f
-    b = phase @ cur.cross_e
-    c = phase @ cur.dot_e[..., None]
+    a = np.einsum("...ds,...sk->...dk", phase, cur.cross_f)
+    b = np.einsum("...ds,...sk->...dk", phase, cur.cross_e)
+    c = np.einsum("...ds,...s->...d", phase, cur.dot_e)[..., None]
     f = a + 1j * k * (np.cross(b, d) + c * d)
     return f - (f * d).sum(axis=-1, keepdims=True) * d
 
