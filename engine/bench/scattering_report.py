@@ -215,11 +215,7 @@ def _what_could_reach(sweep: dict, met: bool, sweeps: list[dict]) -> str:
         return (" What could reach it: the operator's products over the columns on a GPU (the zgemm loop by "
                 f"cuBLAS), where the host does them on its cores{measured}.")
     if many.get("phase_devices", {}).get("back-substitution") == "GPU":
-        grown = {name: b - a for (name, a), (_, b) in zip(_phases(sweep["one"]), _phases(many))}
-        host = grown.get("far field", 0.0) + grown.get("iterations: currents on S'", 0.0)
-        return (f" What could reach it: the currents on S' and the far field of every incidence, host NumPy and "
-                f"SciPy work over all {sweep['incidences']} solutions ({host:.1f} s of the extra time here), done on "
-                f"the GPU or over the {many['columns']} iterated columns (a proposal, not measured).")
+        return _what_remains(sweep, sweeps)
     back = many.get("iteration_phases_s", {}).get("back-substitution", 0.0)
     faster = [s for s in sweeps if s["incidences"] == sweep["incidences"] and s["many"].get("iteration_phases_s")
               and s["many"].get("columns") == many.get("columns") and s["many"]["linear_solver"] == "pardiso"
@@ -233,6 +229,28 @@ def _what_could_reach(sweep: dict, met: bool, sweeps: list[dict]) -> str:
             f"ran): on {faster[0]['device']} PARDISO back-substituted the same {many['columns']} columns in {other:.1f} s "
             f"against {back:.1f} s here, which would make this sweep {estimate:.2f}x one incidence (a scaled "
             "estimate: this run's other phases with that host's back-substitution).")
+
+
+def _what_remains(sweep: dict, sweeps: list[dict]) -> str:
+    """A GPU sweep's extra seconds over one incidence by phase, largest first; where the sweep computed its
+    currents on S' and far field from the iterated columns, that phase against an earlier run on the same
+    device and linear solver that computed them for every incidence."""
+    many, one = sweep["many"], sweep["one"]
+    grown = sorted(((b - a, name) for (name, a), (_, b) in zip(_phases(one), _phases(many))), reverse=True)
+    parts = ", ".join(f"{name} +{extra:.2f} s" for extra, name in grown if extra >= 0.1)
+    line = (f" What remains: the {many['total_s'] - one['total_s']:.1f} s over one incidence by phase: {parts} "
+            "(each at least 0.1 s).")
+    earlier = [s for s in sweeps if not s.get("far_field_over_columns") and s["device"] == sweep["device"]
+               and s["incidences"] == sweep["incidences"] and s["many"]["linear_solver"] == many["linear_solver"]]
+    if not sweep.get("far_field_over_columns") or not earlier:
+        return line
+    then = earlier[0]
+    far = dict(_phases(many))["far field"] - dict(_phases(one))["far field"]
+    far_then = dict(_phases(then["many"]))["far field"] - dict(_phases(then["one"]))["far field"]
+    return line + (f" The currents on S' and the far field came from the {many['columns']} iterated columns, "
+                   f"combined per incidence: far field +{far:.2f} s against +{far_then:.2f} s in the run of "
+                   f"{then['date']} ({then['many']['total_s'] / then['one']['total_s']:.2f}x), which computed "
+                   f"them for all {sweep['incidences']} solutions.")
 
 
 def _largest_growth(many: dict, one: dict) -> str:
@@ -268,7 +286,8 @@ def _sweep_section(data: dict) -> list[str]:
         lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {step:g} degree"
                      f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {_loop(sweep)} "
                      f"(backend {many['backend']}), "
-                     f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}.")
+                     f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}"
+                     f"{'; both timed after a dropped one-incidence run' if sweep.get('warmed_up') else ''}.")
         if not many.get("iteration_phases_s"):
             continue
         phases = [(name, f"{a:.2f}", f"{b:.2f}") for (name, a), (_, b) in zip(_phases(one), _phases(many))]
