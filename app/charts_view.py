@@ -57,7 +57,8 @@ class ChartPage(QtWidgets.QWidget):
 
 class ChartsView(QtWidgets.QTabWidget):
     """The charts of the last run, a tab each. Attributes hold what is drawn (matplotlib artists):
-    timing_bars, residual_line, comparison_bars, far_field_lines, polar_axes, convergence_lines, scaling_lines."""
+    timing_bars, residual_line, comparison_bars, compare_axes, far_field_lines, polar_axes, convergence_lines,
+    scaling_lines."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -70,6 +71,7 @@ class ChartsView(QtWidgets.QTabWidget):
         self.convergence_lines: list = []
         self.scaling_lines: list = []
         self.polar_axes = None
+        self.compare_axes = None
         self._live_clock = QtCore.QElapsedTimer()
 
     def _restart(self, *titles: str) -> list[Figure]:
@@ -205,6 +207,11 @@ class ChartsView(QtWidgets.QTabWidget):
         return out
 
     @staticmethod
+    def _peak_dbsm(result) -> float:
+        """The first incidence's largest total RCS (dBsm): the top of its charts' DB_RANGE."""
+        return max(float(np.max(dbsm(result.sigma_theta[0] + result.sigma_phi[0]))), -300.0)
+
+    @staticmethod
     def _cut_name(phi: float) -> str:
         plane = {0.0: "E-plane", 90.0: "H-plane"}.get(phi % 180.0, "")
         return f"phi = {phi:g} deg" + (f" ({plane})" if plane else "")
@@ -225,7 +232,7 @@ class ChartsView(QtWidgets.QTabWidget):
         cuts = self._cuts(result)
         axes = figure.subplots(len(cuts), 1, sharex=True, squeeze=False)[:, 0]  # stacked: each cut full width
         theta = np.asarray(result.theta[0])
-        top = max(float(np.max(dbsm(result.sigma_theta[0] + result.sigma_phi[0]))), -300.0)
+        top = self._peak_dbsm(result)
         self.far_field_lines = []
         for ax, (phi, pick) in zip(axes, cuts):
             for label, values, style in self._rcs_curves(result, result_fields, pick):
@@ -239,7 +246,7 @@ class ChartsView(QtWidgets.QTabWidget):
     def _polar_charts(self, figure: Figure, result, result_fields) -> None:
         cuts = self._cuts(result)
         theta = np.asarray(result.theta[0])
-        top = max(float(np.max(dbsm(result.sigma_theta[0] + result.sigma_phi[0]))), -300.0)
+        top = self._peak_dbsm(result)
         self.polar_axes = []
         for k, (phi, pick) in enumerate(cuts):
             ax = figure.add_subplot(1, len(cuts), k + 1, projection="polar")

@@ -8,7 +8,7 @@ from numbers import Integral, Real
 from PySide6 import QtCore, QtGui, QtWidgets
 
 HEADERS = ("quantity", "value", "unit")
-SKIP = {"study", "frequency_unit", "length_unit_of_points", "energy_unit", "strain_energy_unit", "residual_history", "flops_count",
+SKIP = {"study", "length_unit_of_points", "residual_history", "flops_count",
         "regions", "sample_points_per_element_edge"}
 LABELS = {"n_nodes": "nodes", "n_elements": "elements", "n_dofs": "unknowns", "n_colors": "colours",
           "max_B": "largest |B|", "max_displacement": "largest displacement", "max_von_mises": "largest von Mises",
@@ -57,8 +57,8 @@ def summary_rows(summary: dict) -> list[tuple[str, str, str]]:
     """(quantity, value, unit) rows of a summary dictionary: scalars first, then probes, memory and timings."""
     rows, tail = [], []
     for key, value in summary.items():
-        if key in SKIP or value is None:
-            continue
+        if key in SKIP or value is None or (key.endswith("_unit") and key.removesuffix("_unit") in summary):
+            continue  # a unit is shown beside its quantity
         if key == "probes":
             tail += [row for probe in value for row in _probe_rows(probe)]
         elif key == "timings":
