@@ -5,9 +5,11 @@ as profiles r(x) in inches revolved about the x axis into closed triangle surfac
 points along the profile, as far apart along it as around it, joined ring to ring.
 
 The ogive's profile is the paper's r(x) = (sqrt(1 - (x / h)^2 sin^2 a) - cos a) / (1 - cos a) in, with
-half-length h and tip half-angle a; the published dimensions are the constants below. The same profiles
-and numbers are in Puma-EM's EMCC geometry files (geo/EMCC_*.geo, I. Van den Bosch), except the double
-ogive's front half-angle, 46.6 degrees there; 46.4 is the paper's value as cited by later EMCC studies."""
+half-length h and tip half-angle a; the published dimensions are the constants below. The paper's own
+pages past the first were not reachable; every constant is as in two implementations made from it: Puma-EM's
+geo/EMCC_*.geo (I. Van den Bosch; github.com/Gjacquenot/Puma-EM, doc/EXAMPLES cites the paper) and the facet
+models of L. A. Harrison's radar book (github.com/RadarBook/software, pyradar/Libs/rcs/ogive.facet and
+double_ogive.facet, whose vertices lie on these profiles to 1e-8 in)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ INCH = 0.0254  # m
 OGIVE_HALF_LENGTH = 5.0  # in: the ogive runs from x = -5 to 5 in, 1 in in radius at x = 0
 OGIVE_HALF_ANGLE = 22.62  # degrees at the tips
 DOUBLE_OGIVE_FRONT = 2.5  # in: the double ogive's blunter half runs from x = -2.5 to 0 ...
-DOUBLE_OGIVE_FRONT_ANGLE = 46.4  # degrees, its tip half-angle; the back half is the ogive's, x = 0 to 5 in
+DOUBLE_OGIVE_FRONT_ANGLE = 46.6  # degrees, its a (46.6 in both sources above; 46.4, used here before, in
+#                                   neither); the back half is the ogive's, x = 0 to 5 in
 CONE_SPHERE_RADIUS = 2.947  # in: the sphere of the cone-sphere
 CONE_HALF_ANGLE = 7.0  # degrees: the cone is tangent to the sphere, its tip at x = 23.821 in
 GAP_FLOOR_RADIUS = 2.697  # in: the cone-sphere with a gap: the sphere's cap between the cone's tangent circle

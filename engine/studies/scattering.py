@@ -78,7 +78,7 @@ SCATTERING = register(Study(
            Case("ogive", "EMCC ogive", "the EMCC ogive (10 in long, 1 in in radius, tips of half-angle 22.62 deg "
                 "along x) inside S' and S built around it", "3D scattering"),
            Case("double-ogive", "EMCC double ogive", "the EMCC double ogive (7.5 in long, 1 in in radius, tips of "
-                "half-angle 46.4 and 22.62 deg) inside S' and S built around it", "3D scattering"),
+                "half-angle 46.6 and 22.62 deg) inside S' and S built around it", "3D scattering"),
            Case("cone-sphere", "EMCC cone-sphere", "the EMCC cone-sphere (a 7 deg cone tangent to a 2.947 in sphere, "
                 "27.13 in long, tip toward +x) inside S' and S built around it", "3D scattering"),
            Case("cone-sphere-gap", "EMCC cone-sphere with gap", "the EMCC cone-sphere with a 0.359 in wide, 0.25 in "
