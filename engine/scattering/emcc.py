@@ -6,10 +6,10 @@ points along the profile, as far apart along it as around it, joined ring to rin
 
 The ogive's profile is the paper's r(x) = (sqrt(1 - (x / h)^2 sin^2 a) - cos a) / (1 - cos a) in, with
 half-length h and tip half-angle a; the published dimensions are the constants below. The paper's own
-pages past the first were not reachable; every constant is as in two implementations made from it: Puma-EM's
-geo/EMCC_*.geo (I. Van den Bosch; github.com/Gjacquenot/Puma-EM, doc/EXAMPLES cites the paper) and the facet
-models of L. A. Harrison's radar book (github.com/RadarBook/software, pyradar/Libs/rcs/ogive.facet and
-double_ogive.facet, whose vertices lie on these profiles to 1e-8 in)."""
+pages past the first were not reachable; every constant is as in Puma-EM's geo/EMCC_*.geo, made from it
+(I. Van den Bosch; github.com/Gjacquenot/Puma-EM, doc/EXAMPLES cites the paper), and the two ogives' also as
+in the facet models of L. A. Harrison's radar book (github.com/RadarBook/software, pyradar/Libs/rcs/ogive.facet
+and double_ogive.facet, whose vertices lie on these profiles to 1e-8 in)."""
 
 from __future__ import annotations
 
