@@ -135,3 +135,24 @@ def test_a_factor_larger_than_the_free_gpu_memory_ends_the_run_with_exit_2(monke
     assert main(["solve", str(problem), "--out", str(tmp_path / "out")]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("paraflux: error")]
     assert len(errors) == 1 and "cuDSS's estimate" in errors[0] and "1.0 MiB free" in errors[0]
+
+
+@pytest.mark.gpu
+def test_far_field_on_the_gpu_equals_the_host_one():
+    """The far-field pattern by CuPy (where the run's iteration ran on a GPU) against NumPy's, float64, for a
+    grid shared by two right-hand sides and for each right-hand side its own directions (monostatic)."""
+    cp = pytest.importorskip("cupy")
+    from paraflux.engine.scattering.waves import far_field, unit_vectors  # noqa: PLC0415
+    from paraflux.engine.truncation.operator import currents  # noqa: PLC0415
+
+    rng = np.random.default_rng(7)
+    sources = rng.normal(size=(500, 3))
+    normals = sources / np.linalg.norm(sources, axis=1, keepdims=True)
+    e, f = (rng.normal(size=(2, 500, 3)) + 1j * rng.normal(size=(2, 500, 3)) for _ in range(2))
+    cur = currents(normals, rng.uniform(0.1, 1.0, 500), e, f)
+    for directions in (unit_vectors(np.arange(0.0, 181.0, 15.0), np.full(13, 30.0))[0],
+                       np.stack([unit_vectors([10.0, 40.0], [0.0, 90.0])[0]] * 2)):
+        host = far_field(directions, sources, cur, 6.3)
+        gpu = far_field(directions, sources, cur, 6.3, cp)
+        assert isinstance(gpu, np.ndarray)
+        np.testing.assert_allclose(gpu, host, rtol=0, atol=1e-12 * np.abs(host).max())

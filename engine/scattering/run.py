@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backend import get_backend
 from ..run_control import RunControl
 from ..truncation.fields import C0
 from ..truncation.operator import Currents
@@ -81,19 +82,19 @@ def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(t.ravel(), (n_inc, 1)), np.tile(p.ravel(), (n_inc, 1))
 
 
-def _rcs(system, cur: Currents, theta, phi) -> tuple[np.ndarray, np.ndarray]:
+def _rcs(system, cur: Currents, theta, phi, xp=np) -> tuple[np.ndarray, np.ndarray]:
     """sigma_theta, sigma_phi (n_inc, n_dir) from the currents on S' of every incidence: one grid of directions
-    for all, or each incidence its own (monostatic: one each)."""
+    for all, or each incidence its own (monostatic: one each); the far field by the array module xp."""
     if (theta == theta[:1]).all() and (phi == phi[:1]).all():
         theta, phi = theta[0], phi[0]
-    pattern = far_field(unit_vectors(theta, phi)[0], system.inner.points, cur, system.k)
+    pattern = far_field(unit_vectors(theta, phi)[0], system.inner.points, cur, system.k, xp)
     return rcs(pattern, theta, phi)
 
 
-def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG):
+def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG, xp=np):
     """The total RCS sigma_theta + sigma_phi (n_t, n_p) m^2 of one incidence's currents on S' on a theta x phi
     grid every step_deg (theta 0..180, phi 0..360 - step); directions in chunks so the phase matrix
-    (chunk, n') stays under PATTERN_CHUNK_ENTRIES whatever the grid and S'."""
+    (chunk, n') stays under PATTERN_CHUNK_ENTRIES whatever the grid and S'; the far field by xp."""
     theta = np.arange(0.0, 180.0 + step_deg / 2, step_deg)
     phi = np.arange(0.0, 360.0 - step_deg / 2, step_deg)
     t, p = (a.ravel() for a in np.meshgrid(theta, phi, indexing="ij"))
@@ -101,7 +102,7 @@ def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG):
     sigma = np.empty(len(t))
     for start in range(0, len(t), chunk):
         sl = slice(start, start + chunk)
-        pattern = far_field(unit_vectors(t[sl], p[sl])[0], system.inner.points, cur, system.k)
+        pattern = far_field(unit_vectors(t[sl], p[sl])[0], system.inner.points, cur, system.k, xp)
         sigma[sl] = sum(rcs(pattern, t[sl], p[sl]))[0]
     return theta, phi, sigma.reshape(len(theta), len(phi))
 
@@ -174,12 +175,13 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     timings["iterations"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
+    xp = get_backend(done.backend).xp  # the far field where the iteration ran (CuPy: on its GPU)
     cur = combined_currents(system, done.u)
-    sigma = _rcs(system, cur, theta, phi)
-    sigma_abc = _rcs(system, combined_currents(system, abc), theta, phi)
+    sigma = _rcs(system, cur, theta, phi, xp)
+    sigma_abc = _rcs(system, combined_currents(system, abc), theta, phi, xp)
     first = done.u.column(0)
     e, _ = traces(system.inner, first)
-    pattern = pattern_3d(system, _one(cur, 0))
+    pattern = pattern_3d(system, _one(cur, 0), xp=xp)
     timings["far field"] = time.perf_counter() - t0
     e_s, e_i = _centroid_fields(system, first, problem)
     n = system.inner.normals
@@ -187,11 +189,12 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
-                            timings, phases, columns, _devices(system, operator_device), system.factor.details)
+                            timings, phases, columns, _devices(system, operator_device, xp), system.factor.details)
 
 
-def _devices(system, operator: str) -> dict:
+def _devices(system, operator: str, xp) -> dict:
     """Where the phases ran: the volume matrices' assembly, the factorisation and its back-substitutions, the
-    truncation operator (with its loop)."""
+    truncation operator (with its loop), the far field."""
     return {"assembly": system.assembly_device, "factorisation": system.factor.device,
-            "back-substitution": system.factor.device, "operator": operator}
+            "back-substitution": system.factor.device, "operator": operator,
+            "far field": "host" if xp is np else "GPU"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import to_host
 from ..truncation.operator import Currents
 
 POLARIZATIONS = ("theta", "phi")
@@ -32,18 +33,19 @@ def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarizatio
     return phase.T[:, :, None] * pol[:, None, :]
 
 
-def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: float) -> np.ndarray:
+def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: float, xp=np) -> np.ndarray:
     """The far-field pattern F (n_rhs, n_dir, 3) complex V, E ~ F exp(-jkr) / r, along unit directions
     (n_dir, 3) shared by every right-hand side or (n_rhs, n_dir, 3) each its own, from the currents at S'
     points sources (n', 3): the operator's kernel for r -> infinity,
-    (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part."""
-    d = directions if directions.ndim == 3 else directions[None]
-    phase = np.exp(1j * k * (d @ sources.T)) / (4 * np.pi)  # (n_rhs or 1, n_dir, n')
-    a = np.einsum("...ds,...sk->...dk", phase, cur.cross_f)
-    b = np.einsum("...ds,...sk->...dk", phase, cur.cross_e)
-    c = np.einsum("...ds,...s->...d", phase, cur.dot_e)[..., None]
-    f = a + 1j * k * (np.cross(b, d) + c * d)
-    return f - (f * d).sum(axis=-1, keepdims=True) * d
+    (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part.
+    Computed by the array module xp (CuPy: on the GPU), returned as a NumPy array."""
+    d = xp.asarray(directions if directions.ndim == 3 else directions[None])
+    phase = xp.exp(1j * k * (d @ xp.asarray(sources).T)) / (4 * np.pi)  # (n_rhs or 1, n_dir, n')
+    a = xp.einsum("...ds,...sk->...dk", phase, xp.asarray(cur.cross_f))
+    b = xp.einsum("...ds,...sk->...dk", phase, xp.asarray(cur.cross_e))
+    c = xp.einsum("...ds,...s->...d", phase, xp.asarray(cur.dot_e))[..., None]
+    f = a + 1j * k * (xp.cross(b, d) + c * d)
+    return to_host(f - (f * d).sum(axis=-1, keepdims=True) * d)
 
 
 def rcs(pattern: np.ndarray, theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray]:
