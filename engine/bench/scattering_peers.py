@@ -23,11 +23,13 @@ from ..problems import case_problem_path
 from ..problems.scattering import parse_scattering
 from ..problems.toml_input import read_toml
 from ..problems.scattering import ORDERS
+from ..scattering.edges import EDGE_ANGLE_DEG, EDGE_GROWTH, EDGE_SIZE, sharp_edges
 from ..scattering.run import run_problem
 from ..scattering.target import split_to_size
 from ..scattering.waves import dbsm, unit_vectors
 from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
+from ..truncation.surfaces import TriSurface
 from .environment import distribution_versions, host_threads, run_facts
 from .options import given, tuple_of, whole
 
@@ -77,10 +79,12 @@ def ours(example: dict, cfg: PeersBenchConfig, body, setting: tuple[int, float] 
         result = run_problem(problem)
     n, s = len(cfg.phi_deg), problem.solver
     sigma = {"theta": result.sigma_theta[:n, 0], "phi": result.sigma_phi[n:, 0]}
+    gamma = TriSurface("scatterer", result.mesh.points, result.mesh.surfaces["scatterer"])
     return {"settings": {"order": s.order, "elements_per_wavelength": problem.density,
                          "inner_gap": problem.inner_gap, "outer_gap": problem.outer_gap, "shells": problem.shells,
                          "acceleration": s.acceleration, "tolerance": s.tolerance, "loop": s.loop,
-                         "linear_solver": result.linear_solver},
+                         "linear_solver": result.linear_solver, "sharp_edges": len(sharp_edges(gamma)),
+                         "edge_angle_deg": EDGE_ANGLE_DEG, "edge_size": EDGE_SIZE, "edge_growth": EDGE_GROWTH},
             "rcs_dbsm": {p: dbsm(v).tolist() for p, v in sigma.items()},
             "iterations": {"theta": result.iteration_counts[:n].tolist(), "phi": result.iteration_counts[n:].tolist()},
             "converged": bool(result.converged.all()), "dofs": result.n_dofs, "tetrahedra": result.mesh.n_elements,

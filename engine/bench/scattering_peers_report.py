@@ -64,7 +64,7 @@ def _setting_lines(data: dict) -> list[str]:
         f"per wavelength, S' and S built around the scatterer at {s['inner_gap']:g} and {s['outer_gap']:g} "
         f"wavelengths (shells {s['shells']}: {tri['inner']:,} and {tri['outer']:,} triangles), {s['acceleration']} "
         f"to {s['tolerance']:g}, the {s['loop']} loop, {s['linear_solver']} factorisation; the scatterer as "
-        f"{tri['scatterer']:,} triangles ({same}); {ours['dofs']:,} "
+        f"{tri['scatterer']:,} triangles ({same}){_edge_grading(s)}; {ours['dofs']:,} "
         f"unknowns, {ours['tetrahedra']:,} tetrahedra, {min(its)} to {max(its)} iterations per incidence"
         + ("" if ours["converged"] else ", NOT every incidence converged") + ".",
         f"- Peer: bempp-cl {peer['version']} (PyPI `bempp-cl`), EFIE with RWG trial and SNC test functions on the "
@@ -74,6 +74,16 @@ def _setting_lines(data: dict) -> list[str]:
         + ("" if not refined else "; also on the same facets with every triangle split into four at its edge "
            "midpoints (" + ", ".join(f"{r['triangles']:,} triangles, {r['dofs']:,} unknowns" for r in refined)
            + "), the finest judging the target") + "."]
+
+
+def _edge_grading(s: dict) -> str:
+    """The tetrahedra's grading at the scatterer's sharp edges, as the run recorded it (none in records from
+    before it)."""
+    if "sharp_edges" not in s:
+        return ""
+    return (f", the tetrahedra graded from {s['edge_size']:g} of the element size at its {s['sharp_edges']:,} sharp "
+            f"edges (facets meeting at more than {s['edge_angle_deg']:g} deg), growing {s['edge_growth']:g} m per m "
+            "away")
 
 
 def _worst(data: dict, ours: dict) -> dict[str, tuple[float, float]]:

@@ -14,6 +14,7 @@ import numpy as np
 from ..mesh.meshing_process import run_meshing
 from ..truncation.almond import ALMOND_LENGTH, almond_surface
 from ..truncation.surfaces import TriSurface, read_surface
+from .edges import edge_sizes
 from .emcc import BODIES, INCH, body_surface
 from .mesh import check_surface_size, enclosed_volume
 from .shells import ellipsoid, ellipsoid_shell, shells_around
@@ -108,3 +109,13 @@ def surfaces_of(problem, wavelength: float, control=None) -> tuple[TriSurface, T
     if problem.case == "nasa-almond":
         return run_meshing(almond_case, wavelength, *gaps, problem.shells, control=control)
     return run_meshing(emcc_case, problem.case, wavelength, *gaps, problem.shells, control=control)
+
+
+def volume_sizes(problem, body: TriSurface, size: float):
+    """What mesh.volume_mesh takes as size_at for a problem's scatterer meshed at element size (m): finer
+    tetrahedra at its sharp edges (edges.py) for the almond, the EMCC bodies and a target file; None (the
+    element size everywhere) for the sphere, which has none, and for three surface files, whose volume
+    mesh follows their own triangles."""
+    if problem.case == "pec-sphere" or (problem.case is None and problem.inner_path is not None):
+        return None
+    return edge_sizes(body, size)

@@ -83,9 +83,10 @@ def check_tetrahedra(scatterer: TriSurface, outer: TriSurface, size: float) -> N
 
 
 def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, size: float,
-                check=lambda: None) -> ScatteringMesh:
+                check=lambda: None, size_at=None) -> ScatteringMesh:
     """Tetrahedra of edge about size (m) between the three nested closed surfaces, their triangles kept as
-    given (the surfaces' own mesh is the volume mesh's boundary and interface)."""
+    given (the surfaces' own mesh is the volume mesh's boundary and interface); smaller where size_at
+    (points (n, 3) m -> (n,) m, or None) asks."""
     check_nested(scatterer, inner, outer)
     check_tetrahedra(scatterer, outer, size)
     with gmsh_session("scattering") as gmsh:
@@ -100,6 +101,8 @@ def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, siz
             gmsh.model.setPhysicalName(2, gmsh.model.addPhysicalGroup(2, [i + 1]), name)
         gmsh.option.setNumber("Mesh.MeshSizeMax", size)
         gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 1)
+        if size_at is not None:
+            gmsh.model.mesh.setSizeCallback(lambda dim, tag, x, y, z, lc: min(lc, float(size_at([[x, y, z]])[0])))
         check()
         gmsh.model.mesh.generate(3)
         points, cells_of = gmsh_nodes_and_groups(gmsh)

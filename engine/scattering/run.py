@@ -12,7 +12,7 @@ from ..backend import get_backend
 from ..run_control import RunControl
 from ..truncation.fields import C0
 from ..truncation.operator import Currents
-from .cases import surfaces_of
+from .cases import surfaces_of, volume_sizes
 from .fem import discretise
 from .incidences import combine, compress, solutions
 from .iteration import RobinMap, combined_currents, fixed_point, gmres
@@ -161,7 +161,8 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     wavelength = C0 / problem.frequency
     control.report(0.0, "meshing the surfaces and the volume")
     body, inner, outer = surfaces_of(problem, wavelength, control)
-    mesh = volume_mesh(body, inner, outer, wavelength / problem.density, control.check)
+    size = wavelength / problem.density
+    mesh = volume_mesh(body, inner, outer, size, control.check, volume_sizes(problem, body, size))
     timings["mesh"] = time.perf_counter() - t0
     control.report(0.2, f"{mesh.n_elements:,} tetrahedra: assembling and factorising")
     t0 = time.perf_counter()
