@@ -304,7 +304,9 @@ def test_scattering_peers_settings_and_split_reference():
 
 @pytest.mark.parametrize("name, bench", [("scattering", "scattering"), ("scattering-peers", "scattering-peers"),
                                          ("scattering-linear", "scattering-linear"), ("sweeps", "sweeps"),
-                                         ("sweeps-2-core-host", "sweeps")])
+                                         ("sweeps-2-core-host", "sweeps"),
+                                         ("scattering-ngsolve", "scattering-ngsolve"),
+                                         ("scattering-ngsolve-2-core-host", "scattering-ngsolve")])
 def test_committed_reports_are_the_rendering_of_their_json(name, bench):
     from paraflux.engine.bench.registry import BENCHMARKS
 

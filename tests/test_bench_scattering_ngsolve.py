@@ -17,7 +17,8 @@ def _row(solver, order, seconds, error, diameter=2.0, **extra):
            "mie_error_db": error}
     if solver == "paraflux":
         return {**row, "loop": "auto", "acceleration": "fixed-point", "linear_solver": "cudss", "density": 6.0,
-                "default_density": True, "phase_devices": {"rest": "GPU"}, "threads": {"numba": 16}, **extra}
+                "default_density": True, "phase_devices": {"rest": "GPU", "operator": "GPU (zgemm)"},
+                "threads": {"numba": 16, "openblas": 16}, **extra}
     return {**row, "maxh_wavelengths": 0.2, "threads": 16, **extra}
 
 
@@ -35,7 +36,8 @@ def test_report_meets_each_ngsolve_row_with_paraflux_cheapest_row_at_the_same_or
             _row("ngsolve", 3, 50.0, 0.20), _row("ngsolve", 4, 70.0, 0.017), _row("ngsolve", 2, 4.0, 1.0, 1.0)]
     text = render_markdown(_record(rows))
     assert "- Machine: NVIDIA H100 80GB HBM3 (79.2 GiB) and 16 host threads" in text
-    assert "| 2 | ParaFlux order 2, auto, fixed-point | 2,000 | numba 16 | 0.5 | mesh 1.00, rest 4.00 (GPU) | 5.0 |" \
+    assert "| 2 | ParaFlux order 2, auto, fixed-point | 2,000 | 16 (numba, BLAS, OpenMP) | 0.5 | mesh 1.00 (host), " \
+        "rest 4.00 (GPU) | 5.0 |" \
         " 0.120 |" in text
     assert "| 2 | NGSolve order 3, maxh 0.2 lambda | 3,000 | 16 (TaskManager) |" in text
     # NGSolve's 0.20 dB met by the cheapest ParaFlux row at <= 0.20 dB: order 2 at 5 s

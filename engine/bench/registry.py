@@ -76,7 +76,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", "the NASA almond against "
               "bempp-cl's EFIE (host)", needs_gpu=False, renamed=((_SIZES, "--triangles"),)),
     Benchmark("scattering-ngsolve", "scattering_ngsolve", "scattering_ngsolve_report", "the PEC sphere against "
-              "NGSolve at equal error (host)", needs_gpu=False, renamed=((_SIZES, "--diameters"),)),
+              "NGSolve at equal error (the study on a GPU where there is one, NGSolve on the host threads)", needs_gpu=False, renamed=((_SIZES, "--diameters"),)),
     Benchmark("scattering-linear", "scattering_linear", "scattering_linear_report", "the sparse direct solvers on "
               "the scattering study's matrix (host)", needs_gpu=False, renamed=((_SIZES, "--diameter"),)),
     Benchmark("sweeps", "sweeps", "sweeps_report", "a frequency sweep on Dask: host workers and GPUs",

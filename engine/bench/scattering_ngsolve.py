@@ -90,8 +90,8 @@ def run_ngsolve_benchmark(cfg: NgsolveBenchConfig, command, log=print, checkpoin
     import ngsolve  # noqa: PLC0415  (refused here, before the study's runs, where it is not installed)
 
     facts = run_facts(command)
-    facts["versions"].update(distribution_versions("ngsolve", "netgen-mesher", "cupy", "nvmath-python",
-                                                   "nvidia-cudss-cu13", "miepython", "threadpoolctl"))
+    facts["versions"].update(distribution_versions("ngsolve", "netgen-mesher", "nvmath-python", "miepython",
+                                                   "threadpoolctl"))
     data = {"benchmark": "scattering-ngsolve", **facts, "gpu": device_facts(), "config": asdict(cfg),
             "host_threads": os.cpu_count(), "load_before": os.getloadavg()[0],
             "ngsolve_build": {"mkl": bool(ngsolve.config.USE_MKL), "pardiso": bool(ngsolve.config.USE_PARDISO),

@@ -19,14 +19,28 @@ def setting(row: dict) -> str:
 
 
 def _threads(row: dict) -> str:
+    """NGSolve's TaskManager threads; the study's host thread pools, as one count where they agree."""
     if row["solver"] == "ngsolve":
         return f"{row['threads']} (TaskManager)"
+    counts = set(row["threads"].values())
+    if len(counts) == 1:
+        return f"{counts.pop()} (numba, BLAS, OpenMP)"
     return ", ".join(f"{name} {n}" for name, n in row["threads"].items())
 
 
+def _devices(row: dict) -> dict:
+    """Where each of the study's phases ran (a record's phase_devices, the iterations by the operator's device
+    and the gmsh mesh on the host); nothing for NGSolve's rows (all on the host's threads)."""
+    devices = row.get("phase_devices")
+    if not devices:
+        return {}
+    operator = devices.get("operator", "").replace(" (", ", ").rstrip(")")  # "GPU (zgemm)": "GPU, zgemm"
+    return {"mesh": "host", "iterations": operator, **devices}
+
+
 def _phases(row: dict) -> str:
-    devices = row.get("phase_devices", {})
-    return ", ".join(f"{name} {s:.2f}" + (f" ({devices[name]})" if name in devices else "")
+    devices = _devices(row)
+    return ", ".join(f"{name} {s:.2f}" + (f" ({devices[name]})" if devices.get(name) else "")
                      for name, s in row["seconds"].items())
 
 
@@ -82,9 +96,10 @@ def _target_lines(rows: list[dict]) -> list[str]:
         lines.append(reason("short of it: " + "; ".join(
             f"{setting(n)} on {n['diameter_wavelengths']:g} wavelengths ({n['mie_error_db']:.3f} dB), "
             + ("no ParaFlux row that accurate" if p is None else f"{speedup(n, p):.1f}x") for n, p in short) + "."))
-        lines.append(remedy("a ParaFlux setting that reaches each of those errors in a third of NGSolve's time "
-                            "(a finer mesh or order 3 where no row reached the error; where the GPU factorisation "
-                            "or the host's meshing dominates, see the phases below)."))
+        lines.append(remedy("a ParaFlux setting that reaches each of those errors in a third of NGSolve's time: "
+                            "where no row was accurate enough, a finer mesh or order 3; where one was too slow, a "
+                            "cheaper one the error allows (order 1, fewer elements per wavelength) or less fixed "
+                            "cost (the gmsh mesh and part of the assembly run on the host: see the phases below)."))
     return lines
 
 
@@ -101,7 +116,7 @@ def _where_the_time_goes(rows: list[dict]) -> list[str]:
     lines = section("Where the time goes", ["The largest phase of each row.", ""])
     for r in rows:
         name, seconds = max(r["seconds"].items(), key=lambda kv: kv[1])
-        device = r.get("phase_devices", {}).get(name)
+        device = _devices(r).get(name)
         lines.append(f"- {r['diameter_wavelengths']:g}-wavelength sphere, {setting(r)}: {name} "
                      f"{'(' + device + ') ' if device else ''}{seconds:.1f} s of {r['total_s']:.1f} s "
                      f"({100 * seconds / r['total_s']:.0f} %).")
