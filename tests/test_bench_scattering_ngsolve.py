@@ -48,6 +48,8 @@ def test_report_meets_each_ngsolve_row_with_paraflux_cheapest_row_at_the_same_or
     assert verdict(rows) is False and "3x faster on the same machine: MISSED." in text
     assert "no ParaFlux row that accurate" in text
     assert verdict(rows[:3]) is True
+    assert "the narrowest pair: NGSolve order 3, maxh 0.2 lambda on 2 wavelengths (0.200 dB, 50.00 s) against " \
+        "ParaFlux order 2, auto, fixed-point (0.120 dB, 5.00 s), 10.00x" in render_markdown(_record(rows[:3]))
     assert verdict(rows[:1] + [_row("ngsolve", 3, 12.0, 0.20)]) is False  # 2.4x: short of 3x
     assert verdict(rows[:1] + [_row("ngsolve", 3, 12.0, 0.20, 1.0)]) is None  # only the 2- and 4-lambda spheres count
     assert "ParaFlux order 3, 8 per wavelength, auto, fixed-point" in text
