@@ -148,15 +148,15 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     """n incidences around the equator in one run against one incidence alone, by the loop for many
     right-hand sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the
     one incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
-    1-minute load average is recorded before, between and after. On a GPU one incidence runs first and is
+    1-minute load average is recorded before, between and after. On a GPU two incidences run first and are
     dropped, so that neither timed run pays the process's first use of the device (CUDA context, cuDSS and
-    cuBLAS handles, kernel compilation)."""
+    cuBLAS handles, the compilation of the kernels one and many incidences use)."""
     n, loop = cfg.sweep_incidences, cfg.many_loop
     if n == 0:  # --rhs 0: no sweep (a run joined to an earlier one)
         return
     phi = [i * 360.0 / n for i in range(n)]
     if data["gpu"]["on_gpu"]:
-        _sweep_run(phi[:1], loop)
+        _sweep_run(phi[:2], loop)
     load = [os.getloadavg()[0]]
     many = _sweep_run(phi, loop)
     load.append(os.getloadavg()[0])
@@ -174,7 +174,7 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
         "alone_iterations_equal": all(int(r.iterations) == int(many.iteration_counts[i])
                                       for i, r in enumerate(separate)),
         "monostatic_spread_db": float(np.ptp(co)), "load_1min": load, "host_threads": os.cpu_count(),
-        "far_field_over_columns": True, "warmed_up": bool(data["gpu"]["on_gpu"])})
+        "far_field_over_columns": True, "warmed_up": bool(data["gpu"]["on_gpu"]), "warm_up_incidences": 2})
     log(f"sweep of {n} on {loop}: {data['sweeps'][-1]['many']['total_s']:.1f} s against {one_s:.1f} s for one")
     checkpoint(data)
 

@@ -128,6 +128,14 @@ def _targets(data: dict) -> list[str]:
     return lines
 
 
+def _warm_up(sweep: dict) -> str:
+    """The sweep's warm-up as its line states it (records before warm_up_incidences dropped one incidence)."""
+    if not sweep.get("warmed_up"):
+        return ""
+    n = sweep.get("warm_up_incidences", 1)
+    return f"; both timed after a dropped {'one' if n == 1 else n}-incidence run"
+
+
 def _sweep_target(sweep: dict, sweeps: list[dict]) -> str:
     """The sweep target's verdict for one sweep, its separate solves, and what its iterations did."""
     many, one = sweep["many"], sweep["one"]
@@ -287,7 +295,7 @@ def _sweep_section(data: dict) -> list[str]:
                      f"{'' if step == 1 else 's'}, theta-polarised) on {sweep['device']}, loop {_loop(sweep)} "
                      f"(backend {many['backend']}), "
                      f"linear solver {many['linear_solver']}, run of {sweep['date']}{load}"
-                     f"{'; both timed after a dropped one-incidence run' if sweep.get('warmed_up') else ''}.")
+                     f"{_warm_up(sweep)}.")
         if not many.get("iteration_phases_s"):
             continue
         phases = [(name, f"{a:.2f}", f"{b:.2f}") for (name, a), (_, b) in zip(_phases(one), _phases(many))]

@@ -19,8 +19,9 @@ from ..truncation.operator import Currents
 from ..truncation.strategies import apply_operator, prepare
 from ..backend import gpu_unavailable_reason
 from ..variants import SCATTERING_LOOP
-from .incidences import Solutions, combined_norms, solutions
+from .incidences import Solutions, combine, combined_norms, solutions
 from .system import System, solve, traces
+from .waves import far_field
 
 ACCELERATIONS = ("fixed-point", "gmres")
 PHASES = ("back-substitution", "currents on S'", "operator")  # RobinMap.seconds' keys
@@ -89,14 +90,21 @@ def sprime_currents(system: System, u: np.ndarray) -> Currents:
                     w * np.einsum("pk,rpk->rp", n, e), w * np.einsum("pk,rpk->rp", n, f))
 
 
-def combined_currents(system: System, u: Solutions) -> Currents:
-    """sprime_currents of every incidence (r, ...), from the columns the solutions combine."""
-
-    def on_columns(columns):
-        c = sprime_currents(system, columns)
-        return c.cross_e, c.cross_f, c.dot_e, c.dot_f
-
-    return Currents(*u.apply(on_columns))
+def far_patterns(system: System, u: Solutions, directions: np.ndarray, xp=np) -> np.ndarray:
+    """The far-field patterns F (r, n_dir, 3) complex V of every incidence of the solutions along unit
+    directions (n_dir, 3) shared by all or (r, n_dir, 3) each its own: the far field (by the array module xp)
+    of the currents on S' of the columns the solutions combine, then combined per incidence, so that no
+    incidence's currents are formed (360 incidences of a sweep are a few dozen columns)."""
+    out = np.zeros((u.count, directions.shape[-2], 3), dtype=complex)
+    for columns, coefficients, incidences in u.parts:
+        cur = sprime_currents(system, columns)
+        if directions.ndim == 2:
+            out[incidences] = combine(far_field(directions, system.inner.points, cur, system.k, xp), coefficients)
+            continue
+        own = directions[incidences]  # (r_k, n_dir, 3): the columns' fields at every direction these ask for
+        f = far_field(own.reshape(-1, 3), system.inner.points, cur, system.k, xp).reshape(-1, *own.shape)
+        out[incidences] = np.einsum("ji,jidk->idk", coefficients, f)
+    return out
 
 
 def _norms(x: np.ndarray) -> np.ndarray:

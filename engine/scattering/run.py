@@ -14,8 +14,8 @@ from ..truncation.fields import C0
 from ..truncation.operator import Currents
 from .cases import surfaces_of, volume_sizes
 from .fem import discretise
-from .incidences import combine, compress, solutions
-from .iteration import RobinMap, combined_currents, fixed_point, gmres
+from .incidences import Solutions, combine, compress, solutions
+from .iteration import RobinMap, far_patterns, fixed_point, gmres, sprime_currents
 from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_load, traces
 from .waves import dbsm, far_field, incident_field, plane_waves, rcs, unit_vectors
@@ -82,13 +82,12 @@ def _directions(problem) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(t.ravel(), (n_inc, 1)), np.tile(p.ravel(), (n_inc, 1))
 
 
-def _rcs(system, cur: Currents, theta, phi, xp=np) -> tuple[np.ndarray, np.ndarray]:
-    """sigma_theta, sigma_phi (n_inc, n_dir) from the currents on S' of every incidence: one grid of directions
-    for all, or each incidence its own (monostatic: one each); the far field by the array module xp."""
+def _rcs(system, u: Solutions, theta, phi, xp=np) -> tuple[np.ndarray, np.ndarray]:
+    """sigma_theta, sigma_phi (n_inc, n_dir) of the solutions of every incidence: one grid of directions for
+    all, or each incidence its own (monostatic: one each); the far field by the array module xp."""
     if (theta == theta[:1]).all() and (phi == phi[:1]).all():
         theta, phi = theta[0], phi[0]
-    pattern = far_field(unit_vectors(theta, phi)[0], system.inner.points, cur, system.k, xp)
-    return rcs(pattern, theta, phi)
+    return rcs(far_patterns(system, u, unit_vectors(theta, phi)[0], xp), theta, phi)
 
 
 def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG, xp=np):
@@ -105,10 +104,6 @@ def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG, xp=np)
         pattern = far_field(unit_vectors(t[sl], p[sl])[0], system.inner.points, cur, system.k, xp)
         sigma[sl] = sum(rcs(pattern, t[sl], p[sl]))[0]
     return theta, phi, sigma.reshape(len(theta), len(phi))
-
-
-def _one(cur: Currents, i: int) -> Currents:
-    return Currents(cur.cross_e[i:i + 1], cur.cross_f[i:i + 1], cur.dot_e[i:i + 1], cur.dot_f[i:i + 1])
 
 
 def _centroid_fields(system, u, problem) -> tuple[np.ndarray, np.ndarray]:
@@ -177,12 +172,11 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     t0 = time.perf_counter()
     theta, phi = _directions(problem)
     xp = get_backend(done.backend).xp  # the far field where the iteration ran (CuPy: on its GPU)
-    cur = combined_currents(system, done.u)
-    sigma = _rcs(system, cur, theta, phi, xp)
-    sigma_abc = _rcs(system, combined_currents(system, abc), theta, phi, xp)
+    sigma = _rcs(system, done.u, theta, phi, xp)
+    sigma_abc = _rcs(system, abc, theta, phi, xp)
     first = done.u.column(0)
     e, _ = traces(system.inner, first)
-    pattern = pattern_3d(system, _one(cur, 0), xp=xp)
+    pattern = pattern_3d(system, sprime_currents(system, first), xp=xp)
     timings["far field"] = time.perf_counter() - t0
     e_s, e_i = _centroid_fields(system, first, problem)
     n = system.inner.normals
