@@ -157,6 +157,18 @@ def tangential(values: np.ndarray, normals: np.ndarray) -> np.ndarray:
     return values - np.einsum("...pk,pk->...p", values, normals)[..., None] * normals
 
 
+def normal_cross(normals: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """n x v for normals (p, 3) and values (..., p, 3), by components (about twice as fast as np.cross on the
+    iteration's (columns, p, 3) arrays)."""
+    n0, n1, n2 = normals.T
+    v0, v1, v2 = values[..., 0], values[..., 1], values[..., 2]
+    out = np.empty(np.broadcast_shapes(values.shape, normals.shape), dtype=np.result_type(values, normals))
+    out[..., 0] = n1 * v2 - n2 * v1
+    out[..., 1] = n2 * v0 - n0 * v2
+    out[..., 2] = n0 * v1 - n1 * v0
+    return out
+
+
 def tangential_mass(trace: SurfaceTrace) -> sp.csr_matrix:
     """int v_t . w_t dS over the traced surface (n_dofs, n_dofs)."""
     p = len(trace.weights)

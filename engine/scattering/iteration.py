@@ -20,6 +20,7 @@ from ..truncation.strategies import apply_operator, prepare
 from ..backend import gpu_unavailable_reason
 from ..variants import SCATTERING_LOOP
 from .incidences import Solutions, combine, combined_norms, solutions
+from .fem import normal_cross, tangential
 from .system import System, solve, traces
 from .waves import far_field
 
@@ -72,8 +73,8 @@ class RobinMap:
         self.backend = applied.backend
         where = f"{applied.devices} GPUs" if applied.devices > 1 else ("GPU" if applied.devices else "host")
         self.device = f"{where} ({self.loop})"
-        n = s.outer.normals[None]
-        return u, np.cross(n, applied.f) + 1j * s.k * np.cross(n, np.cross(n, applied.e))
+        n = s.outer.normals  # unit: n x (n x E) = -(E - (E . n) n)
+        return u, normal_cross(n, applied.f) - 1j * s.k * tangential(applied.e, n)
 
     def linear(self, robin: np.ndarray) -> np.ndarray:
         """L U (r, p_S, 3): the map with zero values on Gamma."""
@@ -86,7 +87,7 @@ def sprime_currents(system: System, u: np.ndarray) -> Currents:
     traces, n' x curl E from the weak flux."""
     e, f = traces(system.inner, u)
     n, w = system.inner.normals, system.inner.weights
-    return Currents(w[None, :, None] * np.cross(n[None], e), w[None, :, None] * system.flux(u),
+    return Currents(w[None, :, None] * normal_cross(n, e), w[None, :, None] * system.flux(u),
                     w * np.einsum("pk,rpk->rp", n, e), w * np.einsum("pk,rpk->rp", n, f))
 
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from .gpu_assembly import volume_matrices_on_device
 from .linear import Factorised, factorise, resolve
+from .sparse_columns import times_columns
 from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
                   volume_matrices)
 
@@ -102,8 +103,8 @@ def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver
     normals = inner.normals
 
     def flux(u: np.ndarray) -> np.ndarray:
-        coefficients = surface_mass.solve((rows @ u).astype(complex))
-        g = (value @ coefficients).T.reshape(u.shape[1], -1, 3)
+        coefficients = surface_mass.solve(times_columns(rows, u).astype(complex))
+        g = times_columns(value, coefficients).T.reshape(u.shape[1], -1, 3)
         return tangential(g, normals)
 
     return flux
@@ -123,7 +124,8 @@ def gamma_load(system: System, phase: np.ndarray, polarization: np.ndarray) -> n
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
     """All unknowns (n_dofs, r) for Gamma's values (n_gamma, r) and U (r, p_S, 3) at S's points."""
-    b = (system.load @ robin.reshape(len(robin), -1).T)[system.free] - system.a_free_gamma @ u_gamma
+    b = times_columns(system.load, robin.reshape(len(robin), -1).T)[system.free] - times_columns(system.a_free_gamma,
+                                                                                                 u_gamma)
     u = np.zeros((system.n_dofs, u_gamma.shape[1]), dtype=complex)
     u[system.on_gamma] = u_gamma
     u[system.free] = system.factor.solve(b)
@@ -133,4 +135,4 @@ def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
 def traces(trace: SurfaceTrace, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """E and curl E (r, p, 3) at a trace's points from the unknowns (n_dofs, r)."""
     r = u.shape[1]
-    return ((trace.value @ u).T.reshape(r, -1, 3), (trace.curl @ u).T.reshape(r, -1, 3))
+    return times_columns(trace.value, u).T.reshape(r, -1, 3), times_columns(trace.curl, u).T.reshape(r, -1, 3)
