@@ -705,3 +705,13 @@ def test_scattering_emcc_target_runs_on_the_host_checked_by_symmetry_and_reporte
     assert "checked only by symmetry" in text and f"| ogive | 0.3 | {r['order']} | auto (numpy) | 36 |" in text
     assert "Not measured in the runs joined here (`paraflux bench scattering --targets" in render_scattering(
         {**committed, "emcc": []})
+
+
+def test_a_gpu_sweep_over_its_target_names_the_host_bound_phases_and_the_ratio_without_them():
+    from paraflux.engine.bench.scattering_report import HOST_BOUND, _host_bound
+
+    many, one = {"total_s": 5.0}, {"total_s": 2.0}
+    grown = [(1.2, HOST_BOUND[0]), (0.6, HOST_BOUND[1]), (0.4, "iterations: operator")]
+    line = _host_bound(many, one, grown)
+    assert "grew by 1.80 s" in line and "1.60x one incidence (a bound, not a measurement" in line
+    assert _host_bound(many, one, [(0.5, HOST_BOUND[0])]) == ""  # 2.25x even without it: nothing to promise
