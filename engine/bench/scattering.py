@@ -47,6 +47,7 @@ class ScatteringBenchConfig:
     cpu_loop: str = "cpu-s"
     many_loop: str = SCATTERING_LOOP.default  # sweep and almond: auto (every GPU where several, else zgemm)
     separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
+    sweep_pairs: int = 3  # the sweep and its one incidence timed this many times each; the median ratio judged
     cpu_rows: bool = True  # the spheres up to cpu_up_to also with the CPU loop (and the host's factorisation)
 
 
@@ -145,8 +146,8 @@ def _sweep_run(phi: list, loop: str):
 
 
 def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
-    """n incidences around the equator in one run against one incidence alone, by the loop for many
-    right-hand sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the
+    """n incidences around the equator in one run against one incidence alone (cfg.sweep_pairs times each,
+    alternately; the pair of the median ratio recorded with every ratio), by the loop for many right-hand sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the
     one incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
     1-minute load average is recorded before, between and after. On a GPU two incidences run first and are
     dropped, so that neither timed run pays the process's first use of the device (CUDA context, cuDSS and
@@ -158,10 +159,14 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     if data["gpu"]["on_gpu"]:
         _sweep_run(phi[:2], loop)
     load = [os.getloadavg()[0]]
-    many = _sweep_run(phi, loop)
-    load.append(os.getloadavg()[0])
-    one = _sweep_run(phi[:1], loop)
-    load.append(os.getloadavg()[0])
+    pairs = []
+    for _ in range(cfg.sweep_pairs):  # alternately, so that a slow spell of the host touches both
+        many = _sweep_run(phi, loop)
+        load.append(os.getloadavg()[0])
+        pairs.append((many, _sweep_run(phi[:1], loop)))
+        load.append(os.getloadavg()[0])
+    ratios = [sum(m.timings.values()) / sum(o.timings.values()) for m, o in pairs]
+    many, one = pairs[int(np.argsort(ratios)[len(ratios) // 2])]  # the pair of the median ratio
     one_s = float(sum(one.timings.values()))
     separate = [one] + ([_sweep_run([p], loop) for p in phi[1:]] if n * one_s <= cfg.separate_budget_s else [])
     co = dbsm(many.sigma_theta[:, 0])
@@ -174,7 +179,8 @@ def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
         "alone_iterations_equal": all(int(r.iterations) == int(many.iteration_counts[i])
                                       for i, r in enumerate(separate)),
         "monostatic_spread_db": float(np.ptp(co)), "load_1min": load, "host_threads": os.cpu_count(),
-        "far_field_over_columns": True, "warmed_up": bool(data["gpu"]["on_gpu"]), "warm_up_incidences": 2})
+        "far_field_over_columns": True, "warmed_up": bool(data["gpu"]["on_gpu"]), "warm_up_incidences": 2,
+        "pair_ratios": ratios})
     log(f"sweep of {n} on {loop}: {data['sweeps'][-1]['many']['total_s']:.1f} s against {one_s:.1f} s for one")
     checkpoint(data)
 

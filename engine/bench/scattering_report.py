@@ -128,6 +128,15 @@ def _targets(data: dict) -> list[str]:
     return lines
 
 
+def _pairs(sweep: dict) -> str:
+    """Where the sweep was timed several times: the median pair's standing among every pair's ratio."""
+    ratios = sweep.get("pair_ratios", [])
+    if len(ratios) < 2:
+        return ""
+    return (f", the median of {len(ratios)} pairs timed alternately, whose ratios were "
+            + ", ".join(f"{r:.2f}" for r in sorted(ratios)) + "x")
+
+
 def _warm_up(sweep: dict) -> str:
     """The sweep's warm-up as its line states it (records before warm_up_incidences dropped one incidence)."""
     if not sweep.get("warmed_up"):
@@ -146,7 +155,8 @@ def _sweep_target(sweep: dict, sweeps: list[dict]) -> str:
     line = (f"- {sweep['incidences']}-incidence monostatic sweep (1-wavelength sphere, order 1, loop {_loop(sweep)}, "
             f"backend {many['backend']}, linear solver {many['linear_solver']}) "
             f"on {sweep['device']} in <= {TARGET_SWEEP_RATIO:g}x one incidence: {verdict(met)}, {ratio:.2f}x "
-            f"({many['total_s']:.1f} s against {one['total_s']:.1f} s; {sweep['incidences']} separate solves: "
+            f"({many['total_s']:.1f} s against {one['total_s']:.1f} s{_pairs(sweep)}; {sweep['incidences']} "
+            "separate solves: "
             f"{sweep['separate_s']:,.0f} s, {separate}). ")
     if not _monostatic_rcs_valid(sweep):
         return line + (f"Its RCS values were computed before the monostatic fix ({MONOSTATIC_FIX}) and are not "
@@ -305,7 +315,7 @@ def _sweep_section(data: dict) -> list[str]:
         many, one = sweep["many"], sweep["one"]
         step = 360 / sweep["incidences"]
         cores = sweep.get("host_threads") or data["host_threads"]  # sweeps recorded before they named it
-        load = (f"; the host's 1-minute load average before, between and after the two runs: "
+        load = (f"; the host's 1-minute load average before and after each run: "
                 f"{' / '.join(f'{v:.1f}' for v in sweep['load_1min'])} on {cores} cores"
                 if "load_1min" in sweep else "; host load not recorded")
         lines.append(f"- {sweep['incidences']} incidences (theta = 90, phi every {step:g} degree"
