@@ -147,9 +147,10 @@ def _sweep_run(phi: list, loop: str):
 
 def _sweep(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     """n incidences around the equator in one run against one incidence alone (cfg.sweep_pairs times each,
-    alternately; the pair of the median ratio recorded with every ratio), by the loop for many right-hand sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the
-    one incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
-    1-minute load average is recorded before, between and after. On a GPU two incidences run first and are
+    alternately; the pair of the median ratio recorded with every ratio), by the loop for many right-hand
+    sides (zgemm: on the GPU where there is one); the n separate solves run one by one where n times the one
+    incidence fits in cfg.separate_budget_s, else that product stands as a scaled estimate. The host's
+    1-minute load average is recorded before and after each run. On a GPU two incidences run first and are
     dropped, so that neither timed run pays the process's first use of the device (CUDA context, cuDSS and
     cuBLAS handles, the compilation of the kernels one and many incidences use)."""
     n, loop = cfg.sweep_incidences, cfg.many_loop

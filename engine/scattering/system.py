@@ -124,8 +124,8 @@ def gamma_load(system: System, phase: np.ndarray, polarization: np.ndarray) -> n
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
     """All unknowns (n_dofs, r) for Gamma's values (n_gamma, r) and U (r, p_S, 3) at S's points."""
-    b = times_columns(system.load, robin.reshape(len(robin), -1).T)[system.free] - times_columns(system.a_free_gamma,
-                                                                                                 u_gamma)
+    load = times_columns(system.load, robin.reshape(len(robin), -1).T)[system.free]
+    b = load - times_columns(system.a_free_gamma, u_gamma)
     u = np.zeros((system.n_dofs, u_gamma.shape[1]), dtype=complex)
     u[system.on_gamma] = u_gamma
     u[system.free] = system.factor.solve(b)
