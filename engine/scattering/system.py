@@ -116,10 +116,10 @@ def gamma_load(system: System, phase: np.ndarray, polarization: np.ndarray) -> n
     system.project of them gives the unknowns on Gamma. Point-major (p, 3, r), so the sparse product reads
     contiguous columns."""
     g = system.gamma
-    n = g.normals
-    weighted_tangential = g.weights[:, None, None] * (np.eye(3)[None] - n[:, :, None] * n[:, None, :])  # (p, 3, 3)
-    t = (weighted_tangential @ polarization.T.astype(complex)) * phase[:, None, :]
-    return -(g.value[:, system.on_gamma].T @ t.reshape(-1, phase.shape[1]))
+    n, pol = g.normals, polarization.T  # (p, 3), (3, r)
+    tangential_pol = pol[None] - n[:, :, None] * (n @ pol)[:, None, :]  # (p, 3, r) real: (I - n n^T) pol
+    t = tangential_pol * (g.weights[:, None] * phase)[:, None, :]
+    return -times_columns(g.value[:, system.on_gamma].T.tocsr(), t.reshape(-1, phase.shape[1]))
 
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
