@@ -7,6 +7,7 @@ import os
 import platform
 import re
 import threading
+import weakref
 from pathlib import Path
 from dataclasses import dataclass
 from types import ModuleType
@@ -195,6 +196,27 @@ def array_module(a) -> ModuleType:
     import cupy  # noqa: PLC0415
 
     return cupy
+
+
+_DEVICE_COPIES: dict = {}  # id(host array or matrix) -> its CuPy copy, dropped when the host object is collected
+
+
+def on_device(a):
+    """A CuPy copy of a NumPy array or a SciPy sparse matrix (CSR on the device, complex128: every product it
+    takes part in is with complex columns), made once and kept while a lives."""
+    key = id(a)
+    if key not in _DEVICE_COPIES:
+        import cupy  # noqa: PLC0415
+
+        if isinstance(a, np.ndarray):
+            copy = cupy.asarray(a)
+        else:
+            from cupyx.scipy import sparse  # noqa: PLC0415
+
+            copy = sparse.csr_matrix(a.tocsr().astype(np.complex128))
+        _DEVICE_COPIES[key] = copy
+        weakref.finalize(a, _DEVICE_COPIES.pop, key, None)
+    return _DEVICE_COPIES[key]
 
 
 def gpu_available() -> bool:

@@ -63,12 +63,16 @@ def test_a_block_gives_every_incidence_its_separate_rcs_and_iterations(accelerat
     assert np.abs(block.solution.reshape(2, 6)[:, 5] - block.solution.reshape(2, 6)[:, 0]).max() < 1e-9  # dB
 
 
-def test_a_sweeps_far_field_from_its_columns_is_every_incidences_own():
+@pytest.mark.parametrize("linear_solver", ["umfpack", pytest.param("cudss", marks=pytest.mark.gpu)])
+def test_a_sweeps_far_field_from_its_columns_is_every_incidences_own(linear_solver):
+    """cudss: the columns iterate on the GPU (CuPy), umfpack: on the host."""
+    if linear_solver == "cudss":
+        pytest.importorskip("nvmath")
     phi = np.arange(0.0, 360.0, 10.0)
     problem = monostatic({"theta_deg": [90.0] * 36, "phi_deg": list(phi), "polarization": ["theta"] * 36}, order=1)
     wavelength = C0 / problem.frequency
     mesh = volume_mesh(*surfaces_of(problem, wavelength, RunControl()), wavelength / problem.density)
-    system = build_system(discretise(mesh, problem.solver.order), 2 * np.pi / wavelength, "umfpack")
+    system = build_system(discretise(mesh, problem.solver.order), 2 * np.pi / wavelength, linear_solver)
     done, abc, columns, _, _ = run._iterate(system, problem, RunControl())
     assert done.converged.all() and columns < 36
     theta, phi = run._directions(problem)

@@ -156,3 +156,39 @@ def test_far_field_on_the_gpu_equals_the_host_one():
         gpu = far_field(directions, sources, cur, 6.3, cp)
         assert isinstance(gpu, np.ndarray)
         np.testing.assert_allclose(gpu, host, rtol=0, atol=1e-12 * np.abs(host).max())
+
+
+@pytest.mark.gpu
+def test_the_per_column_work_on_the_gpu_equals_the_hosts():
+    """With the factor on the GPU (cuDSS) the loads on Gamma, their rank, the block back-substitution and the
+    currents on S' are computed there on CuPy columns: each to 1e-10 of the same on the host (SuperLU), for
+    6 incidences."""
+    cp = pytest.importorskip("cupy")
+    pytest.importorskip("nvmath")
+    from paraflux.engine.scattering.incidences import compress  # noqa: PLC0415
+    from paraflux.engine.scattering.iteration import sprime_currents  # noqa: PLC0415
+    from paraflux.engine.scattering.system import build_system, gamma_load, solve  # noqa: PLC0415
+    from paraflux.engine.scattering.waves import plane_waves  # noqa: PLC0415
+
+    def close(gpu, host):
+        assert isinstance(gpu, cp.ndarray)
+        assert np.abs(gpu.get() - host).max() <= 1e-10 * np.abs(host).max()
+
+    disc, k = small_disc(1), 2 * np.pi / WAVELENGTH
+    gpu, host = build_system(disc, k, "cudss"), build_system(disc, k, "superlu")
+    assert gpu.xp is cp and host.xp is np
+    angles = ([90.0] * 6, list(np.arange(0.0, 360.0, 60.0)), np.array(["theta"] * 6))
+    loads = gamma_load(host, *plane_waves(host.gamma.points, k, *angles))
+    loads_gpu = gamma_load(gpu, *plane_waves(cp.asarray(gpu.gamma.points), k, *angles))
+    close(loads_gpu, loads)
+    data, data_gpu = compress(loads), compress(loads_gpu)
+    assert data_gpu.rank == data.rank and isinstance(data_gpu.basis, np.ndarray)
+    assert np.abs(data_gpu.basis @ data_gpu.coefficients - loads).max() <= 1e-10 * np.abs(loads).max()
+    rng = np.random.default_rng(3)
+    robin = rng.standard_normal((data.rank,) + host.outer.points.shape) * (1 + 1j)
+    u_gamma = host.project(data.basis)
+    u, u_gpu = solve(host, u_gamma, robin), solve(gpu, cp.asarray(u_gamma), cp.asarray(robin))
+    close(u_gpu, u)
+    cur, cur_gpu = sprime_currents(host, u), sprime_currents(gpu, u_gpu)
+    for name in ("cross_e", "cross_f", "dot_e", "dot_f"):
+        close(getattr(cur_gpu, name), getattr(cur, name))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..backend import array_module
+from ..backend import array_module, on_device
 from ..errors import MeshError
 from ..quadrature import dunavant
 from .mesh import ScatteringMesh
@@ -153,16 +153,20 @@ def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_m
 
 
 def tangential(values: np.ndarray, normals: np.ndarray) -> np.ndarray:
-    """v - (v . n) n for values (..., p, 3) and unit normals (p, 3)."""
-    return values - np.einsum("...pk,pk->...p", values, normals)[..., None] * normals
+    """v - (v . n) n for values (..., p, 3) and unit normals (p, 3), NumPy or CuPy (normals: NumPy, copied
+    to the values' device)."""
+    xp = array_module(values)
+    n = normals if xp is np else on_device(normals)
+    return values - xp.einsum("...pk,pk->...p", values, n)[..., None] * n
 
 
 def normal_cross(normals: np.ndarray, values: np.ndarray) -> np.ndarray:
     """n x v for normals (p, 3) and values (..., p, 3), by components (about twice as fast as np.cross on the
-    iteration's (columns, p, 3) arrays)."""
-    n0, n1, n2 = normals.T
+    iteration's (columns, p, 3) arrays); NumPy or CuPy values (normals: NumPy, copied to their device)."""
+    xp = array_module(values)
+    n0, n1, n2 = (normals if xp is np else on_device(normals)).T
     v0, v1, v2 = values[..., 0], values[..., 1], values[..., 2]
-    out = np.empty(np.broadcast_shapes(values.shape, normals.shape), dtype=np.result_type(values, normals))
+    out = xp.empty(np.broadcast_shapes(values.shape, normals.shape), dtype=np.result_type(values.dtype, normals.dtype))
     out[..., 0] = n1 * v2 - n2 * v1
     out[..., 1] = n2 * v0 - n0 * v2
     out[..., 2] = n0 * v1 - n1 * v0

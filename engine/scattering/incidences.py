@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import array_module, to_host
+
 RANK_RTOL = 1e-13  # singular values below this fraction of the largest are dropped (round-off level)
 
 
@@ -26,12 +28,16 @@ class Compressed:
         return self.basis.shape[1]
 
 
-def compress(columns: np.ndarray, rtol: float = RANK_RTOL) -> Compressed:
-    """The numerical range of columns (n, r): singular vectors whose singular value exceeds rtol times the
-    largest (at least one), and every column's coordinates in them."""
-    left, sigma, right = np.linalg.svd(columns, full_matrices=False)
+def compress(columns, rtol: float = RANK_RTOL) -> Compressed:
+    """The numerical range of columns (n, r), NumPy or CuPy: singular vectors whose singular value exceeds
+    rtol times the largest (at least one), and every column's coordinates in them (NumPy). The SVD of
+    columns = Q R is Q times the SVD of the small R (min(n, r), r): the QR on the columns' device, the SVD of
+    R on the host."""
+    xp = array_module(columns)
+    q, upper = xp.linalg.qr(columns)
+    left, sigma, right = np.linalg.svd(to_host(upper), full_matrices=False)
     m = max(1, int(np.count_nonzero(sigma > rtol * sigma[0])))
-    return Compressed(left[:, :m], sigma[:m, None] * right[:m])
+    return Compressed(to_host(q @ xp.asarray(left[:, :m])), sigma[:m, None] * right[:m])
 
 
 def combine(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -51,7 +57,8 @@ def combined_norms(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Solutions:
-    """The solutions (n_dofs, r) of r incidences, kept as parts (columns (n_dofs, m), coefficients (m, r_k),
+    """The solutions (n_dofs, r) of r incidences, kept as parts (columns (n_dofs, m), NumPy or CuPy where the
+    factor lives; coefficients (m, r_k),
     incidences (r_k,) int): incidence incidences[j] of a part is columns @ coefficients[:, j]; each incidence
     in one part (fixed-point: one per step at which incidences stopped)."""
 
@@ -59,24 +66,12 @@ class Solutions:
     count: int
 
     def column(self, i: int) -> np.ndarray:
-        """Incidence i's solution (n_dofs, 1)."""
+        """Incidence i's solution (n_dofs, 1), NumPy (the columns may be CuPy)."""
         for columns, coefficients, incidences in self.parts:
             j = np.flatnonzero(incidences == i)
             if len(j):
-                return columns @ coefficients[:, j]
+                return to_host(columns @ array_module(columns).asarray(coefficients[:, j]))
         raise IndexError(f"incidence {i} has no solution")
-
-    def apply(self, linear) -> tuple:
-        """A linear map of the solutions: linear(columns (n_dofs, m)) -> arrays (m, ...) gives the arrays
-        (r, ...) of every incidence, from each part's m columns and their combinations."""
-        out = None
-        for columns, coefficients, incidences in self.parts:
-            rows = linear(columns)
-            if out is None:
-                out = tuple(np.zeros((self.count,) + a.shape[1:], dtype=complex) for a in rows)
-            for o, a in zip(out, rows):
-                o[incidences] = combine(a, coefficients)
-        return out
 
 
 def solutions(columns: np.ndarray, coefficients: np.ndarray) -> Solutions:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..truncation.operator import Currents
 from ..truncation.strategies import apply_operator, prepare
-from ..backend import gpu_unavailable_reason
+from ..backend import array_module, gpu_unavailable_reason, on_device, to_host
 from ..variants import SCATTERING_LOOP
 from .incidences import Solutions, combine, combined_norms, solutions
 from .fem import normal_cross, tangential
@@ -59,15 +59,19 @@ class RobinMap:
         self.seconds[phase] += time.perf_counter() - t0
         return out
 
-    def solution(self, robin: np.ndarray, u_gamma: np.ndarray) -> np.ndarray:
+    def solution(self, robin: np.ndarray, u_gamma: np.ndarray):
         """The unknowns (n_dofs, r) for U (r, p_S, 3) and Gamma's values (n_gamma, r): one block
-        back-substitution."""
-        return self._timed("back-substitution", solve, self.system, u_gamma, robin)
+        back-substitution, on the factor's device (system.xp: a CuPy array for a factor on the GPU)."""
+        xp = self.system.xp
+        return self._timed("back-substitution", solve, self.system, xp.asarray(u_gamma), xp.asarray(robin))
 
-    def __call__(self, robin: np.ndarray, u_gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, robin: np.ndarray, u_gamma: np.ndarray) -> tuple[object, np.ndarray]:
+        """(The unknowns (n_dofs, r), NumPy or CuPy as solution gives them; U' (r, p_S, 3) NumPy)."""
         s = self.system
         u = self.solution(robin, u_gamma)
         cur = self._timed("currents on S'", sprime_currents, s, u)
+        if self.loop != "zgemm":  # the other loops take the currents from the host
+            cur = self._timed("currents on S'", currents_on_host, cur)
         applied = self._timed("operator", apply_operator, self.loop, s.outer.points, s.inner.points, cur, s.k,
                               self.q, 0, self.prepared)
         self.backend = applied.backend
@@ -82,13 +86,20 @@ class RobinMap:
         return self(robin, np.zeros((n_gamma, len(robin)), dtype=complex))[1]
 
 
-def sprime_currents(system: System, u: np.ndarray) -> Currents:
-    """The operator's currents on S' from the unknowns (n_dofs, r): n' x E and n' . E, n' . curl E from the
-    traces, n' x curl E from the weak flux."""
+def sprime_currents(system: System, u) -> Currents:
+    """The operator's currents on S' from the unknowns (n_dofs, r), NumPy or CuPy (the currents then on the
+    same device): n' x E and n' . E, n' . curl E from the traces, n' x curl E from the weak flux."""
     e, f = traces(system.inner, u)
-    n, w = system.inner.normals, system.inner.weights
-    return Currents(w[None, :, None] * normal_cross(n, e), w[None, :, None] * system.flux(u),
-                    w * np.einsum("pk,rpk->rp", n, e), w * np.einsum("pk,rpk->rp", n, f))
+    xp = array_module(u)
+    n, w = (system.inner.normals, system.inner.weights) if xp is np else map(on_device, (system.inner.normals,
+                                                                                        system.inner.weights))
+    return Currents(w[None, :, None] * normal_cross(system.inner.normals, e), w[None, :, None] * system.flux(u),
+                    w * xp.einsum("pk,rpk->rp", n, e), w * xp.einsum("pk,rpk->rp", n, f))
+
+
+def currents_on_host(cur: Currents) -> Currents:
+    """The currents as NumPy arrays (a copy from the GPU where they are CuPy)."""
+    return Currents(*(to_host(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)))
 
 
 def far_patterns(system: System, u: Solutions, directions: np.ndarray, xp=np) -> np.ndarray:
@@ -99,6 +110,7 @@ def far_patterns(system: System, u: Solutions, directions: np.ndarray, xp=np) ->
     out = np.zeros((u.count, directions.shape[-2], 3), dtype=complex)
     for columns, coefficients, incidences in u.parts:
         cur = sprime_currents(system, columns)
+        cur = cur if xp is not np else currents_on_host(cur)
         if directions.ndim == 2:
             out[incidences] = combine(far_field(directions, system.inner.points, cur, system.k, xp), coefficients)
             continue

@@ -99,9 +99,11 @@ def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG, xp=np)
     t, p = (a.ravel() for a in np.meshgrid(theta, phi, indexing="ij"))
     chunk = max(1, PATTERN_CHUNK_ENTRIES // len(system.inner.points))
     sigma = np.empty(len(t))
+    sources = xp.asarray(system.inner.points)  # on the device once for every chunk, with the currents
+    cur = Currents(*(xp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)))
     for start in range(0, len(t), chunk):
         sl = slice(start, start + chunk)
-        pattern = far_field(unit_vectors(t[sl], p[sl])[0], system.inner.points, cur, system.k, xp)
+        pattern = far_field(unit_vectors(t[sl], p[sl])[0], sources, cur, system.k, xp)
         sigma[sl] = sum(rcs(pattern, t[sl], p[sl]))[0]
     return theta, phi, sigma.reshape(len(theta), len(phi))
 
@@ -125,8 +127,9 @@ def _iterate(system, problem, control: RunControl):
     number of columns iterated (fixed-point: the rank of the incidences' data; GMRES: one per incidence),
     the seconds of each of the iteration's phases, where the operator ran)."""
     inc = problem.incidences
-    waves = plane_waves(system.gamma.points, system.k, [i.theta_deg for i in inc], [i.phi_deg for i in inc],
-                        np.array([i.polarization for i in inc]))
+    xp = system.xp  # the loads and their rank on the factor's device
+    waves = plane_waves(xp.asarray(system.gamma.points), system.k, [i.theta_deg for i in inc],
+                        [i.phi_deg for i in inc], np.array([i.polarization for i in inc]))
     data = compress(gamma_load(system, *waves))
     u_gamma = system.project(data.basis)  # (n_gamma, m)
     step = RobinMap(system, problem.solver.loop)

@@ -11,11 +11,18 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ..backend import array_module, on_device
 from .gpu_assembly import volume_matrices_on_device
 from .linear import Factorised, factorise, resolve
 from .sparse_columns import times_columns
 from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
                   volume_matrices)
+
+def _cupy():
+    import cupy  # noqa: PLC0415
+
+    return cupy
+
 
 @dataclass(frozen=True, eq=False)
 class System:
@@ -43,6 +50,12 @@ class System:
     @property
     def n_dofs(self) -> int:
         return self.disc.dofs.n_dofs
+
+    @property
+    def xp(self):
+        """The array module of the per-column work (loads, back-substitutions, traces and fluxes): CuPy where
+        the factor lives on the GPU (cuDSS), so the columns stay beside it, else NumPy."""
+        return _cupy() if self.factor.device == "GPU" else np
 
 
 def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
@@ -102,7 +115,7 @@ def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver
     value = inner.value[:, on].tocsr()
     normals = inner.normals
 
-    def flux(u: np.ndarray) -> np.ndarray:
+    def flux(u: np.ndarray) -> np.ndarray:  # NumPy or CuPy (n_dofs, r) -> the same kind (r, p', 3)
         coefficients = surface_mass.solve(times_columns(rows, u).astype(complex))
         g = times_columns(value, coefficients).T.reshape(u.shape[1], -1, 3)
         return tangential(g, normals)
@@ -116,23 +129,28 @@ def gamma_load(system: System, phase: np.ndarray, polarization: np.ndarray) -> n
     system.project of them gives the unknowns on Gamma. Point-major (p, 3, r), so the sparse product reads
     contiguous columns."""
     g = system.gamma
-    n, pol = g.normals, polarization.T  # (p, 3), (3, r)
+    xp = array_module(phase)  # NumPy, or CuPy for a phase on the GPU (the loads then stay there)
+    n, w = (g.normals, g.weights) if xp is np else (on_device(g.normals), on_device(g.weights))
+    pol = xp.asarray(polarization.T)  # (3, r)
     tangential_pol = pol[None] - n[:, :, None] * (n @ pol)[:, None, :]  # (p, 3, r) real: (I - n n^T) pol
-    t = tangential_pol * (g.weights[:, None] * phase)[:, None, :]
+    t = tangential_pol * (w[:, None] * phase)[:, None, :]
     return -times_columns(g.value[:, system.on_gamma].T.tocsr(), t.reshape(-1, phase.shape[1]))
 
 
 def solve(system: System, u_gamma: np.ndarray, robin: np.ndarray) -> np.ndarray:
-    """All unknowns (n_dofs, r) for Gamma's values (n_gamma, r) and U (r, p_S, 3) at S's points."""
-    load = times_columns(system.load, robin.reshape(len(robin), -1).T)[system.free]
+    """All unknowns (n_dofs, r) for Gamma's values (n_gamma, r) and U (r, p_S, 3) at S's points, NumPy or
+    CuPy (both of one kind; CuPy for a factor on the GPU)."""
+    xp = array_module(robin)
+    free, on_gamma = (system.free, system.on_gamma) if xp is np else map(on_device, (system.free, system.on_gamma))
+    load = times_columns(system.load, robin.reshape(len(robin), -1).T)[free]
     b = load - times_columns(system.a_free_gamma, u_gamma)
-    u = np.zeros((system.n_dofs, u_gamma.shape[1]), dtype=complex)
-    u[system.on_gamma] = u_gamma
-    u[system.free] = system.factor.solve(b)
+    u = xp.zeros((system.n_dofs, u_gamma.shape[1]), dtype=complex)
+    u[on_gamma] = u_gamma
+    u[free] = system.factor.solve(b)
     return u
 
 
 def traces(trace: SurfaceTrace, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """E and curl E (r, p, 3) at a trace's points from the unknowns (n_dofs, r)."""
+    """E and curl E (r, p, 3) at a trace's points from the unknowns (n_dofs, r), NumPy or CuPy."""
     r = u.shape[1]
     return times_columns(trace.value, u).T.reshape(r, -1, 3), times_columns(trace.curl, u).T.reshape(r, -1, 3)

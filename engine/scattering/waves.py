@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import to_host
+from ..backend import array_module, to_host
 from ..truncation.operator import Currents
 
 POLARIZATIONS = ("theta", "phi")
@@ -22,9 +22,11 @@ def unit_vectors(theta_deg, phi_deg) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def plane_waves(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> tuple[np.ndarray, np.ndarray]:
     """Unit plane waves arriving FROM (theta, phi) (n_inc,) degrees, so travelling along k^ = -r^, polarised
-    along theta^ or phi^ there, at points (n, 3) m: E_inc = phase (n, n_inc) times polarisation (n_inc, 3)."""
+    along theta^ or phi^ there, at points (n, 3) m: E_inc = phase (n, n_inc) times polarisation (n_inc, 3);
+    the phase on the points' device (NumPy or CuPy), the polarisation NumPy."""
     r, th, ph = unit_vectors(theta_deg, phi_deg)
-    return np.exp(1j * k * (points @ r.T)), np.where(np.asarray(polarization)[:, None] == "theta", th, ph)
+    xp = array_module(points)
+    return xp.exp(1j * k * (points @ xp.asarray(r.T))), np.where(np.asarray(polarization)[:, None] == "theta", th, ph)
 
 
 def incident_field(points: np.ndarray, k: float, theta_deg, phi_deg, polarization) -> np.ndarray:
