@@ -54,8 +54,12 @@ class RobinMap:
         self.seconds = dict.fromkeys(PHASES, 0.0)
 
     def _timed(self, phase: str, fn, *args):
+        """fn(*args), its seconds added to phase's: on a GPU once the device has finished it (CuPy's calls
+        return before their work is done, which would count it in the next phase that waits)."""
         t0 = time.perf_counter()
         out = fn(*args)
+        if self.system.xp is not np:
+            self.system.xp.cuda.Device().synchronize()
         self.seconds[phase] += time.perf_counter() - t0
         return out
 
