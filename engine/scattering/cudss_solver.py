@@ -157,8 +157,8 @@ class CudssFactor:
 
 def factorise_cudss(upper: sp.csr_matrix, what: str) -> CudssFactor:
     """The factorisation of a symmetric matrix (n, n), real or complex, from its upper triangle (CSR, every
-    diagonal entry stored) by cuDSS on the GPU: analysis (reordering and symbolic factorisation, on the host's threads), a
-    refusal where the estimated peak does not fit (ProblemError), numeric factorisation."""
+    diagonal entry stored) by cuDSS on the GPU: analysis (reordering and symbolic factorisation, on the host's
+    threads), a refusal where the estimated peak does not fit (ProblemError), numeric factorisation."""
     import cupy as cp  # noqa: PLC0415
     from nvmath.bindings import cudss  # noqa: PLC0415
 

@@ -166,7 +166,8 @@ def normal_cross(normals: np.ndarray, values: np.ndarray) -> np.ndarray:
     xp = array_module(values)
     n0, n1, n2 = (normals if xp is np else on_device(normals)).T
     v0, v1, v2 = values[..., 0], values[..., 1], values[..., 2]
-    out = xp.empty(np.broadcast_shapes(values.shape, normals.shape), dtype=np.result_type(values.dtype, normals.dtype))
+    shape = np.broadcast_shapes(values.shape, normals.shape)
+    out = xp.empty(shape, dtype=np.result_type(values.dtype, normals.dtype))
     out[..., 0] = n1 * v2 - n2 * v1
     out[..., 1] = n2 * v0 - n0 * v2
     out[..., 2] = n0 * v1 - n1 * v0

@@ -93,11 +93,11 @@ class RobinMap:
 def sprime_currents(system: System, u) -> Currents:
     """The operator's currents on S' from the unknowns (n_dofs, r), NumPy or CuPy (the currents then on the
     same device): n' x E and n' . E, n' . curl E from the traces, n' x curl E from the weak flux."""
-    e, f = traces(system.inner, u)
+    inner = system.inner
+    e, f = traces(inner, u)
     xp = array_module(u)
-    n, w = (system.inner.normals, system.inner.weights) if xp is np else map(on_device, (system.inner.normals,
-                                                                                        system.inner.weights))
-    return Currents(w[None, :, None] * normal_cross(system.inner.normals, e), w[None, :, None] * system.flux(u),
+    n, w = (inner.normals, inner.weights) if xp is np else (on_device(inner.normals), on_device(inner.weights))
+    return Currents(w[None, :, None] * normal_cross(inner.normals, e), w[None, :, None] * system.flux(u),
                     w * xp.einsum("pk,rpk->rp", n, e), w * xp.einsum("pk,rpk->rp", n, f))
 
 

@@ -186,8 +186,9 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     n_x_h = 1j * system.flux(first)[0] / (system.k * ETA0)  # H = -curl E / (j w mu0)
     return ScatteringResult(problem, mesh, system.n_dofs, len(disc.dofs.edges), theta, phi, *sigma, sigma_abc,
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
-                            n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend, system.factor.name,
-                            timings, phases, columns, _devices(system, operator_device, xp), system.factor.details)
+                            n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend,
+                            system.factor.name, timings, phases, columns, _devices(system, operator_device, xp),
+                            system.factor.details)
 
 
 def _devices(system, operator: str, xp) -> dict:

@@ -18,6 +18,7 @@ from .sparse_columns import times_columns
 from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
                   volume_matrices)
 
+
 def _cupy():
     import cupy  # noqa: PLC0415
 
