@@ -48,9 +48,9 @@ def combine(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 
 def combined_norms(rows: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """The norms (r,) of the combinations of rows (m, ...) by coefficients (m, r), from the rows' Gram
-    matrix (m, m) without forming the combinations."""
+    matrix (m, m) without forming the combinations; rows NumPy or CuPy (the Gram matrix on their device)."""
     flat = rows.reshape(len(rows), -1)
-    gram = flat.conj() @ flat.T
+    gram = to_host(flat.conj() @ flat.T)
     squares = np.einsum("ji,jk,ki->i", coefficients.conj(), gram, coefficients).real
     return np.sqrt(np.maximum(squares, 0.0))
 

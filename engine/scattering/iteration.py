@@ -69,8 +69,9 @@ class RobinMap:
         xp = self.system.xp
         return self._timed("back-substitution", solve, self.system, xp.asarray(u_gamma), xp.asarray(robin))
 
-    def __call__(self, robin: np.ndarray, u_gamma: np.ndarray) -> tuple[object, np.ndarray]:
-        """(The unknowns (n_dofs, r), NumPy or CuPy as solution gives them; U' (r, p_S, 3) NumPy)."""
+    def __call__(self, robin: np.ndarray, u_gamma: np.ndarray) -> tuple[object, object]:
+        """(The unknowns (n_dofs, r), U' (r, p_S, 3)): CuPy arrays where the factor and the operator (zgemm) are
+        on the GPU, else U' NumPy (and the unknowns where solution leaves them)."""
         s = self.system
         u = self.solution(robin, u_gamma)
         cur = self._timed("currents on S'", sprime_currents, s, u)
@@ -85,9 +86,9 @@ class RobinMap:
         return u, normal_cross(n, applied.f) - 1j * s.k * tangential(applied.e, n)
 
     def linear(self, robin: np.ndarray) -> np.ndarray:
-        """L U (r, p_S, 3): the map with zero values on Gamma."""
+        """L U (r, p_S, 3) NumPy: the map with zero values on Gamma."""
         n_gamma = len(self.system.on_gamma)
-        return self(robin, np.zeros((n_gamma, len(robin)), dtype=complex))[1]
+        return to_host(self(robin, np.zeros((n_gamma, len(robin)), dtype=complex))[1])
 
 
 def sprime_currents(system: System, u) -> Currents:
@@ -131,11 +132,12 @@ def _norms(x: np.ndarray) -> np.ndarray:
 def fixed_point(step: RobinMap, u_gamma: np.ndarray, coefficients: np.ndarray, first: np.ndarray, tol: float,
                 max_iterations: int, progress: Callable[[int, np.ndarray], None]) -> Iterated:
     """U_{n+1} = L U_n + f from U_0 = 0 for the m columns of Gamma's values u_gamma (n_gamma, m), whose
-    combinations by coefficients (m, r) are the r incidences; first: U_1 = f (m, p_S, 3). Incidence i stops
+    combinations by coefficients (m, r) are the r incidences; first: U_1 = f (m, p_S, 3), NumPy or CuPy as
+    step gives it. Incidence i stops
     at the first n with |U_{n+1} - U_n| <= tol |U_{n+1}| (norms of its combination) and keeps the solution
     for U_{n+1}, as it would iterated alone; the columns go on until every incidence has stopped."""
     r = coefficients.shape[1]
-    robin, new = np.zeros_like(first), first
+    robin, new = array_module(first).zeros_like(first), first  # on the GPU where RobinMap leaves U there
     history, iterations = [], np.zeros(r, dtype=int)
     converged, stopped = np.zeros(r, dtype=bool), np.zeros(r, dtype=bool)
     held = np.zeros(r)

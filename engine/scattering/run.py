@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import get_backend
+from ..backend import get_backend, to_host
 from ..run_control import RunControl
 from ..truncation.fields import C0
 from ..truncation.operator import Currents
@@ -144,7 +144,7 @@ def _iterate(system, problem, control: RunControl):
         done = fixed_point(step, u_gamma, data.coefficients, first, s.tolerance, s.max_iterations, progress)
         columns = data.rank
     else:
-        done = gmres(step, u_gamma @ data.coefficients, combine(first, data.coefficients), s.tolerance,
+        done = gmres(step, u_gamma @ data.coefficients, combine(to_host(first), data.coefficients), s.tolerance,
                      s.max_iterations, progress)
         columns = len(inc)
     return done, solutions(abc, data.coefficients), columns, dict(step.seconds), step.device

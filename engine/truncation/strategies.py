@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import get_backend, gpu_unavailable_reason, host_free_bytes, out_of_memory
+from ..backend import array_module, get_backend, gpu_unavailable_reason, host_free_bytes, out_of_memory, to_host
 from ..errors import BackendError
 from ..variants import LOOP
 from .fmm_loop import DEFAULT_PRECISION, apply_fmm
@@ -20,7 +20,8 @@ ZGEMM_CACHE_FRACTION = 0.4  # of the free device (or host) memory kept as coupli
 
 @dataclass(frozen=True)
 class Applied:
-    """E, F (n_rhs, n_S, 3) complex128 on the host, where they were computed and on how many GPUs."""
+    """E, F (n_rhs, n_S, 3) complex128, where they were computed and on how many GPUs: NumPy arrays, or CuPy
+    where zgemm ran on the GPU from currents already there (the caller keeps its columns on the device)."""
 
     e: np.ndarray
     f: np.ndarray
@@ -51,8 +52,8 @@ def _zgemm_loop(loop, targets, sources, cur, k, q, devices, prepared, precision)
     backend = get_backend("auto")
     op = prepared or make_zgemm(targets, sources, k, backend)
     e, f = op.apply(cur)
-    return Applied(*(np.asarray(a) if backend.name == "numpy" else a.get() for a in (e, f)), backend.name,
-                   backend.device, int(backend.is_gpu))
+    stay = array_module(cur.dot_e) is not np  # currents on the GPU: the fields stay there too
+    return Applied(*(a if stay else to_host(a) for a in (e, f)), backend.name, backend.device, int(backend.is_gpu))
 
 
 def _gpu_loop(loop, targets, sources, cur, k, q, devices, prepared, precision) -> Applied:
