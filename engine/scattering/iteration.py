@@ -76,7 +76,7 @@ class RobinMap:
         u = self.solution(robin, u_gamma)
         cur = self._timed("currents on S'", sprime_currents, s, u)
         if self.loop != "zgemm":  # the other loops take the currents from the host
-            cur = self._timed("currents on S'", currents_on_host, cur)
+            cur = self._timed("currents on S'", map_currents, cur, to_host)
         applied = self._timed("operator", apply_operator, self.loop, s.outer.points, s.inner.points, cur, s.k,
                               self.q, 0, self.prepared)
         self.backend = applied.backend
@@ -102,9 +102,10 @@ def sprime_currents(system: System, u) -> Currents:
                     w * xp.einsum("pk,rpk->rp", n, e), w * xp.einsum("pk,rpk->rp", n, f))
 
 
-def currents_on_host(cur: Currents) -> Currents:
-    """The currents as NumPy arrays (a copy from the GPU where they are CuPy)."""
-    return Currents(*(to_host(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)))
+def map_currents(cur: Currents, move) -> Currents:
+    """The currents with move applied to each of their four arrays (to_host: NumPy copies of CuPy ones;
+    xp.asarray: on xp's device)."""
+    return Currents(*(move(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)))
 
 
 def far_patterns(system: System, u: Solutions, directions: np.ndarray, xp=np) -> np.ndarray:
@@ -115,7 +116,7 @@ def far_patterns(system: System, u: Solutions, directions: np.ndarray, xp=np) ->
     out = np.zeros((u.count, directions.shape[-2], 3), dtype=complex)
     for columns, coefficients, incidences in u.parts:
         cur = sprime_currents(system, columns)
-        cur = cur if xp is not np else currents_on_host(cur)
+        cur = cur if xp is not np else map_currents(cur, to_host)
         if directions.ndim == 2:
             out[incidences] = combine(far_field(directions, system.inner.points, cur, system.k, xp), coefficients)
             continue

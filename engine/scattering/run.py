@@ -15,7 +15,7 @@ from ..truncation.operator import Currents
 from .cases import surfaces_of, volume_sizes
 from .fem import discretise
 from .incidences import Solutions, combine, compress, solutions
-from .iteration import RobinMap, far_patterns, fixed_point, gmres, sprime_currents
+from .iteration import RobinMap, far_patterns, fixed_point, gmres, map_currents, sprime_currents
 from .mesh import ScatteringMesh, volume_mesh
 from .system import build_system, gamma_load, traces
 from .waves import dbsm, far_field, incident_field, plane_waves, rcs, unit_vectors
@@ -100,7 +100,7 @@ def pattern_3d(system, cur: Currents, step_deg: float = PATTERN_STEP_DEG, xp=np)
     chunk = max(1, PATTERN_CHUNK_ENTRIES // len(system.inner.points))
     sigma = np.empty(len(t))
     sources = xp.asarray(system.inner.points)  # on the device once for every chunk, with the currents
-    cur = Currents(*(xp.asarray(a) for a in (cur.cross_e, cur.cross_f, cur.dot_e, cur.dot_f)))
+    cur = map_currents(cur, xp.asarray)
     for start in range(0, len(t), chunk):
         sl = slice(start, start + chunk)
         pattern = far_field(unit_vectors(t[sl], p[sl])[0], sources, cur, system.k, xp)
