@@ -229,7 +229,10 @@ def _several_gpu_targets(data: dict, last: dict) -> list[str]:
             out.append(f"  - Why: the wall time adds what splitting does not divide: on {most} GPUs {best['loop']} "
                        f"spends {(best['seconds'] - best['kernel_seconds']) * 1e3:.2f} ms per call outside its "
                        "kernels (the currents' upload, the fields' copy back, the one host thread queuing each "
-                       "GPU's work in turn).")
+                       "GPU's work in turn), and that time varies from run to run with the host. What would reach "
+                       "it: fewer host calls per application (the upload, the kernels' graph and the copy back "
+                       "captured as one graph per GPU, so that queuing each GPU is one launch), or more work per "
+                       "call (several right-hand sides, below).")
     else:
         measured = (f" On {most} GPUs: {best['loop']} {_speed_up(last, best):.2f}x over one in kernel time, "
                     f"{_speed_up(last, best, 'seconds'):.2f}x in wall time." if best else "")
