@@ -125,6 +125,10 @@ def _targets(data: dict) -> list[str]:
                  "the same machine: measured by `paraflux bench scattering-ngsolve` (NGSolve on the GPU machine's "
                  "host threads beside the study on its GPU), in [scattering-ngsolve.md](scattering-ngsolve.md), "
                  "which states the verdict.")
+    lines.append("- 4 GPUs: the iteration's operator at least 3.5x one GPU at the largest size: measured by `paraflux "
+                 "bench truncation --multi-gpu-only` (multi-gpu-tiled, the loop `auto` takes on several GPUs, at "
+                 "numS = 32,422), in [truncation.md](truncation.md), whose Targets state the verdict, the reason "
+                 "of a miss and what would reach it.")
     return lines
 
 
