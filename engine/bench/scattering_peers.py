@@ -1,8 +1,9 @@
-"""Benchmark: the NASA almond's monostatic RCS, both polarisations, by the scattering study run through the
-almond example problem's settings (resources/problems/nasa-almond.toml, its scatterer replaced by a shared
-triangle surface) and by bempp-cl's EFIE (an independent boundary-element solver, PyPI `bempp-cl`, RWG
-functions, dense LU) on that same surface, both on this host, with the difference in dB and the time of each.
-Runs without a GPU."""
+"""Benchmark: monostatic RCS, both polarisations, of the NASA almond and the EMCC ogive, double ogive and
+cone-sphere, by the scattering study run through each target's example problem (resources/problems/*.toml) and by
+bempp-cl's EFIE (an independent boundary-element solver, PyPI `bempp-cl`, RWG functions, dense LU) on the same
+triangle surface, also refined on its facets, with the difference in dB and the time of each. The almond's
+surface is the bench's own (its example's scatterer replaced by it); an EMCC body's is the one its example
+builds at its defaults, so the study runs the example itself. Runs without a GPU."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ..problems.scattering import parse_scattering
 from ..problems.toml_input import read_toml
 from ..problems.scattering import ORDERS
 from ..scattering.edges import EDGE_ANGLE_DEG, EDGE_GROWTH, EDGE_SIZE, sharp_edges
+from ..scattering.emcc import BODIES, body_surface
 from ..scattering.run import run_problem
 from ..scattering.target import split_to_size
 from ..scattering.waves import dbsm, unit_vectors
@@ -31,45 +33,63 @@ from ..truncation.almond import almond_surface
 from ..truncation.fields import C0
 from ..truncation.surfaces import TriSurface
 from .environment import distribution_versions, host_threads, run_facts
-from .options import given, tuple_of, whole
+from .options import add_merge, given, tuple_of, whole
 
-EXAMPLE = "nasa-almond"  # the example problem whose settings the study runs with
+ALMOND = "nasa-almond"  # its example's scatterer is replaced by the bench's almond of `triangles` triangles
+TARGETS = (ALMOND, "ogive", "double-ogive", "cone-sphere")  # each the name of its example problem and case
 POLARIZATIONS = ("theta", "phi")  # VV: sigma_theta of theta-polarised incidence; HH: sigma_phi of phi-polarised
-SCATTERER = "almond.vtu"  # the shared surface, written beside the example's settings
+SCATTERER = "scatterer.vtu"  # the shared surface, written beside the example's settings where it replaces its own
+DENSE_MEMORY = 0.8  # a reference level is solved where its matrix and LU factors take at most this part of memory
 
 
 @dataclass(frozen=True)
 class PeersBenchConfig:
-    """The almond with about `triangles` triangles, monostatic at theta = 90 and these phi (degrees, phi = 0
-    looks at the tip), each polarisation; the target (dB). The frequency and the study's settings are the
+    """The targets (names of TARGETS), monostatic at theta = 90 and these phi (degrees, phi = 0 looks at the
+    tip), each polarisation; the almond with about `triangles` triangles; the target (dB), judged where the
+    finest reference is within region_db of its peak. The frequency and the study's settings are each
     example problem's. Where the difference comes from: bempp-cl also on the same facets with every triangle
-    split into four, 1 to reference_splits times; the study also at these (order, elements per wavelength)."""
+    split into four, 1 to reference_splits times (where its dense matrix fits); the study also at these
+    (order, elements per wavelength)."""
 
     triangles: int = 1200
     phi_deg: tuple[float, ...] = tuple(np.arange(0.0, 181.0, 5.0).tolist())
     target_db: float = 1.0
+    region_db: float = 30.0
     reference_splits: int = 0
     settings: tuple[tuple[int, float], ...] = ()
+    targets: tuple[str, ...] = TARGETS
 
 
-def example_problem(example: dict, cfg: PeersBenchConfig) -> dict:
-    """The almond example's problem file (as read) with its case replaced by the scatterer file SCATTERER
-    and its incidences by the bench's: theta = 90, every phi theta-polarised, then every phi phi-polarised."""
+def example_problem(example: dict, cfg: PeersBenchConfig, own: bool = False) -> dict:
+    """An example's problem file (as read) with its incidences replaced by the bench's (theta = 90, every phi
+    theta-polarised, then every phi phi-polarised) and, unless own, its case by the scatterer file SCATTERER."""
     data = copy.deepcopy(example)
-    del data["problem"]["case"]
-    data["problem"]["scatterer"] = SCATTERER
+    if not own:
+        del data["problem"]["case"]
+        data["problem"]["scatterer"] = SCATTERER
     n = len(cfg.phi_deg)
     data["incidence"] = {"theta_deg": 90.0, "phi_deg": list(cfg.phi_deg) * len(POLARIZATIONS),
                          "polarization": [p for p in POLARIZATIONS for _ in range(n)]}
     return data
 
 
+def shared_surface(name: str, example: dict, cfg: PeersBenchConfig) -> TriSurface:
+    """The surface both solvers take for target `name`: the almond of cfg.triangles triangles, or the EMCC body
+    as its example problem builds it at its defaults (cases.emcc_case: edges of a wavelength / its density)."""
+    if name == ALMOND:
+        return almond_surface(cfg.triangles)
+    problem = parse_scattering(example_problem(example, cfg, own=True), Path("."))
+    return body_surface(name, C0 / problem.frequency / problem.density)
+
+
 def ours(example: dict, cfg: PeersBenchConfig, body, setting: tuple[int, float] | None = None) -> dict:
     """The scattering study with the example's settings (but for setting: (order, elements per wavelength))
-    on the almond surface `body`: co-polarised monostatic RCS (dBsm) per polarisation and phi, the settings
-    it ran with, DOFs, time per phase (s)."""
+    on the surface `body`: the example itself where its case builds that very surface (an EMCC body at its
+    defaults), else with body as its scatterer file. Co-polarised monostatic RCS (dBsm) per polarisation and
+    phi, the settings it ran with, DOFs, time per phase (s)."""
     load = os.getloadavg()[0]
-    data = example_problem(example, cfg)
+    own = setting is None and example["problem"].get("case") in BODIES
+    data = example_problem(example, cfg, own)
     if setting is not None:
         data["solver"]["order"], data["geometry"]["elements_per_wavelength"] = setting
     with tempfile.TemporaryDirectory() as folder:
@@ -84,7 +104,8 @@ def ours(example: dict, cfg: PeersBenchConfig, body, setting: tuple[int, float] 
                          "inner_gap": problem.inner_gap, "outer_gap": problem.outer_gap, "shells": problem.shells,
                          "acceleration": s.acceleration, "tolerance": s.tolerance, "loop": s.loop,
                          "linear_solver": result.linear_solver, "sharp_edges": len(sharp_edges(gamma)),
-                         "edge_angle_deg": EDGE_ANGLE_DEG, "edge_size": EDGE_SIZE, "edge_growth": EDGE_GROWTH},
+                         "edge_angle_deg": EDGE_ANGLE_DEG, "edge_size": EDGE_SIZE, "edge_growth": EDGE_GROWTH,
+                         "case": problem.case},
             "rcs_dbsm": {p: dbsm(v).tolist() for p, v in sigma.items()},
             "iterations": {"theta": result.iteration_counts[:n].tolist(), "phi": result.iteration_counts[n:].tolist()},
             "converged": bool(result.converged.all()), "dofs": result.n_dofs, "tetrahedra": result.mesh.n_elements,
@@ -136,31 +157,71 @@ def bempp_efie(frequency_hz: float, phi_deg, body) -> dict:
 
 
 def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
-    body = almond_surface(cfg.triangles)
-    path = case_problem_path(EXAMPLE)
-    example = read_toml(path)
-    frequency = float(example["problem"]["frequency"])
+    """Each target of cfg in turn (the results so far checkpointed after each solve)."""
     data = {"benchmark": "scattering-peers", **run_facts(command), "config": asdict(cfg),
-            "example": "/".join(path.parts[-3:]), "frequency_hz": frequency, "host_threads": os.cpu_count(),
-            "load_before": os.getloadavg()[0], "triangles": len(body.triangles)}
-    data["ours"] = ours(example, cfg, body)
-    log(f"scattering study: {data['ours']['total_s']:.1f} s")
-    checkpoint(data)
-    data["bempp"] = bempp_efie(frequency, cfg.phi_deg, body)
-    log(f"bempp-cl EFIE: {data['bempp']['total_s']:.1f} s")
-    data["references"], data["settings"] = [], []
+            "host_threads": os.cpu_count(), "load_before": os.getloadavg()[0], "targets": []}
+    for name in cfg.targets:
+        data["targets"].append(run_target(name, cfg, log, lambda: checkpoint(data)))
+    return data
+
+
+def run_target(name: str, cfg: PeersBenchConfig, log, checkpoint) -> dict:
+    """One target's record: its example, frequency and shared surface, the study's run at the example's
+    settings and at cfg.settings, bempp-cl's on the shared surface and on it split (record["references"])."""
+    path = case_problem_path(name)
+    example = read_toml(path)
+    body = shared_surface(name, example, cfg)
+    frequency = float(example["problem"]["frequency"])
+    record = {"target": name, "config": asdict(cfg), "example": "/".join(path.parts[-3:]),
+              "frequency_hz": frequency, "triangles": len(body.triangles), "references": [], "settings": []}
+    if name in BODIES:
+        record["body"] = {"length_in": BODIES[name].length, "radius_in": BODIES[name].radius}
+    record["ours"] = ours(example, cfg, body)
+    log(f"{name}: scattering study {record['ours']['total_s']:.1f} s")
+    checkpoint()
+    record["bempp"] = bempp_efie(frequency, cfg.phi_deg, body)
+    log(f"{name}: bempp-cl EFIE on {len(body.triangles):,} triangles {record['bempp']['total_s']:.1f} s")
+    checkpoint()
     for splits in range(1, cfg.reference_splits + 1):
         split = split_surface(body, splits)
-        data["references"].append({"splits": splits, "triangles": len(split.triangles),
-                                   **bempp_efie(frequency, cfg.phi_deg, split)})
-        log(f"bempp-cl EFIE on {len(split.triangles):,} triangles: {data['references'][-1]['total_s']:.1f} s")
-        checkpoint(data)
+        if not dense_fits(len(split.triangles)):
+            record["reference_skipped"] = {"splits": splits, "triangles": len(split.triangles)}
+            break
+        record["references"].append({"splits": splits, "triangles": len(split.triangles),
+                                     **bempp_efie(frequency, cfg.phi_deg, split)})
+        log(f"{name}: bempp-cl EFIE on {len(split.triangles):,} triangles {record['references'][-1]['total_s']:.1f} s")
+        checkpoint()
     for setting in cfg.settings:
-        data["settings"].append(ours(example, cfg, body, setting))
-        log(f"scattering study at order {setting[0]}, {setting[1]:g} per wavelength: "
-            f"{data['settings'][-1]['total_s']:.1f} s")
-        checkpoint(data)
-    return data
+        record["settings"].append(ours(example, cfg, body, setting))
+        log(f"{name}: scattering study at order {setting[0]}, {setting[1]:g} per wavelength: "
+            f"{record['settings'][-1]['total_s']:.1f} s")
+        checkpoint()
+    return record
+
+
+def dense_fits(triangles: int) -> bool:
+    """Whether bempp-cl's dense EFIE matrix on a closed surface of this many triangles (3/2 unknowns a
+    triangle), with its LU factors beside it, takes at most DENSE_MEMORY of this host's memory."""
+    unknowns = 3 * triangles // 2
+    return 2 * 16 * unknowns ** 2 <= DENSE_MEMORY * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def targets_of(data: dict) -> list[dict]:
+    """A record's targets; a record from before there were several is the almond's alone."""
+    return data["targets"] if "targets" in data else [{**data, "target": ALMOND}]
+
+
+def merge(data: dict, earlier: dict) -> dict:
+    """data with the targets of an earlier run that it did not measure, each keeping the run (date, command,
+    commit) that measured it, in the order of TARGETS."""
+    if earlier.get("benchmark") != "scattering-peers":
+        raise ValueError("only scattering-peers results can be merged")
+    have = {t["target"] for t in data["targets"]}
+    run = {k: earlier[k] for k in ("date", "command", "commit")}
+    kept = [{"run": run, **{k: v for k, v in t.items() if k not in ("date", "command", "commit", "versions",
+                                                                     "benchmark", "targets")}}
+            for t in targets_of(earlier) if t["target"] not in have]
+    return {**data, "targets": sorted(kept + data["targets"], key=lambda t: TARGETS.index(t["target"]))}
 
 
 def split_surface(body, splits: int):
@@ -186,18 +247,23 @@ def setting(text: str) -> tuple[int, float]:
 
 def add_arguments(parser) -> None:
     """`paraflux bench scattering-peers`' own options."""
+    parser.add_argument("--targets", nargs="+", choices=TARGETS, metavar="NAME",
+                        help=f"the targets, each run through its example problem: {', '.join(TARGETS)} "
+                             "(default all)")
     parser.add_argument("--triangles", type=whole(20), metavar="N",
                         help=f"the almond's triangles, about; at least 20 (default {PeersBenchConfig.triangles})")
     parser.add_argument("--reference-splits", type=whole(0), metavar="N",
                         help="bempp-cl also on the same facets with every triangle split into four, 1 to N times, "
-                             "to show how far the reference itself moves (default 0)")
+                             "where its dense matrix fits in memory, to show how far the reference itself moves "
+                             "(default 0)")
     parser.add_argument("--settings", type=setting, nargs="+", metavar="ORDER:EPW",
                         help="the study also at these Nedelec orders and elements per wavelength on the same "
                              "surface, e.g. 3:8 (default none)")
+    add_merge(parser, "the targets")
 
 
 def run(args, command, log, checkpoint) -> dict:
     """The benchmark as `paraflux bench scattering-peers` asks for it."""
     config = given(PeersBenchConfig(), triangles=args.triangles, reference_splits=args.reference_splits,
-                   settings=tuple_of(args.settings))
+                   settings=tuple_of(args.settings), targets=tuple(dict.fromkeys(args.targets or ())))
     return run_peers_benchmark(config, command, log, checkpoint)
