@@ -12,6 +12,7 @@ from ..output import write_json
 from ..study import FieldMesh, ResultField, ResultFields
 from ..truncation.fields import C0
 from .mie import amplitudes
+from .polarisations import POLARISED_HEADER, both_polarisations, polarised_rows
 from .waves import dbsm
 
 RCS_HEADER = ("incidence", "inc_theta_deg", "inc_phi_deg", "polarization", "theta_deg", "phi_deg",
@@ -51,15 +52,13 @@ def scattering_summary(result) -> dict:
 
 
 def write_scattering(result, out_dir) -> list[Path]:
-    """rcs.csv, summary.json, solution.vtu and currents.vtu into out_dir."""
+    """rcs.csv, summary.json, solution.vtu and currents.vtu into out_dir; rcs_polarisations.csv (VV, HH, HV and
+    VH side by side) where some direction has incidences of both polarisations."""
     import meshio  # noqa: PLC0415
 
     out_dir = Path(out_dir)
     paths = [out_dir / n for n in ("rcs.csv", "summary.json", "solution.vtu", "currents.vtu")]
-    with open(paths[0], "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(RCS_HEADER)
-        writer.writerows(rcs_rows(result))
+    _write_csv(paths[0], RCS_HEADER, rcs_rows(result))
     write_json(paths[1], scattering_summary(result))
     m = result.mesh
     meshio.write(paths[2], meshio.Mesh(m.points, [("tetra", m.tets)], cell_data={
@@ -70,7 +69,17 @@ def write_scattering(result, out_dir) -> list[Path]:
     meshio.write(paths[3], meshio.Mesh(pts, [("vertex", np.arange(len(pts))[:, None])], point_data={
         "J_real": result.currents_j.real, "J_imag": result.currents_j.imag,
         "M_real": result.currents_m.real, "M_imag": result.currents_m.imag}))
+    if both_polarisations(result.problem):
+        paths.append(out_dir / "rcs_polarisations.csv")
+        _write_csv(paths[-1], POLARISED_HEADER, polarised_rows(result))
     return paths
+
+
+def _write_csv(path: Path, header, rows) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 def mie_overlay(result) -> np.ndarray | None:
