@@ -49,10 +49,16 @@ class ChartPage(QtWidgets.QWidget):
         self.figure = Figure(layout="constrained")
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.canvas.setMinimumSize(200, 150)
+        self.toolbar = NavigationToolbar2QT(self.canvas, self)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(NavigationToolbar2QT(self.canvas, self))
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.canvas, 1)
+
+    def reset(self) -> None:
+        """An empty figure and no zoom history, for the next run's chart of this title."""
+        self.figure.clear()
+        self.toolbar.update()
 
 
 class ChartsView(QtWidgets.QTabWidget):
@@ -75,12 +81,19 @@ class ChartsView(QtWidgets.QTabWidget):
         self._live_clock = QtCore.QElapsedTimer()
 
     def _restart(self, *titles: str) -> list[Figure]:
-        """Replace every tab by empty figures with these titles (in this order)."""
+        """Empty figures with these titles (in this order) as the only tabs. A page whose title the last run
+        had is cleared and reused; the others are deleted: a run leaves no figure, canvas or toolbar behind
+        (QTabWidget.clear only hides its pages)."""
+        old, self.pages = self.pages, {}
         self.clear()
-        self.pages = {}
         for title in titles:
-            self.pages[title] = ChartPage(title)
+            page = old.pop(title, None)
+            self.pages[title] = page if page is not None else ChartPage(title)
+            self.pages[title].reset()
             self.addTab(self.pages[title], title)
+        for page in old.values():
+            page.figure.clear()
+            page.deleteLater()
         return [self.pages[t].figure for t in titles]
 
     def _done(self, headline: str) -> None:
@@ -182,10 +195,12 @@ class ChartsView(QtWidgets.QTabWidget):
     # -- scattering ----------------------------------------------------------------------------------------
     def show_scattering(self, result, result_fields) -> None:
         """RCS cuts in dBsm (Cartesian, one panel per cut, the Mie series beside a sphere; for monostatic runs
-        the back-scatter RCS against angle), the same cuts in polar form, each incidence's iteration, time."""
+        VV, HH and the cross-polarised parts against the swept angle), the same in polar form, each incidence's
+        iteration, time."""
         if result.problem.monostatic:
-            cuts, iterations, timing = self._restart("Monostatic RCS", "Iterations", "Time per phase")
-            self._monostatic_chart(cuts, result)
+            cuts, polar, iterations, timing = self._restart("Monostatic RCS", "Monostatic polar", "Iterations",
+                                                            "Time per phase")
+            self._monostatic_charts(cuts, polar, result)
             headline = "Monostatic RCS"
         else:
             cuts, polar, iterations, timing = self._restart("RCS cuts", "RCS polar", "Iterations", "Time per phase")
@@ -262,16 +277,13 @@ class ChartsView(QtWidgets.QTabWidget):
             self.polar_axes.append(ax)
         legend_outside(figure, self.polar_axes)
 
-    def _monostatic_chart(self, figure: Figure, result) -> None:
-        ax = figure.add_subplot()
-        angle = np.asarray(result.theta)[:, 0]
-        order = np.argsort(angle, kind="stable")
-        self.far_field_lines = [ax.plot(angle[order], dbsm(s[:, 0])[order], label=name, color=c, marker=".")[0]
-                                for s, c, name in ((result.sigma_theta, "tab:blue", "theta^ part"),
-                                                   (result.sigma_phi, "tab:orange", "phi^ part"))]
-        ax.set(xlabel="back-scatter direction theta (deg)", ylabel="RCS (dBsm)", title="Monostatic RCS")
-        ax.grid(True, alpha=0.3)
-        legend_outside(figure, ax)
+    def _monostatic_charts(self, cartesian: Figure, polar: Figure, result) -> None:
+        """VV, HH, HV and VH against the swept angle, Cartesian and polar (app/rcs_charts.py)."""
+        from . import rcs_charts  # noqa: PLC0415 (it draws with this module's legend and range)
+
+        self.far_field_lines = rcs_charts.cartesian_chart(cartesian, result)
+        axes = rcs_charts.polar_chart(polar, result)
+        self.polar_axes = [] if axes is None else [axes]
 
     def _convergence_chart(self, ax, result) -> None:
         """The residual per incidence (up to six; more: the largest and the median)."""
