@@ -49,10 +49,16 @@ class ChartPage(QtWidgets.QWidget):
         self.figure = Figure(layout="constrained")
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.canvas.setMinimumSize(200, 150)
+        self.toolbar = NavigationToolbar2QT(self.canvas, self)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(NavigationToolbar2QT(self.canvas, self))
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.canvas, 1)
+
+    def reset(self) -> None:
+        """An empty figure and no zoom history, for the next run's chart of this title."""
+        self.figure.clear()
+        self.toolbar.update()
 
 
 class ChartsView(QtWidgets.QTabWidget):
@@ -75,12 +81,19 @@ class ChartsView(QtWidgets.QTabWidget):
         self._live_clock = QtCore.QElapsedTimer()
 
     def _restart(self, *titles: str) -> list[Figure]:
-        """Replace every tab by empty figures with these titles (in this order)."""
+        """Empty figures with these titles (in this order) as the only tabs. A page whose title the last run
+        had is cleared and reused; the others are deleted: a run leaves no figure, canvas or toolbar behind
+        (QTabWidget.clear only hides its pages)."""
+        old, self.pages = self.pages, {}
         self.clear()
-        self.pages = {}
         for title in titles:
-            self.pages[title] = ChartPage(title)
+            page = old.pop(title, None)
+            self.pages[title] = page if page is not None else ChartPage(title)
+            self.pages[title].reset()
             self.addTab(self.pages[title], title)
+        for page in old.values():
+            page.figure.clear()
+            page.deleteLater()
         return [self.pages[t].figure for t in titles]
 
     def _done(self, headline: str) -> None:
