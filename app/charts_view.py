@@ -14,6 +14,8 @@ from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.scattering.waves import dbsm
 
+from . import rcs_charts
+
 DB_RANGE = 50.0  # dB below the peak that the RCS charts show
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:olive", "tab:cyan")
 LABEL_WIDTH = 18  # characters per line of a category label before it wraps
@@ -279,10 +281,8 @@ class ChartsView(QtWidgets.QTabWidget):
 
     def _monostatic_charts(self, cartesian: Figure, polar: Figure, result) -> None:
         """VV, HH, HV and VH against the swept angle, Cartesian and polar (app/rcs_charts.py)."""
-        from . import rcs_charts  # noqa: PLC0415 (it draws with this module's legend and range)
-
-        self.far_field_lines = rcs_charts.cartesian_chart(cartesian, result)
-        axes = rcs_charts.polar_chart(polar, result)
+        self.far_field_lines = rcs_charts.cartesian_chart(cartesian, result, legend_outside, DB_RANGE)
+        axes = rcs_charts.polar_chart(polar, result, legend_outside, DB_RANGE)
         self.polar_axes = [] if axes is None else [axes]
 
     def _convergence_chart(self, ax, result) -> None:

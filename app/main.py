@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtWidgets
 
 from paraflux.engine.errors import ParaFluxError
 from paraflux.engine.problems import case_boundaries, load_case_problem, load_problem, problem_as_dict
+from paraflux.engine.problems.toml_output import write_problem
 from paraflux.engine.bem.fem_check import check_against_hex_fem
 from paraflux.engine.studies import STUDIES, study_for_kind
 from paraflux.engine.output import replace_atomically, write_text_atomic
@@ -82,6 +83,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels = make_panels()
         self.panels["truncation"].scaling_button.clicked.connect(self.run_scaling)
         self.panels["elastostatic-bem"].fem_check_button.clicked.connect(self.run_fem_check)
+        self.panels["scattering"].open_target_button.clicked.connect(self.open_mesh)
+        self.panels["scattering"].save_problem_button.clicked.connect(self.save_problem)
         self.panel: StudyPanel = self.panels["magnetostatic"]
         self.model = Session(self.panel.study.name)
         self.jobs = JobRunner(self, self.on_progress, self.on_failed)
@@ -140,6 +143,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tables.setDocumentMode(True)
         self.tables.addTab(self.summary, "Results")
         self.tables.addTab(self.compare_panel.table_page, "Compare")
+        for panel in self.panels.values():  # a study's own result table, shown while it is selected
+            if panel.result_table is not None:
+                self.tables.addTab(panel.result_table, panel.result_table_title)
+        self._show_result_tables()
         area = QtWidgets.QSplitter(QtCore.Qt.Vertical)
         area.addWidget(self.charts)
         area.addWidget(self.tables)
@@ -148,6 +155,11 @@ class MainWindow(QtWidgets.QMainWindow):
         area.setChildrenCollapsible(False)
         self.results_splitter = area
         return area
+
+    def _show_result_tables(self) -> None:
+        for panel in self.panels.values():
+            if panel.result_table is not None:
+                self.tables.setTabVisible(self.tables.indexOf(panel.result_table), panel is self.panel)
 
     def share_space(self) -> None:
         """The default split: the controls as wide as they need (at least a fifth of the window), the rest
@@ -254,6 +266,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menu(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("Open problem...", self.open_problem)
+        file_menu.addAction("Save problem...", self.save_problem)
         file_menu.addAction("Open session...", self.open_session)
         file_menu.addAction("Save session...", self.save_session)
         self.recent_menu = file_menu.addMenu("Recent problems")
@@ -292,6 +305,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.variant_pages.setCurrentWidget(self.panel.variants_page)
         for stack in (self.study_pages, self.variant_pages):
             _fit_to_current(stack)
+        self._show_result_tables()
         self.case_box.blockSignals(True)
         self.case_box.clear()
         self.case_box.addItems(self.panel.cases)
@@ -333,6 +347,23 @@ class MainWindow(QtWidgets.QMainWindow):
                 write_text_atomic(Path(path), text)
             except OSError as exc:
                 self.show_error(f"cannot write {path}: {exc}")
+
+    def save_problem(self) -> None:
+        source = self.model.source
+        suggested = source.with_suffix(".toml") if source else Path("problem.toml")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save problem", str(suggested), "Problem files (*.toml)")
+        if path:
+            self.write_problem(Path(path))
+
+    def write_problem(self, path: Path) -> None:
+        """The problem as shown as a TOML problem file that `paraflux solve` reads back the same, its file paths
+        relative to it (engine/problems/toml_output.py)."""
+        try:
+            write_problem(self.current_problem(), path)
+        except (OSError, ParaFluxError) as exc:
+            self.show_error(f"cannot save the problem: {exc}")
+            return
+        self._log(f"saved problem {path}")
 
     def open_session(self) -> None:
         if self._refuse_while_busy():
@@ -468,6 +499,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.problem_label.setText(path.name)
         self._show_problem(data, path, boundary_names)
+        if self.panel.preview_on_open:
+            self.preview()
 
     def _show_problem(self, data: dict, source: Path | None, boundary_names=()) -> None:
         self.model.show_problem(data, source)
@@ -594,6 +627,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """What must not start a second job or change the problem while one runs (one job at a time)."""
         return [self.solve_button, self.compare_button, self.preview_button, self.study_box, self.open_button,
                 self.open_mesh_button, self.panels["truncation"].scaling_button,
+                self.panels["scattering"].open_target_button,
                 self.panels["elastostatic-bem"].fem_check_button]
 
     def _refuse_while_busy(self) -> bool:

@@ -8,8 +8,6 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from paraflux.engine.scattering.polarisations import PARTS, polarised_rcs, sweep_angle
-
-from .charts_view import DB_RANGE, legend_outside
 STYLES = {"VV": {"color": "tab:blue", "linewidth": 1.8}, "HH": {"color": "tab:orange", "linewidth": 1.8},
           "HV": {"color": "tab:green", "linewidth": 1.0, "linestyle": "--"},
           "VH": {"color": "tab:red", "linewidth": 1.0, "linestyle": ":"}}
@@ -40,22 +38,23 @@ def _angle_ticks(ax, angle: np.ndarray) -> None:
         ax.set_xticks(np.arange(45.0 * np.floor(angle.min() / 45.0), angle.max() + 1.0, 45.0))
 
 
-def cartesian_chart(figure: Figure, result) -> list:
-    """RCS (dBsm) against the swept angle, a line per part; the lines drawn."""
+def cartesian_chart(figure: Figure, result, legend, db_range: float) -> list:
+    """RCS (dBsm) against the swept angle, a line per part, db_range dB under the peak; legend(figure, axes)
+    places the legend (the charts' own rule); the lines drawn."""
     name, angle, curves, top = monostatic_curves(result)
     ax = figure.add_subplot()
     lines = [ax.plot(angle, values, label=LABELS[part], marker="." if len(angle) <= 60 else None,
                      **STYLES[part])[0] for part, values in curves]
     ax.set(xlabel=AXIS_NAMES[name], ylabel="RCS (dBsm)", title=_title(result, name),
-           ylim=(top - DB_RANGE, top + 5.0))
+           ylim=(top - db_range, top + 5.0))
     _angle_ticks(ax, angle)
     ax.grid(True, alpha=0.3)
-    legend_outside(figure, ax)
+    legend(figure, ax)
     return lines
 
 
-def polar_chart(figure: Figure, result):
-    """The same curves in polar form (radius in dBsm from DB_RANGE under the peak; a sweep over all
+def polar_chart(figure: Figure, result, legend, db_range: float):
+    """The same curves in polar form (radius in dBsm from db_range under the peak; a sweep over all
     directions closes its curves); None, with a note, when the incidences are not one sweep of an angle."""
     name, angle, curves, top = monostatic_curves(result)
     if name == "incidence":
@@ -70,11 +69,11 @@ def polar_chart(figure: Figure, result):
     closed = len(angle) > 2 and np.ptp(angle) + np.min(np.diff(angle), initial=360.0) >= 359.999
     radians = np.radians(np.append(angle, angle[0] + 360.0) if closed else angle)
     for part, values in curves:
-        shown = np.maximum(values, top - DB_RANGE)  # under the centre's value: drawn at the centre
+        shown = np.maximum(values, top - db_range)  # under the centre's value: drawn at the centre
         ax.plot(radians, np.append(shown, shown[0]) if closed else shown, label=LABELS[part], **STYLES[part])
-    ax.set_rlim(top - DB_RANGE, top + 3.0)
+    ax.set_rlim(top - db_range, top + 3.0)
     ax.set_rlabel_position(112.5)  # between the angle labels of 90 and 135 degrees
     ax.tick_params(labelsize="small")
     ax.set_title(f"{_title(result, name)}, dBsm\nangle: {AXIS_NAMES[name]}", fontsize="medium")
-    legend_outside(figure, ax)
+    legend(figure, ax)
     return ax

@@ -66,6 +66,9 @@ class StudyPanel:
     size_key = "elements"  # the [case] key the element-count box sets
     mesh_filter = "All files (*)"
     done_message = "done"
+    preview_on_open = False  # whether the window previews a mesh file as soon as it is opened
+    result_table: QtWidgets.QWidget | None = None  # a table of the result the window shows beside the summary
+    result_table_title = ""
 
     def __init__(self, study: Study):
         self.study = study

@@ -1,6 +1,6 @@
-"""What is said of a scatterer file before it is solved: its surface and the S' and S built around it, as the
-solve meshes them, its extent in metres and in wavelengths, and whether the file declares its length unit
-(the window's preview of an opened target)."""
+"""What is said of a scatterer before it is solved: its surface and the S' and S around it, as the solve
+meshes them, its extent in metres and in wavelengths, and whether its file declares its length unit (the
+window's preview of an opened target or a built-in case)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..mesh.meshing_process import run_meshing
 from ..problems.scattering import LENGTH_UNITS
 from ..truncation.fields import C0
 from ..truncation.surfaces import TriSurface
-from .cases import target_case
+from .cases import surfaces_of
 from .target import UNIT_DECLARED
 
 
@@ -24,8 +23,8 @@ def unit_declared(path) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class TargetPreview:
-    """A target file meshed for a frequency: Gamma, S' and S (metres), the length unit it was read in
-    (None where the file declares its own) and Gamma's extent (3,) m along x, y and z."""
+    """A scatterer meshed for a frequency: Gamma, S' and S (metres), the length unit its file was read in
+    (None where the file declares its own, and for a built-in case) and Gamma's extent (3,) m along x, y, z."""
 
     name: str
     body: TriSurface
@@ -55,11 +54,10 @@ class TargetPreview:
 
 
 def preview_target(problem, control=None) -> TargetPreview:
-    """The problem's scatterer file (problem.case None, S' and S not given) meshed as its solve meshes it,
-    in the meshing process when control can cancel; MeshError / ProblemError as the solve would raise."""
-    wavelength = C0 / problem.frequency
-    body, inner, outer = run_meshing(target_case, str(problem.scatterer_path), problem.length_scale,
-                                     problem.length_unit, wavelength, problem.inner_gap, problem.outer_gap,
-                                     problem.density, problem.shells, control=control)
-    unit = None if unit_declared(problem.scatterer_path) else problem.length_unit
-    return TargetPreview(Path(problem.scatterer_path).name, body, inner, outer, unit, np.ptp(body.points, axis=0))
+    """The problem's Gamma, S' and S meshed as its solve meshes them (a case or target file in the meshing
+    process when control can cancel); MeshError / ProblemError as the solve would raise them."""
+    body, inner, outer = surfaces_of(problem, C0 / problem.frequency, control)
+    path = problem.scatterer_path
+    unit = None if problem.case is not None or unit_declared(path) else problem.length_unit
+    name = problem.case or Path(path).name
+    return TargetPreview(name, body, inner, outer, unit, np.ptp(body.points, axis=0))
