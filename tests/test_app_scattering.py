@@ -19,7 +19,7 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     box = window.study_box
     box.setCurrentIndex(box.findText("Scattering (FE-IIIEE)"))
     assert [window.case_box.itemText(i) for i in range(window.case_box.count())] == [
-        "pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap"]
+        "pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap", "aircraft"]
     assert set(window.axis_boxes) == {"acceleration", "linear_solver", "loop"}
     panel = window.panel
     settings = [window.materials.item(r, 0).data(QtCore.Qt.UserRole) for r in range(window.materials.rowCount())]

@@ -17,7 +17,7 @@ from .schema import REQUIRED, Key, Schema, Section
 from .toml_input import Table, problem_head, table
 
 LENGTH_UNITS = {"m": 1.0, "cm": 1e-2, "mm": 1e-3, "in": 0.0254}
-CASES = ("pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap")
+CASES = ("pec-sphere", "nasa-almond", "ogive", "double-ogive", "cone-sphere", "cone-sphere-gap", "aircraft")
 SHELLS = ("auto", "ellipsoid", "offset")  # S' and S built around a target (scattering/shells.py)
 ORDERS = (1, 2, 3)
 ACCELERATIONS = ("fixed-point", "gmres")
@@ -25,6 +25,7 @@ MAX_DIRECTIONS = 1_000_000
 MAX_INCIDENCES = 10_000
 MAX_ITERATIONS = 1_000
 POLARIZATIONS = ("theta", "phi")
+BOTH = "both"  # [incidence] polarization: every direction in each of POLARIZATIONS
 DEFAULT_EPW = {1: 16.0, 2: 6.0, 3: 4.0}  # elements per wavelength: <= 0.5 dB against Mie at ka = 1, 3 and pi
 DEFAULT_ORDER = 2  # faster and more accurate than order 1 on the sphere and the almond (issue 43)
 _ANGLES = "number, list or {start, stop, step}"
@@ -61,8 +62,9 @@ def schema() -> Schema:
         Section("incidence", (
             Key("theta_deg", (float, list, dict), 0.0, "degrees", _ANGLES, "polar angle the wave arrives from"),
             Key("phi_deg", (float, list, dict), 0.0, "degrees", _ANGLES, "azimuth the wave arrives from"),
-            Key("polarization", (str, list), "theta", "", "theta, phi, or a list of them", "along theta^ or phi^ "
-                "at the arrival direction")),
+            Key("polarization", (str, list), "theta", "", "theta, phi, both, or a list of theta and phi",
+                "along theta^ or phi^ at the arrival direction; both: each direction twice, theta then phi "
+                "(VV and HH with their cross-polarised parts)")),
             f"plane waves arriving from (theta, phi): lists of equal length pair up, one value repeats; at most "
             f"{MAX_INCIDENCES:,}"),
         Section("far_field", (
@@ -177,18 +179,25 @@ def _incidences(top: Table) -> tuple[Incidence, ...]:
     theta, phi = angles(t, "theta_deg"), angles(t, "phi_deg")
     pol = t.raw("polarization")
     t.done()
-    pols = pol if isinstance(pol, list) else [pol]
+    both = pol == BOTH
+    pols = list(POLARIZATIONS) if both else pol if isinstance(pol, list) else [pol]
     if not all(isinstance(p, str) and p in POLARIZATIONS for p in pols):
-        raise ProblemError(f"[incidence] polarization must be \"theta\" or \"phi\" or a list of them, got {pol!r}")
+        raise ProblemError(f"[incidence] polarization must be \"theta\", \"phi\", \"{BOTH}\" or a list of "
+                           f"\"theta\" and \"phi\", got {pol!r}")
     if not theta or not phi or not pols:
         raise ProblemError("[incidence] gives no incidence: theta_deg, phi_deg and polarization need at least one value")
-    n = max(len(theta), len(phi), len(pols))
-    if any(len(x) not in (1, n) for x in (theta, phi, pols)):
-        raise ProblemError(f"[incidence] theta_deg, phi_deg and polarization lists must have equal lengths, got "
-                           f"{len(theta)}, {len(phi)} and {len(pols)}")
-    if n > MAX_INCIDENCES:
-        raise ProblemError(f"[incidence] gives {n:,} incidences, more than {MAX_INCIDENCES:,}; split them in a sweep")
+    lists = (theta, phi) if both else (theta, phi, pols)
+    n = max(len(x) for x in lists)
+    if any(len(x) not in (1, n) for x in lists):
+        raise ProblemError(f"[incidence] theta_deg, phi_deg{'' if both else ' and polarization'} lists must have "
+                           f"equal lengths, got {', '.join(str(len(x)) for x in lists)}")
+    count = n * len(pols) if both else n
+    if count > MAX_INCIDENCES:
+        raise ProblemError(f"[incidence] gives {count:,} incidences, more than {MAX_INCIDENCES:,}; split them in a "
+                           "sweep")
     pick = lambda xs, i: xs[i if len(xs) > 1 else 0]  # noqa: E731
+    if both:  # each direction theta-polarised, then phi-polarised
+        return tuple(Incidence(pick(theta, i), pick(phi, i), p) for i in range(n) for p in POLARIZATIONS)
     return tuple(Incidence(pick(theta, i), pick(phi, i), pick(pols, i)) for i in range(n))
 
 

@@ -1,7 +1,7 @@
 """Built-in scattering geometries and targets from files as three closed surfaces (Gamma, S', S) in metres,
-meshed for a frequency: the PEC sphere inside two spheres; the NASA almond and the other EMCC bodies
-(emcc.py), or a scatterer from a surface mesh or CAD file (target.py), inside S' and S built around them;
-or all three surfaces from files."""
+meshed for a frequency: the PEC sphere inside two spheres; the NASA almond, the other EMCC bodies
+(emcc.py) and the faceted aircraft (aircraft.py), or a scatterer from a surface mesh or CAD file
+(target.py), inside S' and S built around them; or all three surfaces from files."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 from ..mesh.meshing_process import run_meshing
 from ..truncation.almond import ALMOND_LENGTH, almond_surface
 from ..truncation.surfaces import TriSurface, read_surface
+from .aircraft import AIRCRAFT_LENGTH, aircraft_surface
 from .edges import edge_sizes
 from .emcc import BODIES, INCH, body_surface
 from .mesh import check_surface_size, enclosed_volume
@@ -63,6 +64,13 @@ def emcc_case(name: str, wavelength: float, inner_gap: float, outer_gap: float, 
     return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
 
 
+def aircraft_case(wavelength: float, inner_gap: float, outer_gap: float, density: float, shells: str):
+    """(Gamma, S', S) for the faceted aircraft (aircraft.py, nose toward +x) inside S' and S."""
+    size = wavelength / density
+    body = aircraft_surface(size)
+    return (body, *shells_around(body, inner_gap * wavelength, outer_gap * wavelength, size, shells))
+
+
 def target_case(path: str, scale: float, unit: str, wavelength: float, inner_gap: float, outer_gap: float,
                 density: float, shells: str):
     """(Gamma, S', S) for the scatterer of a surface-mesh or CAD file (coordinates in unit, scale m per unit,
@@ -104,18 +112,21 @@ def surfaces_of(problem, wavelength: float, control=None) -> tuple[TriSurface, T
         check_surface_size(radius + problem.outer_gap * wavelength, size)  # S, before gmsh
         check_target_size(2 * radius, wavelength, f'is length_unit = "{problem.length_unit}" right for the radius?')
         return run_meshing(sphere_case, radius, wavelength, *gaps, control=control)
-    half = ALMOND_LENGTH / 2 if problem.case == "nasa-almond" else BODIES[problem.case].length * INCH / 2
+    half = (ALMOND_LENGTH if problem.case == "nasa-almond" else AIRCRAFT_LENGTH if problem.case == "aircraft"
+            else BODIES[problem.case].length * INCH) / 2
     check_surface_size(half + problem.outer_gap * wavelength, size)
     if problem.case == "nasa-almond":
         return run_meshing(almond_case, wavelength, *gaps, problem.shells, control=control)
+    if problem.case == "aircraft":
+        return run_meshing(aircraft_case, wavelength, *gaps, problem.shells, control=control)
     return run_meshing(emcc_case, problem.case, wavelength, *gaps, problem.shells, control=control)
 
 
 def volume_sizes(problem, body: TriSurface, size: float):
     """What mesh.volume_mesh takes as size_at for a problem's scatterer meshed at element size (m): finer
-    tetrahedra at its sharp edges (edges.py) for the almond, the EMCC bodies and a target file; None (the
-    element size everywhere) for the sphere, which has none, and for three surface files, whose volume
-    mesh follows their own triangles."""
+    tetrahedra at its sharp edges (edges.py) for the almond, the EMCC bodies, the aircraft and a target
+    file; None (the element size everywhere) for the sphere, which has none, and for three surface files,
+    whose volume mesh follows their own triangles."""
     if problem.case == "pec-sphere" or (problem.case is None and problem.inner_path is not None):
         return None
     return edge_sizes(body, size)

@@ -82,7 +82,10 @@ SCATTERING = register(Study(
            Case("cone-sphere", "EMCC cone-sphere", "the EMCC cone-sphere (a 7 deg cone tangent to a 2.947 in sphere, "
                 "27.13 in long, tip toward +x) inside S' and S built around it", "3D scattering"),
            Case("cone-sphere-gap", "EMCC cone-sphere with gap", "the EMCC cone-sphere with a 0.359 in wide, 0.25 in "
-                "deep gap where the cone meets the sphere, inside S' and S built around it", "3D scattering")),
+                "deep gap where the cone meets the sphere, inside S' and S built around it", "3D scattering"),
+           Case("aircraft", "Faceted aircraft", "a faceted low-observable aircraft (20.1 m long, 13.2 m span: "
+                "swept arrowhead planform, sharp chines, twin tails canted 40 deg; nose toward +x) inside S' and S "
+                "built around it; 85 MHz, 5.7 wavelengths long, in its example", "3D scattering")),
     summary=scattering_summary,
     describe=describe,
     shortfall=shortfall,
