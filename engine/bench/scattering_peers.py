@@ -161,19 +161,22 @@ def run_peers_benchmark(cfg: PeersBenchConfig, command, log=print, checkpoint=la
     data = {"benchmark": "scattering-peers", **run_facts(command), "config": asdict(cfg),
             "host_threads": os.cpu_count(), "load_before": os.getloadavg()[0], "targets": []}
     for name in cfg.targets:
-        data["targets"].append(run_target(name, cfg, log, lambda: checkpoint(data)))
+        data["targets"].append({"target": name})  # filled in place, so that each checkpoint holds it so far
+        run_target(data["targets"][-1], cfg, log, lambda: checkpoint(data))
     return data
 
 
-def run_target(name: str, cfg: PeersBenchConfig, log, checkpoint) -> dict:
-    """One target's record: its example, frequency and shared surface, the study's run at the example's
-    settings and at cfg.settings, bempp-cl's on the shared surface and on it split (record["references"])."""
+def run_target(record: dict, cfg: PeersBenchConfig, log, checkpoint) -> None:
+    """Fills record ({"target": name}): the target's example, frequency and shared surface, the study's run at
+    the example's settings and at cfg.settings, bempp-cl's on the shared surface and on it split
+    (record["references"])."""
+    name = record["target"]
     path = case_problem_path(name)
     example = read_toml(path)
     body = shared_surface(name, example, cfg)
     frequency = float(example["problem"]["frequency"])
-    record = {"target": name, "config": asdict(cfg), "example": "/".join(path.parts[-3:]),
-              "frequency_hz": frequency, "triangles": len(body.triangles), "references": [], "settings": []}
+    record.update({"config": asdict(cfg), "example": "/".join(path.parts[-3:]), "frequency_hz": frequency,
+                   "triangles": len(body.triangles), "references": [], "settings": []})
     if name in BODIES:
         record["body"] = {"length_in": BODIES[name].length, "radius_in": BODIES[name].radius}
     record["ours"] = ours(example, cfg, body)
@@ -196,7 +199,6 @@ def run_target(name: str, cfg: PeersBenchConfig, log, checkpoint) -> dict:
         log(f"{name}: scattering study at order {setting[0]}, {setting[1]:g} per wavelength: "
             f"{record['settings'][-1]['total_s']:.1f} s")
         checkpoint()
-    return record
 
 
 def dense_fits(triangles: int) -> bool:
@@ -206,21 +208,17 @@ def dense_fits(triangles: int) -> bool:
     return 2 * 16 * unknowns ** 2 <= DENSE_MEMORY * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def targets_of(data: dict) -> list[dict]:
-    """A record's targets; a record from before there were several is the almond's alone."""
-    return data["targets"] if "targets" in data else [{**data, "target": ALMOND}]
-
-
 def merge(data: dict, earlier: dict) -> dict:
     """data with the targets of an earlier run that it did not measure, each keeping the run (date, command,
-    commit) that measured it, in the order of TARGETS."""
+    commit) that measured it, in the order of TARGETS (a record from before there were several targets is the
+    almond's alone)."""
     if earlier.get("benchmark") != "scattering-peers":
         raise ValueError("only scattering-peers results can be merged")
     have = {t["target"] for t in data["targets"]}
     run = {k: earlier[k] for k in ("date", "command", "commit")}
     kept = [{"run": run, **{k: v for k, v in t.items() if k not in ("date", "command", "commit", "versions",
                                                                      "benchmark", "targets")}}
-            for t in targets_of(earlier) if t["target"] not in have]
+            for t in earlier.get("targets", [{**earlier, "target": ALMOND}]) if t["target"] not in have]
     return {**data, "targets": sorted(kept + data["targets"], key=lambda t: TARGETS.index(t["target"]))}
 
 
