@@ -85,20 +85,21 @@ class RcsTable(QtWidgets.QTableView):
         parts = [rcs.dbsm(p).ravel() for p in PARTS]
         if result.problem.monostatic:
             angles = [rcs.inc_theta, rcs.inc_phi]
-            headers, tips = ["theta (deg)", "phi (deg)"], ["arrival and back-scatter direction"] * 2
+            headers, tips = ["theta\n(deg)", "phi\n(deg)"], ["arrival and back-scatter direction"] * 2
         else:
             angles = [np.repeat(rcs.inc_theta, d), np.repeat(rcs.inc_phi, d), rcs.theta.ravel(), rcs.phi.ravel()]
-            headers = ["arrival theta (deg)", "arrival phi (deg)", "theta (deg)", "phi (deg)"]
+            headers = ["arrival\ntheta (deg)", "arrival\nphi (deg)", "theta\n(deg)", "phi\n(deg)"]
             tips = ["the direction the waves arrive from"] * 2 + ["the far-field direction"] * 2
-        self.model_.set_table(headers + [f"{p} (dBsm)" for p in PARTS], tips + [PART_TIPS[p] for p in PARTS],
+        self.model_.set_table(headers + [f"{p}\n(dBsm)" for p in PARTS], tips + [PART_TIPS[p] for p in PARTS],
                               np.column_stack(angles + parts) if n else np.zeros((0, len(headers) + 4)))
 
     def headers(self) -> list[str]:
-        return list(self.model_.headers)
+        """The column headers on one line each."""
+        return [h.replace("\n", " ") for h in self.model_.headers]
 
     def text(self) -> str:
         """The selected rows (or every row) as tab-separated lines with the header first."""
         m = self.model_
         chosen = sorted({i.row() for i in self.selectedIndexes()}) or range(m.rowCount())
-        return "\n".join(["\t".join(m.headers)] + ["\t".join(m.text(r, c) for c in range(m.columnCount()))
-                                                   for r in chosen])
+        return "\n".join(["\t".join(self.headers())] + ["\t".join(m.text(r, c) for c in range(m.columnCount()))
+                                                        for r in chosen])

@@ -51,7 +51,7 @@ class IncidenceTable(QtWidgets.QTableWidget):
     def __init__(self):
         super().__init__(0, 3)
         self.setHorizontalHeaderLabels(["theta (deg)", "phi (deg)", "polarization"])
-        self.horizontalHeader().setStretchLastSection(True)
+        self.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Stretch)  # all three in sight
         self.verticalHeader().setVisible(False)
 
     def add(self, theta: float, phi: float, polarization: str = "theta") -> None:
@@ -102,6 +102,8 @@ class ScatteringPanel(GenericPanel):
         self.far_phi_edit = QtWidgets.QLineEdit("0, 90")
         self.monostatic_box = QtWidgets.QCheckBox("monostatic")
         self.monostatic_box.setToolTip("the far field in each incidence's back-scatter direction only")
+        self.monostatic_box.toggled.connect(lambda on: [e.setEnabled(not on) for e in (*self.far_edits,
+                                                                                        self.far_phi_edit)])
         self.form.addRow("Far field theta from, to, step", button_row(*self.far_edits))
         self.form.addRow("Far-field cuts phi (deg)", self.far_phi_edit)
         self.form.addRow(self.monostatic_box)
@@ -116,10 +118,11 @@ class ScatteringPanel(GenericPanel):
     def _generator_row(self) -> QtWidgets.QWidget:
         """Theta (or phi) from, to, step at one phi (or theta), in one polarisation or both: replaces the rows."""
         self.sweep_axis = QtWidgets.QComboBox()
-        self.sweep_axis.addItems(["theta", "phi"])
+        for angle in ("theta", "phi"):
+            self.sweep_axis.addItem(f"sweep {angle}", angle)
         self.sweep_axis.setToolTip("the angle the incidences sweep; the last field holds the other one")
         self.sweep_edits = [QtWidgets.QLineEdit(t) for t in ("0", "180", "30", "0")]
-        self.sweep_axis.currentTextChanged.connect(self._name_sweep_edits)
+        self.sweep_axis.currentIndexChanged.connect(lambda _: self._name_sweep_edits(self.sweep_axis.currentData()))
         self._name_sweep_edits("theta")
         self.sweep_polarization = QtWidgets.QComboBox()
         self.sweep_polarization.addItems([*POLARIZATIONS, BOTH])
@@ -158,7 +161,7 @@ class ScatteringPanel(GenericPanel):
         polarizations = POLARIZATIONS if chosen == BOTH else (chosen,)
         self.incidences.setRowCount(0)
         for angle in np.arange(start, stop + step / 2, step):
-            theta, phi = (angle, fixed) if self.sweep_axis.currentText() == "theta" else (fixed, angle)
+            theta, phi = (angle, fixed) if self.sweep_axis.currentData() == "theta" else (fixed, angle)
             for polarization in polarizations:
                 self.incidences.add(float(theta), float(phi), polarization)
 

@@ -48,7 +48,7 @@ def extent_of(label: str) -> list[float]:
 def test_a_step_sphere_opens_solves_in_both_polarisations_and_saves(window, qtbot, tmp_path):
     panel = scattering(window)
     panel.frequency_edit.setText("300")
-    panel.sweep_axis.setCurrentText("phi")
+    panel.sweep_axis.setCurrentIndex(panel.sweep_axis.findData("phi"))
     for edit, text in zip(panel.sweep_edits, ("0", "270", "90", "90")):
         edit.setText(text)
     panel.sweep_polarization.setCurrentText("both")
