@@ -39,8 +39,7 @@ class TargetBox(QtWidgets.QGroupBox):
         self.unit_box.addItems(list(LENGTH_UNITS))
         self.unit_box.setVisible(True)
         self.declared_label = QtWidgets.QLabel("declared in the file")
-        self.extent_label = QtWidgets.QLabel(NOT_MEASURED)
-        self.extent_label.setWordWrap(True)
+        self.extent_label = QtWidgets.QLabel(NOT_MEASURED)  # two lines of its own: a wrapped label is cut here
         self.preview = None  # the engine's TargetPreview of the target shown
         form = QtWidgets.QFormLayout(self)
         form.addRow(button_row(self.open_button, self.save_button))
@@ -72,6 +71,5 @@ class TargetBox(QtWidgets.QGroupBox):
         unit = self.unit_box.currentText()
         text = " x ".join(f"{e:.3g}" for e in self.preview.extent_in(unit)) + " m (x, y, z)"
         if frequency:
-            text += (f", {self.preview.wavelengths(frequency, unit):.3g} wavelengths across at "
-                     f"{frequency / 1e6:g} MHz")
+            text += f"\n{self.preview.wavelengths(frequency, unit):.3g} wavelengths across at {frequency / 1e6:g} MHz"
         self.extent_label.setText(text)

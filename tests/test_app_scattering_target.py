@@ -39,8 +39,8 @@ def open_target(window, qtbot, path):
 
 
 def extent_of(label: str) -> list[float]:
-    """The numbers of 'X x Y x Z m (x, y, z), N wavelengths across at F MHz'."""
-    match = re.fullmatch(r"(\S+) x (\S+) x (\S+) m \(x, y, z\), (\S+) wavelengths across at (\S+) MHz", label)
+    """The numbers of 'X x Y x Z m (x, y, z)' and, on the next line, 'N wavelengths across at F MHz'."""
+    match = re.fullmatch(r"(\S+) x (\S+) x (\S+) m \(x, y, z\)\n(\S+) wavelengths across at (\S+) MHz", label)
     assert match, label
     return [float(v) for v in match.groups()]
 
@@ -105,9 +105,9 @@ def test_an_stl_box_takes_its_unit_from_the_panel(window, qtbot, tmp_path):
     assert window.dialogs == []
     assert panel.target.name_label.text() == "box.stl" and panel.unit_box.isEnabled()
     assert panel.target.declared_label.isHidden()
-    assert panel.target.extent_label.text().startswith("0.2 x 0.1 x 0.08 m (x, y, z), 0.2 wavelengths")
+    assert extent_of(panel.target.extent_label.text()) == [0.2, 0.1, 0.08, 0.2, 300.0]
     panel.unit_box.setCurrentText("cm")  # the file's numbers read as centimetres: ten times larger
-    assert panel.target.extent_label.text().startswith("2 x 1 x 0.8 m (x, y, z), 2 wavelengths")
+    assert extent_of(panel.target.extent_label.text()) == [2.0, 1.0, 0.8, 2.0, 300.0]
     assert window.current_problem().length_unit == "cm"
 
 
