@@ -42,6 +42,10 @@ def test_a_small_sphere_is_solved_drawn_and_charted(window, qtbot):
     for figure in window.charts.figures():  # cuts, polar cuts, iteration and time: every one legible
         assert not legibility_problems(figure), legibility_problems(figure)
     assert {"cut", "boundary"} <= set(window.view.actors)  # |E| on the cut plane inside the translucent mesh
+    table = window.panel.rcs_table  # one theta-polarised incidence: VV and HV per far-field direction
+    assert table.headers()[:4] == ["arrival theta (deg)", "arrival phi (deg)", "theta (deg)", "phi (deg)"]
+    rows = [line.split("\t") for line in table.text().splitlines()[1:]]
+    assert len(rows) == result.theta.shape[1] and all(r[4] and r[6] and not r[5] and not r[7] for r in rows)
     panel.view_box.setCurrentIndex(1)
     assert "RCS (dBsm)" in window.view.grid.point_data  # the 3D pattern
     assert window.view.grid.dimensions[:2] == (37, 73)
