@@ -715,3 +715,61 @@ def test_a_gpu_sweep_over_its_target_names_the_host_bound_phases_and_the_ratio_w
     line = _host_bound(many, one, grown)
     assert "grew by 1.80 s" in line and "1.60x one incidence (a bound, not a measurement" in line
     assert _host_bound(many, one, [(0.5, HOST_BOUND[0])]) == ""  # 2.25x even without it: nothing to promise
+
+
+def test_scattering_cases_option_picks_the_parts_and_names_the_aircraft_sweep_for_the_host(monkeypatch):
+    import argparse
+
+    from paraflux.engine.bench import scattering as bench
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    monkeypatch.setattr(bench, "run_scattering_benchmark", lambda cfg, *_: cfg)
+    default = bench.run(parser.parse_args([]), "c", print, print)
+    assert default.parts == bench.PARTS and not default.aircraft_on_host and default.aircraft_incidences == 1000
+    picked = bench.run(parser.parse_args(["--cases", "aircraft-sweep", "--aircraft-incidences", "8",
+                                          "--aircraft-mhz", "5", "--aircraft-pairs", "1"]), "c", print, print)
+    assert (picked.parts, picked.aircraft_on_host, picked.aircraft_incidences, picked.aircraft_mhz,
+            picked.aircraft_pairs) == (("aircraft-sweep",), True, 8, 5.0, 1)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--cases", "aircraft"])
+
+
+def test_the_aircraft_sweep_problems_light_each_azimuth_in_both_polarisations():
+    from paraflux.engine.bench.scattering import aircraft_problem
+
+    many, one = aircraft_problem(1000), aircraft_problem(1, 5.0)
+    assert len(many.incidences) == 1000 and many.frequency == 85e6 and many.monostatic
+    assert [(i.phi_deg, i.polarization) for i in many.incidences[:4]] == [
+        (0.0, "theta"), (0.0, "phi"), (0.72, "theta"), (0.72, "phi")]
+    assert [(i.theta_deg, i.phi_deg, i.polarization) for i in one.incidences] == [(90.0, 0.0, "theta")]
+    assert one.frequency == 5e6
+
+
+def test_the_aircraft_sweep_runs_on_the_host_and_its_page_links_the_polar_plot(tmp_path):
+    """Four incidences (0 and 180 deg, both polarisations) at 2 MHz against one, once each (seconds): the
+    record's RCS has every part, mirror-symmetric, HV = VH; the page's section and the PNG it links are
+    written; a 1000-incidence GPU row is judged against the 3x target."""
+    from dataclasses import replace
+
+    from paraflux.engine.bench import scattering as bench
+    from paraflux.engine.bench.registry import BENCHMARKS
+    from paraflux.engine.bench.scattering_report import AIRCRAFT_PLOT, render_markdown as render_scattering
+
+    cfg = replace(bench.ScatteringBenchConfig(), parts=("aircraft-sweep",), aircraft_incidences=4,
+                  aircraft_mhz=2.0, aircraft_pairs=1, aircraft_on_host=True)
+    data = bench.run_scattering_benchmark(cfg, ["paraflux", "bench", "scattering"], lambda m: None)
+    r = data["aircraft"][0]
+    assert r["incidences"] == 4 and r["phi_deg"] == [0.0, 180.0] and r["many"]["converged"]
+    assert set(r["rcs_dbsm"]) == {"VV", "HH", "HV", "VH"} and len(r["pair_ratios"]) == 1
+    assert r["mirror_db"]["VV"] == 0.0 and r["reciprocity_db"] < 0.5  # 0 and 180 are their own mirror images
+    assert r["rcs_dbsm"]["HH"][0] - r["rcs_dbsm"]["HV"][0] > 30.0  # no cross-polarised part nose-on
+    written = BENCHMARKS["scattering"].write(data, tmp_path)
+    assert (tmp_path / AIRCRAFT_PLOT) in written and (tmp_path / AIRCRAFT_PLOT).read_bytes()[:4] == b"\x89PNG"
+    text = (tmp_path / "scattering.md").read_text()
+    assert f"]({AIRCRAFT_PLOT})" in text and "| 2 | 0.1 | 4 |" in text
+    assert "one incidence on one GPU: NOT MEASURED (no GPU row of 1000 incidences)" in text
+    gpu = {**r, "device": "NVIDIA H100", "incidences": 1000, "many": {**r["many"], "total_s": 30.0},
+           "one": {**r["one"], "total_s": 12.0}}
+    text = render_scattering({**data, "aircraft": [gpu]})
+    assert "one incidence on one GPU: met, 2.50x (30.0 s against 12.0 s" in text

@@ -1,7 +1,8 @@
 """`paraflux bench scattering`: the FE-IIIEE scattering study on PEC spheres of 1, 2 and 4 wavelengths'
 diameter (error against the Mie series), a monostatic sweep of many incidences in one run, the NASA
 almond and the other EMCC targets (ogive, double ogive, cone-sphere, cone-sphere with a gap) at their example
-problems' settings. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
+problems' settings, and the faceted aircraft's sweep of 1000 monostatic incidences in both polarisations
+against one incidence (on a GPU). --cases picks the parts. The spheres compare the operator on the GPU (cuda-tiled) with the CPU cores (cpu-s), and the study's
 linear solver (auto: cuDSS on a GPU) with the host's fastest factorisation; the sweep and the almond, many
 incidences each, run the study's default loop (auto: multi-gpu-tiled where several GPUs are visible, else
 zgemm, cuBLAS on a GPU where there is one, else BLAS on the host). Without a GPU the CPU rows run: the spheres' CPU
@@ -20,8 +21,10 @@ import numpy as np
 from ..problems import case_problem_path
 from ..problems.scattering import parse_scattering
 from ..problems.toml_input import read_toml
+from ..scattering.aircraft import AIRCRAFT_LENGTH
 from ..scattering.cases import EMCC_CASES
 from ..scattering.mie import pec_sphere_rcs
+from ..scattering.polarisations import PARTS as POLARISED_PARTS, polarised_rcs
 from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
 from ..truncation.fields import C0
@@ -33,6 +36,7 @@ from .options import add_merge, given, listed, size, tuple_of, whole
 FREQUENCY = 300e6  # Hz: lambda = 0.999 m
 FORE_AFT_SYMMETRIC = ("ogive",)  # EMCC bodies that are their own mirror image across x = 0
 NEAR_PEAK_DB = 20.0  # symmetry checked where the RCS is within this of the cut's peak (nulls excluded)
+PARTS = ("spheres", "sweep", "almond", "emcc-targets", "aircraft-sweep")  # what --cases picks from
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,11 @@ class ScatteringBenchConfig:
     separate_budget_s: float = 600.0  # the sweep's separate solves run one by one if they fit in this
     sweep_pairs: int = 3  # the sweep and its one incidence timed this many times each; the median ratio judged
     cpu_rows: bool = True  # the spheres up to cpu_up_to also with the CPU loop (and the host's factorisation)
+    parts: tuple[str, ...] = PARTS
+    aircraft_incidences: int = 1000  # half as many azimuths over 360 degrees, each in both polarisations
+    aircraft_mhz: float | None = None  # None: the aircraft example's frequency
+    aircraft_pairs: int = 3  # the aircraft sweep and its one incidence timed this many times each (median ratio)
+    aircraft_on_host: bool = False  # the aircraft sweep also without a GPU (hours at the example's size)
 
 
 def sphere_problem(diameter: float, order: int, loop: str, acceleration: str, **extra):
@@ -248,11 +257,80 @@ def _emcc(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
         checkpoint(data)
 
 
+def aircraft_problem(incidences: int, mhz: float | None = None):
+    """The aircraft's example problem with incidences // 2 azimuths around the horizon, every 720 /
+    incidences degrees from the nose, each in both polarisations (1: theta-polarised from the nose alone),
+    at mhz (None: the example's frequency)."""
+    path = case_problem_path("aircraft")
+    data = read_toml(path)
+    if mhz:
+        data["problem"]["frequency"] = mhz * 1e6
+    n = incidences // 2
+    data["incidence"].update({"phi_deg": 0.0, "polarization": "theta"} if incidences == 1 else
+                             {"phi_deg": [i * 360.0 / n for i in range(n)], "polarization": "both"})
+    return parse_scattering(data, path.parent)
+
+
+def _timed_pairs(many, one, pairs: int) -> tuple[list, tuple, list]:
+    """(the ratios of total seconds many / one, the pair of results of the median ratio, the host's 1-minute
+    load average before and after each run): many() and one() run alternately, pairs times each."""
+    load, runs = [os.getloadavg()[0]], []
+    for _ in range(pairs):  # alternately, so that a slow spell of the host touches both
+        runs.append([many()])
+        load.append(os.getloadavg()[0])
+        runs[-1].append(one())
+        load.append(os.getloadavg()[0])
+    ratios = [sum(m.timings.values()) / sum(o.timings.values()) for m, o in runs]
+    return ratios, tuple(runs[int(np.argsort(ratios)[len(ratios) // 2])]), load
+
+
+def aircraft_rcs(result) -> dict:
+    """The monostatic sweep's azimuths (deg) and every part's RCS (dBsm) by azimuth; the largest |dB|
+    difference of each part between mirrored azimuths (phi, 360 - phi: the aircraft is its own mirror image
+    across y = 0) and between HV and VH (reciprocity), where either is within NEAR_PEAK_DB of its peak."""
+    rcs = polarised_rcs(result)
+    phi = [float(p) for p in rcs.inc_phi]
+    parts = {p: [float(v) for v in rcs.dbsm(p)[:, 0]] for p in POLARISED_PARTS}
+    hv, vh = np.array(parts["HV"]), np.array(parts["VH"])
+    near = np.maximum(hv, vh) >= max(hv.max(), vh.max()) - NEAR_PEAK_DB
+    return {"phi_deg": phi, "rcs_dbsm": parts,
+            "mirror_db": {p: mirror_spread_db(phi, v, lambda a: -a) for p, v in parts.items()},
+            "reciprocity_db": float(np.abs(hv - vh)[near].max())}
+
+
+def _aircraft(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
+    """The faceted aircraft's monostatic sweep (aircraft_problem: cfg.aircraft_incidences incidences) in one
+    run against one incidence, cfg.aircraft_pairs times each alternately, the pair of the median ratio
+    recorded with every ratio, and its RCS (aircraft_rcs). On a GPU a two-incidence run goes first and is
+    dropped (the process's first use of the device, as for the sphere sweep); without a GPU it runs only
+    where cfg.aircraft_on_host."""
+    if cfg.aircraft_incidences == 0:
+        return
+    on_gpu = data["gpu"]["on_gpu"]
+    if not (on_gpu or cfg.aircraft_on_host):
+        log("aircraft sweep: not run without a GPU unless --cases names aircraft-sweep")
+        return
+    many, one = aircraft_problem(cfg.aircraft_incidences, cfg.aircraft_mhz), aircraft_problem(1, cfg.aircraft_mhz)
+    if on_gpu:
+        run_problem(aircraft_problem(2, cfg.aircraft_mhz))
+    ratios, (result, alone), load = _timed_pairs(lambda: run_problem(many), lambda: run_problem(one),
+                                                 cfg.aircraft_pairs)
+    row = {"device": data["gpu"]["device"], "date": data["date"], "frequency_mhz": many.frequency / 1e6,
+           "length_wavelengths": AIRCRAFT_LENGTH * many.frequency / C0, "incidences": len(many.incidences),
+           "many": _record(result), "one": _record(alone), "pair_ratios": ratios, "load_1min": load,
+           "host_threads": os.cpu_count(), "warmed_up": on_gpu, **aircraft_rcs(result)}
+    data.setdefault("aircraft", []).append(row)
+    log(f"aircraft sweep of {row['incidences']} at {row['frequency_mhz']:g} MHz: {row['many']['total_s']:.1f} s "
+        f"against {row['one']['total_s']:.1f} s for one ({row['many']['dofs']:,} DOFs)")
+    checkpoint(data)
+
+
 def run_scattering_benchmark(cfg: ScatteringBenchConfig, command, log=print, checkpoint=lambda d: None) -> dict:
     data = {"benchmark": "scattering", **run_facts(command), "gpu": device_facts(), "config": asdict(cfg),
-            "host_threads": os.cpu_count(), "spheres": [], "sweeps": [], "almond": [], "emcc": []}
-    for part in (_spheres, _sweep, _almond, _emcc):
-        part(cfg, log, checkpoint, data)
+            "host_threads": os.cpu_count(), "spheres": [], "sweeps": [], "almond": [], "emcc": [], "aircraft": []}
+    for name, part in zip(PARTS, (_spheres, _sweep, _almond, _emcc, _aircraft)):
+        if name in cfg.parts:
+            part(cfg, log, checkpoint, data)
     return data
 
 
@@ -305,10 +383,18 @@ def merge(data: dict, earlier: dict) -> dict:
                                        if _sphere_key(r) not in mine]
     mine = {_sweep_key(s) for s in out["sweeps"]}
     out["sweeps"] = out["sweeps"] + [s for s in _sweeps_of(earlier) if _sweep_key(s) not in mine]
+    out["aircraft"] = _aircraft_merged(out.get("aircraft", []), earlier.get("aircraft", []))
     out.pop("sweep", None)
     joined = earlier.get("earlier_runs") or ([earlier["earlier_run"]] if earlier.get("earlier_run") else [])
     out["earlier_runs"] = [{k: earlier.get(k) for k in ("date", "command", "commit", "gpu")}, *joined]
     return out
+
+
+def _aircraft_merged(rows: list[dict], earlier: list[dict]) -> list[dict]:
+    """This run's aircraft sweeps and the earlier run's of a device, size and frequency this run did not measure."""
+    key = lambda r: (r["device"], r["incidences"], r["frequency_mhz"])  # noqa: E731
+    mine = {key(r) for r in rows}
+    return rows + [r for r in earlier if key(r) not in mine]
 
 
 def add_arguments(parser) -> None:
@@ -329,7 +415,23 @@ def add_arguments(parser) -> None:
                              "problem's frequency and settings; none (or 0): no targets")
     parser.add_argument("--no-cpu-loop", action="store_true",
                         help="the spheres without the CPU loop's rows (cpu-s)")
-    add_merge(parser, "the spheres, sweeps, almond and EMCC target rows")
+    _add_aircraft_arguments(parser)
+    add_merge(parser, "the spheres, sweeps, almond, EMCC target and aircraft sweep rows")
+
+
+def _add_aircraft_arguments(parser) -> None:
+    """--cases and the aircraft sweep's options."""
+    parser.add_argument("--cases", nargs="+", choices=PARTS, metavar="PART",
+                        help=f"the parts to run, of {', '.join(PARTS)} (default all; the aircraft sweep on a GPU "
+                             "only unless named here)")
+    parser.add_argument("--aircraft-incidences", type=whole(0), metavar="N",
+                        help="incidences of the aircraft's monostatic sweep, N / 2 azimuths over 360 degrees in "
+                             f"both polarisations (default {ScatteringBenchConfig.aircraft_incidences}); 0: none")
+    parser.add_argument("--aircraft-mhz", type=size, metavar="F",
+                        help="the aircraft sweep's frequency in MHz (default its example's, 85)")
+    parser.add_argument("--aircraft-pairs", type=whole(1), metavar="N",
+                        help="times the aircraft sweep and its one incidence each run, alternately (default "
+                             f"{ScatteringBenchConfig.aircraft_pairs})")
 
 
 def emcc_target(text: str) -> str:
@@ -343,7 +445,9 @@ def run(args, command, log, checkpoint) -> dict:
     """The benchmark as `paraflux bench scattering` asks for it."""
     config = given(ScatteringBenchConfig(), diameters=tuple_of(args.diameters), orders=tuple_of(args.orders),
                    sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz),
-                   cpu_rows=False if args.no_cpu_loop else None)
+                   cpu_rows=False if args.no_cpu_loop else None, parts=tuple_of(args.cases),
+                   aircraft_incidences=args.aircraft_incidences, aircraft_mhz=args.aircraft_mhz or None,
+                   aircraft_pairs=args.aircraft_pairs, aircraft_on_host="aircraft-sweep" in (args.cases or ()))
     if args.targets:  # given: those named, none where it says none
         config = replace(config, emcc_targets=tuple(t for t in args.targets if t not in ("none", "0")))
     return run_scattering_benchmark(config, command, log, checkpoint)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .rcs_polar import write_polar_png
 from .report import header, page, row, run_named, section, table, verdict
 
 # issue 43's targets on one GPU: (sphere diameter in wavelengths, error against Mie in dB, seconds)
 SPHERE_TARGETS = ((2.0, 0.2, 8.0), (2.0, 0.05, 25.0), (4.0, 0.3, 60.0))
 TARGET_SWEEP_RATIO = 2.0  # a 360-incidence sweep in at most 2 times one incidence (issue 43)
+TARGET_AIRCRAFT_RATIO = 3.0  # the aircraft's 1000 monostatic incidences in at most 3 times one on a GPU (issue 49)
+TARGET_AIRCRAFT_INCIDENCES = 1000
+AIRCRAFT_PLOT = "scattering-aircraft-rcs.png"  # beside the page, drawn from its first aircraft row
 # Monostatic runs whose incidences shared theta were evaluated at the first incidence's direction before
 # this fix (engine/scattering/run.py, _rcs); their times stand, their RCS values are not shown.
 MONOSTATIC_FIX = "2026-11-25 09:00 UTC"
@@ -121,6 +127,7 @@ def _targets(data: dict) -> list[str]:
               *_over_gpus(data["sweeps"])] or [
         f"- {data['config']['sweep_incidences']}-incidence monostatic sweep under {TARGET_SWEEP_RATIO:g}x one "
         "incidence: **not measured** in the runs joined here."]
+    lines.append(_aircraft_target(data.get("aircraft", [])))
     lines.append("- At every error NGSolve reaches on the 2- and 4-wavelength spheres, ParaFlux at least 3x faster on "
                  "the same machine: measured by `paraflux bench scattering-ngsolve` (NGSolve on the GPU machine's "
                  "host threads beside the study on its GPU), in [scattering-ngsolve.md](scattering-ngsolve.md), "
@@ -399,13 +406,74 @@ def _emcc_table(data: dict) -> list[str]:
                 "mirror y = 0 dB", "mirror x = 0 dB", "device"], "lrrlrrrrrrrrrrrrl", cells)]
 
 
+def _aircraft_target(rows: list[dict]) -> str:
+    """Issue 49's target, judged from the aircraft rows of its size on a GPU (the fastest ratio's device)."""
+    head = (f"- Faceted aircraft, {TARGET_AIRCRAFT_INCIDENCES} monostatic incidences in both polarisations in <= "
+            f"{TARGET_AIRCRAFT_RATIO:g}x one incidence on one GPU: ")
+    judged = [r for r in rows if r["incidences"] == TARGET_AIRCRAFT_INCIDENCES and "no GPU" not in r["device"]]
+    if not judged:
+        return head + f"{verdict(None)} (no GPU row of {TARGET_AIRCRAFT_INCIDENCES} incidences)."
+    r = judged[0]
+    ratio = r["many"]["total_s"] / r["one"]["total_s"]
+    return (f"{head}{verdict(ratio <= TARGET_AIRCRAFT_RATIO)}, {ratio:.2f}x ({r['many']['total_s']:.1f} s against "
+            f"{r['one']['total_s']:.1f} s{_pairs(r)}; {r['frequency_mhz']:g} MHz, {r['many']['dofs']:,} DOFs, on "
+            f"{r['device']}, run of {r['date']}).")
+
+
+def _aircraft_section(data: dict) -> list[str]:
+    """The aircraft sweeps: phases of all incidences and of one, their ratio, the RCS's symmetry checks and the
+    polar plot of the first row."""
+    rows = data.get("aircraft", [])
+    head = section("Faceted aircraft: a monostatic sweep in both polarisations", [])
+    if not rows:
+        return head + ["Not measured in the runs joined here (`paraflux bench scattering --cases aircraft-sweep`)."]
+    cells = []
+    for r in rows:
+        many, one = r["many"], r["one"]
+        assembly, factorisation = _assembly_and_factorisation(many)
+        mirror = " / ".join(f"{r['mirror_db'][p]:.2f}" for p in ("VV", "HH", "HV", "VH"))
+        cells.append((r["device"], f"{r['frequency_mhz']:g}", f"{r['length_wavelengths']:.1f}", r["incidences"],
+                      f"{many['dofs']:,}", many["columns"], f"{many['iterations_min']}-{many['iterations']}",
+                      _phase(many, "mesh"), assembly, factorisation, _phase(many, "iterations"),
+                      _phase(many, "far field"), f"{many['total_s']:.1f}", f"{one['total_s']:.1f}",
+                      f"{many['total_s'] / one['total_s']:.2f}", mirror, f"{r['reciprocity_db']:.2f}", r["date"]))
+    first = rows[0]
+    return head + [
+        "The faceted aircraft (`resources/problems/aircraft.toml`, nose toward +x) lit from the horizon (theta = "
+        "90) every 720 / N degrees over 360 degrees, each direction theta- and then phi-polarised (N incidences), "
+        "in one run, against one theta-polarised incidence from the nose; each timed as often as the run's "
+        "record lists ratios, alternately, the pair of the median ratio shown (on a GPU after a dropped "
+        "two-incidence run). Mirror: the largest |dB| difference of each part between phi and 360 - phi (the "
+        "aircraft is its own mirror image across y = 0) where either is within 20 dB of the part's peak; HV vs "
+        "VH: the same between the two cross-polarised parts, equal in back-scatter by reciprocity. Neither is "
+        "an error against an independent reference: none exists here for this target.", "",
+        *table(["device", "MHz", "wavelengths long", "incidences", "DOFs", "columns", "iterations", "mesh s",
+                "assembly s", "factorisation s", "iterations s", "far field s", "total s", "one incidence s",
+                "ratio", "mirror VV / HH / HV / VH dB", "HV vs VH dB", "run"], "lrrrrrrrrrrrrrrlrl", cells), "",
+        f"![Monostatic RCS of the faceted aircraft, both polarisations, against azimuth]({AIRCRAFT_PLOT})", "",
+        f"The polar plot: the first row's sweep ({first['incidences']} incidences at {first['frequency_mhz']:g} MHz "
+        f"on {first['device']}, run of {first['date']}), phi = 0 (the nose) at the top, dBsm from the centre out."]
+
+
+def write_figures(data: dict, out_dir) -> list:
+    """The aircraft's polar plot (AIRCRAFT_PLOT in out_dir) from the first aircraft row, where there is one."""
+    rows = data.get("aircraft", [])
+    if not rows:
+        return []
+    r = rows[0]
+    title = (f"Faceted aircraft, monostatic RCS at θ = 90° against φ (0° at the nose)\n{r['frequency_mhz']:g} MHz "
+             f"({r['length_wavelengths']:.1f} wavelengths long), {r['incidences']} incidences\n{r['device']}, "
+             f"run of {r['date']}")
+    return [write_polar_png(Path(out_dir) / AIRCRAFT_PLOT, r["phi_deg"], r["rcs_dbsm"], title)]
+
+
 def _devices(rows: list[dict]) -> str:
     return ", ".join(dict.fromkeys(r["device"] for r in rows)) or "none"
 
 
 def render_markdown(data: dict) -> str:
-    lines = [*header("Scattering (FE-IIIEE): PEC spheres against Mie, a monostatic sweep, the NASA almond and the "
-                     "other EMCC targets",
+    lines = [*header("Scattering (FE-IIIEE): PEC spheres against Mie, a monostatic sweep, the NASA almond, the "
+                     "other EMCC targets and a faceted aircraft",
                      f"- Device of the latest run: {data['gpu']['device']}", data),
              *[f"- Joined with an earlier run (--merge): {run_named(e)}, {e['gpu']['device']}; the rows a later run "
                "did not make come from it." for e in data.get("earlier_runs", [])],
@@ -424,4 +492,4 @@ def render_markdown(data: dict) -> str:
              "- Error: largest |dB| difference from the Mie series in the E-plane (sigma_theta, phi = 0) and the "
              "H-plane (sigma_phi, phi = 90) where Mie is within 20 dB of its peak, every 2 degrees."]
     return page(lines + _sphere_table(data) + _targets(data) + _sweep_section(data) + _almond_table(data)
-                + _emcc_table(data))
+                + _emcc_table(data) + _aircraft_section(data))
