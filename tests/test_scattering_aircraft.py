@@ -5,11 +5,13 @@ and reciprocity; polarization = "both" in the problem file."""
 
 from __future__ import annotations
 
+import csv
 import math
 
 import numpy as np
 import pytest
 
+from paraflux.engine.cli import main
 from paraflux.engine.errors import ProblemError
 from paraflux.engine.mesh.checks import check_not_self_intersecting
 from paraflux.engine.problems import load_case_problem
@@ -17,8 +19,6 @@ from paraflux.engine.problems.scattering import MAX_INCIDENCES, parse_scattering
 from paraflux.engine.scattering import aircraft
 from paraflux.engine.scattering.edges import sharp_edges
 from paraflux.engine.scattering.mesh import enclosed_volume
-from paraflux.engine.scattering.polarisations import polarised_rcs
-from paraflux.engine.scattering.run import run_problem
 from paraflux.engine.truncation.fields import C0
 from paraflux.engine.truncation.surfaces import TriSurface, check_closed_outward
 
@@ -81,26 +81,42 @@ def test_the_example_is_long_in_wavelengths_with_1000_incidences_in_both_polaris
     assert phi[0] == 0.0 and phi[-1] == pytest.approx(359.28) and np.allclose(np.diff(phi), 0.72)
 
 
-def test_a_small_solve_is_mirror_symmetric_and_reciprocal_in_both_polarisations():
-    """At 5 MHz (the aircraft 0.34 wavelengths long, order 1, 6 elements per wavelength; a few seconds),
-    lit from phi = 30 and 330 deg and nose- and tail-on: the mirror image across y = 0 swaps 30 and 330 and
-    keeps every part's magnitude (measured: 0.1 dB co-, 0.35 dB cross-polarised), back-scatter is reciprocal
-    (HV = VH, measured within 0.2 dB), and in the symmetry plane the cross-polarised parts vanish (measured
-    50 dB below HH)."""
-    problem = parse_scattering({"problem": {"kind": "scattering", "case": "aircraft", "frequency": 5e6},
-                                "geometry": {"elements_per_wavelength": 6.0},
-                                "incidence": {"theta_deg": 90.0, "phi_deg": [30.0, 330.0, 0.0, 180.0],
-                                              "polarization": "both"},
-                                "far_field": {"monostatic": True}, "solver": {"order": 1}}, ".")
-    result = run_problem(problem)
-    assert result.converged.all()
-    rcs = polarised_rcs(result)
-    parts = {p: rcs.dbsm(p)[:, 0] for p in ("VV", "HH", "HV", "VH")}
+SMALL = """[problem]
+kind = "scattering"
+case = "aircraft"
+frequency = 5e6
+[geometry]
+elements_per_wavelength = 6.0
+[incidence]
+theta_deg = 90.0
+phi_deg = [30.0, 330.0, 0.0, 180.0]
+polarization = "both"
+[far_field]
+monostatic = true
+[solver]
+order = 1
+"""
+
+
+def test_a_small_solve_is_mirror_symmetric_and_reciprocal_in_both_polarisations(tmp_path):
+    """At 5 MHz (the aircraft 0.34 wavelengths long, order 1, 6 elements per wavelength; a few seconds) from
+    the command line, lit from phi = 30 and 330 deg and nose- and tail-on in both polarisations: the four
+    parts side by side in rcs_polarisations.csv; the mirror image across y = 0 swaps 30 and 330 and keeps
+    every part's magnitude (measured: 0.1 dB co-, 0.35 dB cross-polarised), back-scatter is reciprocal (HV =
+    VH, measured within 0.2 dB), and in the symmetry plane the cross-polarised parts vanish (measured 50 dB
+    below HH)."""
+    problem = tmp_path / "aircraft.toml"
+    problem.write_text(SMALL)
+    assert main(["solve", str(problem), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    with open(tmp_path / "out" / "rcs_polarisations.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [float(r["inc_phi_deg"]) for r in rows] == [30.0, 330.0, 0.0, 180.0]
+    parts = {p: np.array([float(r[f"sigma_{p}_dbsm"]) for r in rows]) for p in ("vv", "hh", "hv", "vh")}
     assert all(np.isfinite(v).all() for v in parts.values())
-    for part, tolerance in (("VV", 0.5), ("HH", 0.5), ("HV", 1.0), ("VH", 1.0)):
+    for part, tolerance in (("vv", 0.5), ("hh", 0.5), ("hv", 1.0), ("vh", 1.0)):
         assert abs(parts[part][0] - parts[part][1]) < tolerance, part
-    assert np.abs(parts["HV"][:2] - parts["VH"][:2]).max() < 0.5
-    assert (parts["HH"][2:] - np.maximum(parts["HV"][2:], parts["VH"][2:]) > 30.0).all()
+    assert np.abs(parts["hv"][:2] - parts["vh"][:2]).max() < 0.5
+    assert (parts["hh"][2:] - np.maximum(parts["hv"][2:], parts["vh"][2:]) > 30.0).all()
 
 
 def _incidences(**incidence):
