@@ -7,6 +7,7 @@ import threading
 
 from PySide6 import QtCore
 
+from paraflux.engine.backend import release_device_memory
 from paraflux.engine.cli_edge import sentence
 from paraflux.engine.errors import Cancelled
 from paraflux.engine.run_control import RunControl
@@ -28,11 +29,16 @@ class Worker(QtCore.QObject):
     def run(self) -> None:
         control = RunControl(progress=self.progress.emit, cancel=self.cancel_event.is_set)
         try:
-            self.finished.emit(self.job(control))
+            signal, outcome = self.finished, self.job(control)
         except Cancelled:
-            self.failed.emit("cancelled")
+            signal, outcome = self.failed, "cancelled"
         except Exception as exc:  # the command line's sentence; a bug too keeps the window alive
-            self.failed.emit(sentence(exc))
+            signal, outcome = self.failed, sentence(exc)
+        try:  # before the window hears of the end: the job's device memory is free when the next one starts
+            release_device_memory()
+        except Exception as exc:  # a device that cannot even free its cache: said, and the window stays alive
+            signal, outcome = self.failed, sentence(exc)
+        signal.emit(outcome)
 
 
 class Relay(QtCore.QObject):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import deque
 import signal
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ from .study_panels import StudyPanel
 
 MINIMUM_SIZE = (1000, 600)  # pixels: every control stays usable down to this
 LAYOUT_VERSION = 2
+LOG_LINES = 10_000  # the run log (File > Save run log) keeps the latest lines
 COMBO_CHARACTERS = 14  # a combo box is at least this wide; its open list shows the whole choice  # saved dock layouts of another version are not restored
 
 
@@ -111,7 +113,7 @@ class MainWindow(QtWidgets.QMainWindow):
             box.setMinimumContentsLength(COMBO_CHARACTERS)
         self.controls_dock.setMinimumWidth(self.controls.sizeHint().width())
         self.results_dock = self._dock("Results", self._results_area(), QtCore.Qt.RightDockWidgetArea)
-        self.log: list[str] = []
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.compared: list = []  # the last comparison's results, first to last
         self.settings = QtCore.QSettings(QtCore.QSettings.IniFormat, QtCore.QSettings.UserScope,
                                          "ParaFlux", "ParaFlux")
@@ -539,6 +541,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         self.sweep_panel = SweepPanel(problem, self.study, self)
+        self.sweep_panel.setAttribute(QtCore.Qt.WA_DeleteOnClose)  # a closed one is not kept as the window's child
         self.sweep_panel.show()
 
     def solve(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -114,6 +115,54 @@ def _counting_hook(memory: DeviceMemory):
             memory.in_use -= self.sizes.pop(mem_ptr, 0)
 
     return Counting()
+
+
+def _loaded_cupy():
+    """CuPy where this process has imported it and a device answers (nothing to give back otherwise), else None."""
+    cp = sys.modules.get("cupy")
+    if cp is None or cupy_probe()[0] is None:
+        return None
+    return cp
+
+
+def release_device_memory() -> None:
+    """Give the devices back what CuPy's pools hold but no array uses: the current allocator's pool and the default
+    one on every visible device, and the pinned host pool. Called where a job ends (the window's job thread, a
+    sweep point) so that a long session's device memory returns to its baseline between jobs; arrays still
+    referenced stay. A no-op where CuPy was never imported."""
+    cp = _loaded_cupy()
+    if cp is None:
+        return
+    pools = {id(pool): pool for pool in (memory_pool(cp), cp.get_default_memory_pool())}
+    for device in range(gpu_count()):
+        with cp.cuda.Device(device):
+            for pool in pools.values():
+                pool.free_all_blocks()
+    cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    """Device memory in bytes, summed over the visible devices: pool_used and pool_held, what arrays use and
+    what CuPy's default pool holds (used + cached); device_used, total minus free as the driver reports it
+    (every process's, CUDA contexts and libraries' workspaces included)."""
+
+    pool_used: int
+    pool_held: int
+    device_used: int
+
+
+def device_memory_use() -> DeviceUse | None:
+    """The devices' memory now (DeviceUse), or None where CuPy was never imported or no device answers."""
+    cp = _loaded_cupy()
+    if cp is None:
+        return None
+    pool, use = cp.get_default_memory_pool(), np.zeros(3, dtype=np.int64)
+    for device in range(gpu_count()):
+        with cp.cuda.Device(device):  # a pool's counts are the current device's
+            free, total = cp.cuda.runtime.memGetInfo()
+            use += (pool.used_bytes(), pool.total_bytes(), total - free)
+    return DeviceUse(*(int(n) for n in use))
 
 
 def host_free_bytes() -> int | None:

@@ -45,7 +45,20 @@ def point_rows(study, result, written: list[Path]) -> tuple:
 
 def run_point(point: SweepPoint, points_dir: str) -> PointOutcome:
     """Solve one point and write its folder; a problem the engine rejects (ParaFluxError) gives a failed
-    outcome with its message, and a failed point.json, so that re-running reports it again."""
+    outcome with its message, and a failed point.json, so that re-running reports it again. The device memory
+    the solve held goes back to the device before it returns (a worker solves hundreds of points)."""
+    from ..backend import release_device_memory  # noqa: PLC0415
+
+    folder = Path(points_dir) / point.key
+    try:
+        failed = _solve_point(point, folder)
+    finally:
+        release_device_memory()
+    return failed if failed is not None else read_outcome(folder)
+
+
+def _solve_point(point: SweepPoint, folder: Path) -> PointOutcome | None:
+    """Solve the point into folder: None when done, its failed outcome when the engine rejects it."""
     import time  # noqa: PLC0415
 
     from ..output import write_all, write_json  # noqa: PLC0415
@@ -54,7 +67,6 @@ def run_point(point: SweepPoint, points_dir: str) -> PointOutcome:
     from ..studies import study_for_kind  # noqa: PLC0415
 
     start = time.perf_counter()
-    folder = Path(points_dir) / point.key
     try:
         problem = parse_problem(point.problem, Path(point.base_dir))
         study = study_for_kind(problem.kind)
@@ -72,7 +84,7 @@ def run_point(point: SweepPoint, points_dir: str) -> PointOutcome:
         outcome = PointOutcome(point.key, point.values, "failed", (), str(exc), time.perf_counter() - start)
         write_all(folder, lambda staging: [_write_outcome(staging, outcome)])
         return outcome
-    return read_outcome(folder)
+    return None
 
 
 def _write_outcome(folder: Path, outcome: PointOutcome) -> Path:
