@@ -29,11 +29,20 @@ enclosing_ellipsoid = ellipsoid_shell  # the name bench/scattering_peers.py buil
 def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: float, density: float):
     """(Gamma, S', S) for a sphere of radius (m); gaps in wavelengths, density in elements per wavelength."""
     size = wavelength / density
-    body = volume_matched(ellipsoid((0, 0, 0), (radius,) * 3, min(size, 2 * math.pi * radius / CURVATURE_ELEMENTS),
-                                    "scatterer", CURVATURE_ELEMENTS), 4 / 3 * math.pi * radius ** 3)
-    inner = ellipsoid((0, 0, 0), (radius + inner_gap * wavelength,) * 3, size, "inner")
-    outer = ellipsoid((0, 0, 0), (radius + outer_gap * wavelength,) * 3, size, "outer")
-    return body, inner, outer
+    curved = 2 * math.pi * radius / CURVATURE_ELEMENTS
+    body = volume_matched(ellipsoid((0, 0, 0), (radius,) * 3, min(size, curved), "scatterer", CURVATURE_ELEMENTS),
+                          4 / 3 * math.pi * radius ** 3)
+    shells = ((radius + inner_gap * wavelength, "inner"), (radius + outer_gap * wavelength, "outer"))
+    if curved < size:  # the scatterer finer than the element size: S' and S meshed at their own
+        return body, *(ellipsoid((0, 0, 0), (r,) * 3, size, name) for r, name in shells)
+    return body, *(projected(body, r, name) for r, name in shells)  # one triangulation: meshed in layers
+
+
+def projected(body: TriSurface, radius: float, name: str) -> TriSurface:
+    """The body's triangles with its nodes moved along their directions from the origin onto the sphere of
+    radius (m) about it."""
+    points = np.asarray(body.points, dtype=float)
+    return TriSurface(name, radius * points / np.linalg.norm(points, axis=1, keepdims=True), body.triangles)
 
 
 def volume_matched(body: TriSurface, volume: float) -> TriSurface:

@@ -12,6 +12,7 @@ from ..errors import MeshError, ProblemError
 from ..mesh.checks import check_apart
 from ..mesh.gmsh_build import gmsh_nodes_and_groups, gmsh_session
 from ..truncation.surfaces import INSIDE, TriSurface, check_closed_outward, winding_number
+from .layers import layered_tets, shares_triangulation
 from .nedelec import sorted_tets
 
 SURFACES = ("scatterer", "inner", "outer")  # Gamma, S', S
@@ -86,9 +87,16 @@ def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, siz
                 check=lambda: None, size_at=None) -> ScatteringMesh:
     """Tetrahedra of edge about size (m) between the three nested closed surfaces, their triangles kept as
     given (the surfaces' own mesh is the volume mesh's boundary and interface); smaller where size_at
-    (points (n, 3) m -> (n,) m, or None) asks."""
+    (points (n, 3) m -> (n,) m, or None) asks. Surfaces sharing one triangulation are meshed in prism
+    layers (layers.py) where none folds, otherwise by gmsh."""
     check_nested(scatterer, inner, outer)
     check_tetrahedra(scatterer, outer, size)
+    layered = layered_tets((scatterer, inner, outer), size) if shares_triangulation(scatterer, inner, outer) else None
+    if layered is not None:
+        points, tets, region, offsets = layered
+        triangles = np.concatenate([scatterer.triangles + offset for offset in offsets])
+        owner = np.repeat(np.arange(3), len(scatterer.triangles))
+        return _scattering_mesh(points, tets, region, triangles, owner)
     with gmsh_session("scattering") as gmsh:
         _add_surfaces(gmsh, (scatterer, inner, outer))
         loops = [gmsh.model.geo.addSurfaceLoop([i + 1]) for i in range(3)]
@@ -110,6 +118,12 @@ def volume_mesh(scatterer: TriSurface, inner: TriSurface, outer: TriSurface, siz
         triangles, owner, _ = cells_of(2, 2, 3)
     if len(tets) == 0:
         raise MeshError("gmsh made no tetrahedra between the surfaces (are they nested and closed?)")
+    return _scattering_mesh(points, tets, region, triangles, owner)
+
+
+def _scattering_mesh(points, tets, region, triangles, owner) -> ScatteringMesh:
+    """The mesh of points (n, 3) m, tets (m, 4), region (m,) and the SURFACES' triangles (k, 3), owner (k,)
+    their index in SURFACES; ProblemError over MAX_TETRAHEDRA, MeshError where a surface is not closed."""
     if len(tets) > MAX_TETRAHEDRA:
         raise ProblemError(f"the volume mesh has {len(tets):,} tetrahedra, more than {MAX_TETRAHEDRA:,}; {TOO_FINE}")
     surfaces = {name: check_closed_outward(TriSurface(name, points, triangles[owner == i])).triangles
