@@ -443,7 +443,7 @@ def _aircraft_section(data: dict) -> list[str]:
         "90) every 720 / N degrees over 360 degrees, each direction theta- and then phi-polarised (N incidences), "
         "in one run, against one theta-polarised incidence from the nose; each timed as often as the run's "
         "record lists ratios, alternately, the pair of the median ratio shown (on a GPU after a dropped "
-        "two-incidence run). Mirror: the largest |dB| difference of each part between phi and 360 - phi (the "
+        "two-incidence run at a quarter of the frequency, the process's first use of the device). Mirror: the largest |dB| difference of each part between phi and 360 - phi (the "
         "aircraft is its own mirror image across y = 0) where either is within 20 dB of the part's peak; HV vs "
         "VH: the same between the two cross-polarised parts, equal in back-scatter by reciprocity. Neither is "
         "an error against an independent reference: none exists here for this target.", "",
