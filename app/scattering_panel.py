@@ -80,7 +80,6 @@ class IncidenceTable(QtWidgets.QTableWidget):
 
 
 class ScatteringPanel(GenericPanel):
-    done_message = "done: the RCS cuts, the polar cuts and each incidence's iteration are in the charts"
     mesh_filter = f"Targets ({' '.join(TARGET_FILES)});;All files (*)"
     preview_on_open = True  # the window previews a target as soon as it is opened
     result_table_title = "RCS by polarisation"
@@ -231,6 +230,14 @@ class ScatteringPanel(GenericPanel):
         self.shown = (view, result)
         self.rcs_table.show_result(result)
         self._redraw()
+    @property
+    def done_message(self) -> str:
+        """What the status line says once a result is shown."""
+        if self.shown is not None and self.shown[1].problem.monostatic:
+            return ("done: VV, HH and the cross-polarised HV and VH against angle and in polar form are in the charts, "
+                    "side by side in the RCS by polarisation tab")
+        return "done: the RCS cuts, the polar cuts and each incidence's iteration are in the charts"
+
     def _redraw(self) -> None:
         if self.shown is None:
             return
