@@ -234,8 +234,7 @@ class ScatteringPanel(GenericPanel):
     def done_message(self) -> str:
         """What the status line says once a result is shown."""
         if self.shown is not None and self.shown[1].problem.monostatic:
-            return ("done: VV, HH and the cross-polarised HV and VH against angle and in polar form are in the charts, "
-                    "side by side in the RCS by polarisation tab")
+            return "done: VV, HH, HV and VH in the charts and the RCS by polarisation tab"
         return "done: the RCS cuts, the polar cuts and each incidence's iteration are in the charts"
 
     def _redraw(self) -> None:

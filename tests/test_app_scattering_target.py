@@ -71,7 +71,7 @@ def test_a_step_sphere_opens_solves_in_both_polarisations_and_saves(window, qtbo
     assert window.dialogs == []
     result = window.last_result
     assert result.problem.scatterer_path == (tmp_path / "sphere.step").resolve() and result.problem.monostatic
-    assert "VV, HH and the cross-polarised HV and VH" in window.status.text()
+    assert "VV, HH, HV and VH in the charts" in window.status.text()
 
     table = panel.rcs_table
     assert table.headers() == ["theta (deg)", "phi (deg)", "VV (dBsm)", "HH (dBsm)", "HV (dBsm)", "VH (dBsm)"]
