@@ -1,12 +1,12 @@
 # make run: set up .venv and launch the app.  make test: set up and run the whole suite.  make fuzz: the
-# generated-input properties with 10,000 examples each.
+# generated-input properties with 10,000 examples each.  make soak: memory over 500 mixed jobs (docs/soak.md).
 PYTHON ?= python3
 SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test fuzz setup system-deps system-deps-test package package-test clean
+.PHONY: run test fuzz soak setup system-deps system-deps-test package package-test clean
 
 setup: $(STAMP)
 
@@ -38,6 +38,13 @@ test: system-deps-test setup
 # The generated-input properties of tests/test_fuzz.py with 10,000 examples each (CI runs 150).
 fuzz: setup
 	PARAFLUX_FUZZ_PROFILE=fuzz $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+
+# The long-run memory check (docs/soak.md, docs/window.md): JOBS jobs of the mixed cycle in the window under a
+# virtual display, then a Dask worker over POINTS sweep points; writes docs/soak/ (JSON, PNG) and docs/soak.md.
+JOBS ?= 500
+POINTS ?= 200
+soak: system-deps-test setup
+	xvfb-run -a -s "-screen 0 1366x768x24" $(BIN)/python -m paraflux.app.soak --jobs $(JOBS) --worker-points $(POINTS)
 
 # A self-contained one-folder bundle in dist/ParaFlux and dist/ParaFlux.tar.gz (packaging/README.md).
 package: system-deps-test setup
