@@ -31,6 +31,7 @@ from ..truncation.fields import C0
 from ..backend import get_backend, gpu_unavailable_reason
 from ..variants import LINEAR_SOLVER, SCATTERING_LOOP
 from .environment import gpu_facts, run_facts
+from .sphere_accuracy import FAR_FIELD, rcs_record, sphere_accuracy
 from .options import add_merge, given, listed, size, tuple_of, whole
 
 FREQUENCY = 300e6  # Hz: lambda = 0.999 m
@@ -61,11 +62,12 @@ class ScatteringBenchConfig:
 
 
 def sphere_problem(diameter: float, order: int, loop: str, acceleration: str, **extra):
-    """The PEC sphere of this diameter (wavelengths), E- and H-plane cuts every 2 degrees."""
+    """The PEC sphere of this diameter (wavelengths), its far field on sphere_accuracy's grid (every 2 degrees
+    in theta, 10 in phi: the E- and H-plane cuts among them)."""
     wavelength = C0 / FREQUENCY
     data = {"problem": {"kind": "scattering", "case": "pec-sphere", "frequency": FREQUENCY},
             "geometry": {"radius": diameter * wavelength / 2},
-            "far_field": {"theta_deg": {"start": 0.0, "stop": 180.0, "step": 2.0}, "phi_deg": [0.0, 90.0]},
+            "far_field": dict(FAR_FIELD),
             "solver": {"order": order, "loop": loop, "acceleration": acceleration}}
     for table, values in extra.items():
         data.setdefault(table, {}).update(values)
@@ -77,6 +79,17 @@ def mie_error_db(result) -> float:
     p = result.problem
     return sphere_error_db(p.radius * p.length_scale, 2 * math.pi * p.frequency / C0, result.theta[0],
                            result.phi[0], result.sigma_theta[0], result.sigma_phi[0])
+
+
+def _accuracy(result) -> dict:
+    """A sphere row's errors against Mie: issue 43's 20 dB window (mie_error_db), sphere_accuracy's three
+    measures, and the RCS of every direction of the first incidence."""
+    p = result.problem
+    angles = (result.theta[0], result.phi[0], result.sigma_theta[0], result.sigma_phi[0])
+    accuracy = sphere_accuracy(p.radius * p.length_scale, 2 * math.pi * p.frequency / C0, *angles)
+    return {"mie_error_db": mie_error_db(result), "mie_error_40db": accuracy.window_db,
+            "backscatter_error_db": accuracy.backscatter_db, "far_field_l2": accuracy.l2_relative,
+            "rcs": rcs_record(*angles)}
 
 
 def sphere_error_db(radius: float, k: float, theta, phi, sigma_theta, sigma_phi) -> float:
@@ -102,6 +115,7 @@ def _record(result, **labels) -> dict:
             "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
             "backend": result.backend, "linear_solver": result.linear_solver, "phase_devices": dict(result.devices),
             "factor_nonzeros": result.factor_nonzeros, "factor": dict(result.factor_details),
+            "sprime_points": len(result.sprime_points),
             "host_peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}  # the process's, so far
 
 
@@ -140,11 +154,12 @@ def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
                 result = run_problem(sphere_problem(d, order, loop, acceleration, solver={"linear_solver": solver}))
                 row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration,
                               device=data["gpu"]["device"], date=data["date"])
-                row["mie_error_db"] = mie_error_db(result)
+                row.update(_accuracy(result), commit=data.get("commit"))
                 data["spheres"].append(row)
                 log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}, {row['linear_solver']}: "
                     f"{row['dofs']:,} DOFs, {row['iterations']} iterations, {row['total_s']:.1f} s, "
-                    f"{row['mie_error_db']:.2f} dB")
+                    f"{row['mie_error_db']:.2f} dB (20 dB window), {row['mie_error_40db']:.2f} dB (40 dB), "
+                    f"backscatter {row['backscatter_error_db']:+.2f} dB, L2 {row['far_field_l2']:.3f}")
                 checkpoint(data)
 
 

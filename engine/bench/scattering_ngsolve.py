@@ -39,14 +39,15 @@ class NgsolveBenchConfig:
 
 def cut_angles(step_deg: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     """theta, phi (2 n,) degrees: the E-plane (phi = 0) then the H-plane (phi = 90), theta 0..180 every step,
-    the grid `paraflux bench scattering` reads its error on."""
+    the directions both sides' errors are read on here."""
     theta = np.arange(0.0, 180.0 + step_deg / 2, step_deg)
     return np.concatenate([theta, theta]), np.concatenate([np.zeros_like(theta), np.full_like(theta, 90.0)])
 
 
 def _paraflux_problem(diameter: float, order: int, density: float | None):
     geometry = {} if density is None else {"geometry": {"elements_per_wavelength": density}}
-    return sphere_problem(diameter, order, SCATTERING_LOOP.default, ACCELERATION.default, **geometry)
+    cuts = {"far_field": {"theta_deg": {"start": 0.0, "stop": 180.0, "step": 2.0}, "phi_deg": [0.0, 90.0]}}
+    return sphere_problem(diameter, order, SCATTERING_LOOP.default, ACCELERATION.default, **geometry, **cuts)
 
 
 def paraflux_row(diameter: float, order: int, density: float | None) -> dict:

@@ -1,0 +1,127 @@
+"""The PEC spheres of `bench scattering` against their size: the GPU rows at the default order drawn as time
+per phase and memory against diameter, and a model on paper of larger spheres fitted to them (each phase's
+seconds and the factor's bytes as a power of the unknowns, the unknowns as a power of the diameter),
+labelled as a model, never as a measurement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..output import replace_atomically
+
+PHASES = ("mesh", "assembly", "factorisation", "iterations", "far field")
+FIT_FROM = 4.0  # wavelengths: smaller spheres are dominated by fixed costs (start-up, compiles)
+MODEL_DIAMETERS = (50.0, 100.0)
+GPU_MEMORY_BYTES = 80e9  # one H100's
+BYTES_PER_VALUE = 16  # complex128
+
+
+def scaling_rows(spheres: list[dict], order: int = 2) -> list[dict]:
+    """The spheres' GPU rows (operator cuda-tiled, GMRES) at this order, one per diameter (its latest run),
+    by diameter."""
+    rows = {}
+    for r in spheres:
+        if r["loop"].startswith("cuda") and r["acceleration"] == "gmres" and r["order"] == order:
+            if r["diameter_wavelengths"] not in rows or r.get("date", "") > rows[r["diameter_wavelengths"]].get("date", ""):
+                rows[r["diameter_wavelengths"]] = r
+    return [rows[d] for d in sorted(rows)]
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """y = coefficient * x ** exponent, fitted by least squares on logarithms."""
+
+    coefficient: float
+    exponent: float
+
+    def __call__(self, x):
+        return self.coefficient * np.asarray(x, dtype=float) ** self.exponent
+
+
+def power_law(x, y) -> PowerLaw | None:
+    """The least-squares power law through (x, y) (n,) positive; None with fewer than two points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = (x > 0) & (y > 0)
+    if keep.sum() < 2:
+        return None
+    exponent, log_c = np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)
+    return PowerLaw(float(np.exp(log_c)), float(exponent))
+
+
+def _factor_bytes(r: dict) -> float:
+    return float(r.get("factor", {}).get("peak_device_bytes") or 0.0)
+
+
+def model_lines(rows: list[dict]) -> list[str]:
+    """Markdown bullets: the fitted growth and what it predicts at MODEL_DIAMETERS (seconds per phase on one
+    GPU, the factor's memory and how many GPUs hold it, the operator's data per iteration)."""
+    fitted = [r for r in rows if r["diameter_wavelengths"] >= FIT_FROM]
+    if len(fitted) < 2:
+        return ["- Model: fewer than two GPU rows of at least "
+                f"{FIT_FROM:g} wavelengths at this order; nothing to fit."]
+    d = [r["diameter_wavelengths"] for r in fitted]
+    dofs = power_law(d, [r["dofs"] for r in fitted])
+    laws = {name: power_law([r["dofs"] for r in fitted], [r["seconds"].get(name, 0.0) for r in fitted])
+            for name in PHASES}
+    factor = power_law([r["dofs"] for r in fitted], [_factor_bytes(r) for r in fitted])
+    span = f"{min(d):g} to {max(d):g} wavelengths, {len(fitted)} rows"
+    lines = [f"- Model, not a measurement: fitted to the GPU rows of order {fitted[0]['order']} from {span}. "
+             f"Unknowns grow as diameter^{dofs.exponent:.2f} (the meshed shell is thin: its volume grows as the "
+             "area); " + ", ".join(f"{name} as unknowns^{law.exponent:.2f}" for name, law in laws.items() if law)
+             + (f"; cuDSS's factor as unknowns^{factor.exponent:.2f}" if factor else "") + "."]
+    for diameter in MODEL_DIAMETERS:
+        n = float(dofs(diameter))
+        seconds = {name: float(law(n)) for name, law in laws.items() if law}
+        memory = float(factor(n)) if factor else float("nan")
+        gpus = int(np.ceil(memory / GPU_MEMORY_BYTES)) if factor else 0
+        lines.append(
+            f"- Model at {diameter:g} wavelengths: {n / 1e6:.0f} M unknowns; on one GPU, as measured code scales: "
+            + ", ".join(f"{name} {s:,.0f} s" for name, s in seconds.items())
+            + f" (total {sum(seconds.values()):,.0f} s); factor {memory / 1e9:,.0f} GB, at least {gpus} GPUs of "
+            f"80 GB to hold it (cuDSS's multi-GPU mode, not measured here)." + _traffic(fitted, n))
+    return lines
+
+
+def _traffic(fitted: list[dict], dofs: float) -> str:
+    """The operator's input per iteration and right-hand side at this many unknowns: J and M on S' (6 complex
+    values a quadrature point), S' points fitted to the rows' own counts."""
+    points = power_law([r["dofs"] for r in fitted], [r.get("sprime_points", 0) for r in fitted])
+    if points is None:
+        return ""
+    megabytes = 6 * BYTES_PER_VALUE * float(points(dofs)) / 1e6
+    return (f" The operator's input per iteration and right-hand side, the currents on S', is {megabytes:,.0f} MB: "
+            "split by points over several GPUs, every GPU receives all of it and returns its share of the fields on "
+            "S; across nodes that crosses the network once an iteration.")
+
+
+def write_scaling_png(path: Path, rows: list[dict]) -> Path | None:
+    """Seconds per phase and memory against diameter for rows (scaling_rows), as a PNG at path; None without
+    two rows."""
+    if len(rows) < 2:
+        return None
+    import matplotlib  # noqa: PLC0415 (only when a figure is written)
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    d = [r["diameter_wavelengths"] for r in rows]
+    figure = Figure(figsize=(10, 4.2), layout="constrained")
+    times, memory = figure.subplots(1, 2)
+    for name in PHASES:
+        times.loglog(d, [max(r["seconds"].get(name, 0.0), 1e-3) for r in rows], "o-", label=name)
+    times.loglog(d, [r["total_s"] for r in rows], "k.-", lw=2, label="total")
+    times.set(xlabel="sphere diameter (wavelengths)", ylabel="seconds", title="Time per phase, one GPU")
+    times.legend(fontsize=8)
+    memory.loglog(d, [_factor_bytes(r) / 2**30 or np.nan for r in rows], "o-", label="factor on the GPU (cuDSS)")
+    memory.loglog(d, [r.get("host_peak_bytes", np.nan) / 2**30 for r in rows], "s-", label="host peak (process)")
+    memory.set(xlabel="sphere diameter (wavelengths)", ylabel="GiB", title="Memory")
+    memory.legend(fontsize=8)
+    for axes in (times, memory):  # the diameters measured as plain numbers, not powers of ten
+        axes.set_xticks(d, [f"{x:g}" for x in d], minor=False)
+        axes.set_xticks([], minor=True)
+    devices = ", ".join(dict.fromkeys(r["device"] for r in rows))
+    figure.suptitle(f"PEC spheres, order {rows[0]['order']}, on {devices}", fontsize=10)
+    return replace_atomically(Path(path), lambda tmp: figure.savefig(tmp, format="png", dpi=110))

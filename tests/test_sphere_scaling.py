@@ -1,0 +1,48 @@
+"""The spheres' growth with size (engine/bench/sphere_scaling.py): the power law recovers known exponents,
+the rows drawn are the GPU's at one order (the latest of each diameter), and the model's lines and the
+figure come from the rows given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paraflux.engine.bench.sphere_scaling import model_lines, power_law, scaling_rows, write_scaling_png
+
+
+def _row(d: float, date: str = "2026-11-28 03:00 UTC", loop: str = "cuda-tiled", order: int = 2) -> dict:
+    dofs = 12_000 * d ** 2
+    return {"diameter_wavelengths": d, "order": order, "loop": loop, "acceleration": "gmres", "date": date,
+            "dofs": dofs, "device": "GPU", "total_s": 1e-5 * dofs ** 1.5, "host_peak_bytes": 1e3 * dofs,
+            "seconds": {"mesh": 1e-5 * dofs, "iterations": 1e-9 * dofs ** 2}, "sprime_points": 0.1 * dofs,
+            "factor": {"peak_device_bytes": 5000 * dofs}}
+
+
+def test_the_power_law_recovers_its_exponent():
+    x = np.array([1.0, 2.0, 5.0, 11.0])
+    law = power_law(x, 3.0 * x ** 1.7)
+    assert (law.coefficient, law.exponent) == (pytest.approx(3.0), pytest.approx(1.7))
+    assert power_law([1.0], [2.0]) is None
+
+
+def test_the_rows_drawn_are_the_gpu_s_latest_at_one_order():
+    rows = [_row(8, "2026-11-27"), _row(8, "2026-11-28"), _row(4, loop="cpu-s"), _row(4, order=3), _row(16)]
+    picked = scaling_rows(rows)
+    assert [(r["diameter_wavelengths"], r["date"]) for r in picked] == [(8, "2026-11-28"), (16, rows[-1]["date"])]
+
+
+def test_the_model_extrapolates_the_fitted_growth():
+    lines = model_lines([_row(d) for d in (4, 8, 16)])
+    assert "Model, not a measurement" in lines[0] and "diameter^2.00" in lines[0]
+    assert "iterations as unknowns^2.00" in lines[0] and "mesh as unknowns^1.00" in lines[0]
+    dofs = 12_000 * 50 ** 2
+    assert f"{dofs / 1e6:.0f} M unknowns" in lines[1]
+    assert f"iterations {1e-9 * dofs ** 2:,.0f} s" in lines[1]
+    assert f"factor {5000 * dofs / 1e9:,.0f} GB" in lines[1]
+    assert len(model_lines([_row(8)])) == 1  # one row: nothing fitted
+
+
+def test_the_figure_is_written(tmp_path):
+    assert write_scaling_png(tmp_path / "s.png", [_row(8)]) is None
+    path = write_scaling_png(tmp_path / "s.png", [_row(d) for d in (4, 8)])
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
