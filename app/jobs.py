@@ -7,7 +7,7 @@ import threading
 
 from PySide6 import QtCore
 
-from paraflux.engine.backend import release_device_memory
+from paraflux.engine.backend import release_job_memory
 from paraflux.engine.cli_edge import sentence
 from paraflux.engine.errors import Cancelled
 from paraflux.engine.run_control import RunControl
@@ -34,8 +34,8 @@ class Worker(QtCore.QObject):
             signal, outcome = self.failed, "cancelled"
         except Exception as exc:  # the command line's sentence; a bug too keeps the window alive
             signal, outcome = self.failed, sentence(exc)
-        try:  # before the window hears of the end: the job's device memory is free when the next one starts
-            release_device_memory()
+        try:  # before the window hears of the end: the job's cached memory is back when the next one starts
+            release_job_memory()
         except Exception as exc:  # a device that cannot even free its cache: said, and the window stays alive
             signal, outcome = self.failed, sentence(exc)
         signal.emit(outcome)

@@ -3,6 +3,8 @@ compiles CUDA kernels (each .cu file once per device and process)."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import platform
 import re
@@ -127,9 +129,9 @@ def _loaded_cupy():
 
 def release_device_memory() -> None:
     """Give the devices back what CuPy's pools hold but no array uses: the current allocator's pool and the default
-    one on every visible device, and the pinned host pool. Called where a job ends (the window's job thread, a
-    sweep point) so that a long session's device memory returns to its baseline between jobs; arrays still
-    referenced stay. A no-op where CuPy was never imported."""
+    one on every visible device, and the pinned host pool, so that a long session's device memory returns to
+    its baseline between jobs (release_job_memory); arrays still referenced stay. A no-op where CuPy was never
+    imported."""
     cp = _loaded_cupy()
     if cp is None:
         return
@@ -139,6 +141,30 @@ def release_device_memory() -> None:
             for pool in pools.values():
                 pool.free_all_blocks()
     cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def release_host_memory() -> None:
+    """Give the system back the free pages of the C heap (glibc's malloc_trim, every arena): the freed arrays of
+    a large solve otherwise stay resident, and the process's memory follows its largest job, not what it holds.
+    A no-op where the C library has no malloc_trim."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def release_job_memory() -> None:
+    """Where a job ends (the window's job thread, a sweep point): its cached device memory and the host heap's
+    free pages go back to the system (release_device_memory, release_host_memory)."""
+    release_device_memory()
+    release_host_memory()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .backend import device_memory_use, release_device_memory
+from .backend import device_memory_use, release_job_memory
 from .errors import Cancelled
 from .problems import load_case_problem, parse_problem, problem_as_dict
 from .run_control import RunControl
@@ -119,7 +119,7 @@ def cancel_after(reports: int) -> RunControl:
 
 
 def run_engine_step(step: Step) -> None:
-    """One job through the studies alone, its device memory released at its end as the window's job thread does.
+    """One job through the studies alone, its memory released at its end as the window's job thread does.
     A sweep step runs as a solve here (the Dask worker has its own curve)."""
     study, problem = step_problem(step)
     try:
@@ -135,7 +135,7 @@ def run_engine_step(step: Step) -> None:
         else:
             study.run(problem, RunControl())
     finally:
-        release_device_memory()
+        release_job_memory()
 
 
 def run_engine_cycle(jobs: int, on_sample: Callable[[Sample], None], steps=ROUND) -> list[Sample]:

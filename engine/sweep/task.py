@@ -47,13 +47,13 @@ def run_point(point: SweepPoint, points_dir: str) -> PointOutcome:
     """Solve one point and write its folder; a problem the engine rejects (ParaFluxError) gives a failed
     outcome with its message, and a failed point.json, so that re-running reports it again. The device memory
     the solve held goes back to the device before it returns (a worker solves hundreds of points)."""
-    from ..backend import release_device_memory  # noqa: PLC0415
+    from ..backend import release_job_memory  # noqa: PLC0415
 
     folder = Path(points_dir) / point.key
     try:
         failed = _solve_point(point, folder)
     finally:
-        release_device_memory()
+        release_job_memory()
     return failed if failed is not None else read_outcome(folder)
 
 

@@ -1,0 +1,47 @@
+"""The window over a long session (issue 51): the soak's mixed cycle (engine/soak.py's ROUND: every study at a
+small size, a study switch before each job, a Compare, a cancelled solve, a two-point sweep in the Sweep panel)
+for a few rounds. Its widgets stay as many from round to round, and its resident memory's least-squares slope
+after the warm-up round stays under MAX_SLOPE_MIB per job (before the fix, the charts alone left ~3 MiB a job)."""
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+pytest.importorskip("pyvistaqt")
+
+from PySide6 import QtWidgets  # noqa: E402
+
+from paraflux.app.soak import run_window_cycle  # noqa: E402
+from paraflux.app.sweep_panel import SweepPanel  # noqa: E402
+from paraflux.engine.soak import ROUND, slope_mib_per_job  # noqa: E402
+
+from . import test_app  # noqa: E402
+
+window = test_app.window
+
+ROUNDS = 3  # the first warms up (imports, compiled kernels, caches); the slope is fitted over the others
+MAX_SLOPE_MIB = 0.5  # per job after the warm-up round
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+def test_a_mixed_cycle_keeps_its_widgets_and_memory_flat(window, scheduler):
+    widgets = []
+
+    def count_widgets(sample) -> None:
+        if sample.job % len(ROUND) == 0:
+            widgets.append(len(QtWidgets.QApplication.allWidgets()))
+
+    samples = run_window_cycle(window, ROUNDS * len(ROUND), scheduler, window.dialogs, count_widgets)
+    assert [s.label for s in samples[:len(ROUND)]] == [step.label for step in ROUND]
+    assert not window.findChildren(SweepPanel)  # each closed Sweep panel was deleted
+    assert widgets[1:] == widgets[1:2] * (ROUNDS - 1), widgets  # no panel, chart or dialog left behind
+    rss = [s.rss_mib for s in samples]
+    slope = slope_mib_per_job(rss, len(ROUND))
+    assert slope < MAX_SLOPE_MIB, f"{slope:.2f} MiB per job after the warm-up round: {[round(v) for v in rss]}"
