@@ -51,11 +51,14 @@ def test_the_sweep_angle_is_the_one_that_varies():
 
 
 def step_sphere(path: Path, radius_mm: float) -> Path:
+    """A sphere of radius_mm centred at the origin, written as a STEP file in millimetres."""
     import gmsh
 
     gmsh.initialize(argv=[], readConfigFiles=False)
     try:
         gmsh.option.setNumber("General.Terminal", 0)
+        # OpenCASCADE keeps the unit of the last STEP file read in this process and writes in it: say millimetres
+        gmsh.option.setString("Geometry.OCCTargetUnit", "MM")
         gmsh.model.occ.addSphere(0, 0, 0, radius_mm)
         gmsh.model.occ.synchronize()
         gmsh.write(str(path))
