@@ -13,6 +13,7 @@ meshes the result."""
 from __future__ import annotations
 
 import math
+from itertools import product
 
 import numpy as np
 from scipy.spatial import ConvexHull
@@ -53,25 +54,21 @@ _TAIL_ROOT = (1.3, 0.35)  # y, z of the tail's h = 0 line (inside the hull at th
 def hull_facets() -> tuple[np.ndarray, np.ndarray]:
     """The hull as a closed outward triangle surface: points (n, 3) m (planform centred on x = 0) and
     triangles (m, 3): the half planform's facets mirrored across y = 0, above and below."""
-    names = list(_OUTLINE) + list(_INTERIOR)
-    half = {n: (x, y) for n, (x, y) in _OUTLINE.items()} | {n: v[:2] for n, v in _INTERIOR.items()}
-    height = {n: (0.0, 0.0) for n in _OUTLINE} | {n: v[2:] for n, v in _INTERIOR.items()}
-    keys = [(n, side, level) for level in (0, 1) for side in (1, -1) for n in names]  # level 0 top, 1 bottom
-    index = {}
-    points = []
-    for n, side, level in keys:  # a vertex on y = 0 or on the outline is one point, shared
-        y = half[n][1] * side
-        key = (n, side if y else 1, level if height[n][level] else 0)
-        if key not in index:
-            index[key] = len(points)
-            points.append((half[n][0] - AIRCRAFT_LENGTH / 2, y, height[n][level]))
-    at = lambda n, side, level: index[(n, side if half[n][1] else 1, level if height[n][level] else 0)]  # noqa: E731
+    vertex = {n: (x, y, 0.0, 0.0) for n, (x, y) in _OUTLINE.items()} | _INTERIOR  # x, y, top, bottom
+
+    def key(name: str, side: int, level: int) -> tuple:  # one point for both sides on y = 0, for top and
+        _, y, *heights = vertex[name]                     # bottom on the outline
+        return name, side if y else 1, level if heights[level] else 0
+
+    index: dict[tuple, int] = {}
+    for name, side, level in product(vertex, (1, -1), (0, 1)):  # level 0 top, 1 bottom
+        index.setdefault(key(name, side, level), len(index))
+    points = [(vertex[n][0] - AIRCRAFT_LENGTH / 2, vertex[n][1] * side, vertex[n][2 + level])
+              for n, side, level in index]
     triangles = []
-    for a, b, c in _FACETS:
-        for side in (1, -1):
-            for level in (0, 1):
-                tri = [at(v, side, level) for v in (a, b, c)]
-                triangles.append(tri if (side > 0) == (level == 0) else tri[::-1])  # outward everywhere
+    for facet, side, level in product(_FACETS, (1, -1), (0, 1)):
+        tri = [index[key(n, side, level)] for n in facet]
+        triangles.append(tri if (side > 0) == (level == 0) else tri[::-1])  # outward everywhere
     return np.array(points, dtype=float), np.array(triangles, dtype=np.int64)
 
 
