@@ -153,7 +153,8 @@ def window_soak(jobs: int, on_sample: Callable[[Sample], None], steps=ROUND) -> 
 
 def main(argv: list[str] | None = None) -> int:
     """python -m paraflux.app.soak [--jobs N] [--engine] [--worker-points N] [--out DIR] [--page MD]: the record
-    and the page are rewritten after every round (every 10 points), so a stopped run leaves what it measured."""
+    and the page are rewritten after every round (every 10 points), so a stopped run leaves what it measured;
+    with --jobs 0 --worker-points 0 only the page is written, from the records in DIR."""
     from paraflux.engine import soak_report  # noqa: PLC0415
     from paraflux.engine.backend import gpu_available  # noqa: PLC0415
     from paraflux.engine.soak import SOAK_JOBS, WORKER_POINTS, gpu_round, run_engine_cycle, worker_curve  # noqa: PLC0415
@@ -187,10 +188,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"point {n}: worker RSS {rss:.0f} MiB", flush=True)
             curve.append(rss)
             if n % 10 == 0 or n == args.worker_points:
-                soak_report.save_worker(args.out, header, curve, time.monotonic() - start)
+                soak_report.save_worker(args.out, header, curve, time.monotonic() - start,
+                                        "gpu" if gpu_available() else "cpu")
                 soak_report.write_page(args.out, args.page)
 
         worker_curve(args.worker_points, point)
+    soak_report.write_page(args.out, args.page)
     print(f"wrote {args.page}")
     return 0
 

@@ -62,10 +62,11 @@ def save_cycle(out: Path, header: dict, samples: list[Sample], seconds: float) -
     return _save(out, f"{header['kind']}-{device}", record)
 
 
-def save_worker(out: Path, header: dict, curve: list[float], seconds: float) -> Path:
-    """Record a worker's resident memory after each sweep point so far as OUT/worker.json with its curve."""
-    return _save(out, "worker", {**header, "seconds": round(seconds, 1), "device": "cpu",
-                                 "rss_mib": [round(v, 1) for v in curve]})
+def save_worker(out: Path, header: dict, curve: list[float], seconds: float, device: str) -> Path:
+    """Record a worker's resident memory after each sweep point so far as OUT/worker-<cpu|gpu>.json with its
+    curve (device: where its points ran)."""
+    return _save(out, f"worker-{device}", {**header, "seconds": round(seconds, 1), "device": device,
+                                           "rss_mib": [round(v, 1) for v in curve]})
 
 
 def _save(out: Path, name: str, record: dict) -> Path:
@@ -91,7 +92,7 @@ def cycle_verdicts(record: dict) -> list[Verdict]:
                         f"{len(samples)} jobs: largest {growth:+.1f} MiB (last {rss[-1] - rss[first - 1]:+.1f} MiB; "
                         f"least-squares slope {slope:+.3f} MiB per job after the first round)",
                         _status(growth <= WINDOW_TARGET_MIB, len(samples), SOAK_JOBS))]
-    if record["device"] == "gpu":
+    if record["device"] == "gpu":  # a cycle's record (a worker's has no device curve)
         device = np.array([s["device_mib"] for s in samples])
         pool = np.array([s["pool_mib"] for s in samples])
         worst = np.abs(device[first:] - device[first - 1]).max()
@@ -123,7 +124,7 @@ def curve_figure(record: dict) -> Figure:
     worker = record["kind"] == "worker"
     rss = np.array(record["rss_mib"] if worker else [s["rss_mib"] for s in record["samples"]])
     first = WORKER_WARMUP if worker else len(record["round"])
-    gpu = record["device"] == "gpu"
+    gpu = record["device"] == "gpu" and not worker
     figure = Figure(figsize=(8, 6.5 if gpu else 4), layout="constrained")
     axes = figure.subplots(2 if gpu else 1, 1, sharex=True, squeeze=False)[:, 0]
     x = np.arange(1, len(rss) + 1)
