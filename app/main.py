@@ -302,6 +302,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.study_box.blockSignals(False)
         if self.panel is self.panels[name]:
             return
+        self.panel.shown = None  # the view stops showing its result: neither kept nor redrawn later
         self.panel = self.panels[name]
         self.study_pages.setCurrentWidget(self.panel.page)
         self.variant_pages.setCurrentWidget(self.panel.variants_page)

@@ -68,6 +68,7 @@ class StudyPanel:
     done_message = "done"
     preview_on_open = False  # whether the window previews a mesh file as soon as it is opened
     result_table: QtWidgets.QWidget | None = None  # a table of the result the window shows beside the summary
+    shown: tuple | None = None  # (view, result) last drawn, where the panel redraws it (its colouring or view box)
     result_table_title = ""
 
     def __init__(self, study: Study):
