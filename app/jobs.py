@@ -7,7 +7,7 @@ import threading
 
 from PySide6 import QtCore
 
-from paraflux.engine.backend import release_job_memory
+from paraflux.engine.backend import release_host_memory, release_job_memory
 from paraflux.engine.cli_edge import sentence
 from paraflux.engine.errors import Cancelled
 from paraflux.engine.run_control import RunControl
@@ -52,6 +52,7 @@ class Relay(QtCore.QObject):
     @QtCore.Slot(object)
     def call(self, value) -> None:
         self.function(value)
+        release_host_memory()  # what drawing the new result freed of the last one (meshes, figures) goes back too
 
 
 class JobRunner:

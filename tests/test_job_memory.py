@@ -58,6 +58,18 @@ def test_the_job_thread_releases_device_memory_before_it_reports(qapp, monkeypat
     assert events == ["ran", "released", reported]
 
 
+def test_the_window_gives_back_what_drawing_a_result_freed(qapp, monkeypatch):
+    pytest.importorskip("PySide6")
+    from PySide6 import QtCore
+
+    from paraflux.app import jobs
+
+    events, parent = [], QtCore.QObject()
+    monkeypatch.setattr(jobs, "release_host_memory", lambda: events.append("released"))
+    jobs.Relay(lambda value: events.append(("drawn", value)), parent).call(7)
+    assert events == [("drawn", 7), "released"]
+
+
 def test_a_sweep_point_releases_device_memory(monkeypatch, tmp_path):
     from paraflux.engine.sweep import grid_points
     from paraflux.engine.sweep.task import run_point
