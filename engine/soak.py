@@ -45,7 +45,7 @@ class Step:
     variants: tuple = ()
     compare: tuple = ()
     sweep: tuple = ()
-    cancel_after: int = 5
+    cancel_after: int = 1
 
 
 # every study at a small size, a study switch before each job, a Compare, a cancelled solve and a sweep
@@ -61,7 +61,7 @@ ROUND = (
     Step("sweep", "sweep", "magnetostatic", "open-slot", 200, sweep=("boundaries.AB.value", (600.0, 700.0))),
 )
 
-GPU_VARIANTS = {"magnetostatic": (("backend", "cupy"),), "elasticity": (("backend", "cupy"),),
+GPU_VARIANTS = {"magnetostatic": (("backend", "cupy"),), "elasticity": (("backend", "cupy"), ("integration", "ai")),
                 "truncation": (("loop", "cuda-s"),), "elastostatic-bem": (("backend", "cupy"),),
                 "scattering": (("loop", "cuda-s"),)}  # what a GPU cycle adds to each step's variants
 
