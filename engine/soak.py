@@ -6,6 +6,7 @@ run_engine_cycle runs it through the studies alone (a GPU machine without the GU
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -84,8 +85,11 @@ class Sample:
 
 
 def rss_mib() -> float:
-    """This process's resident memory in MiB."""
-    import psutil  # noqa: PLC0415 (distributed's dependency)
+    """This process's resident memory in MiB (Linux's /proc/self/statm, else psutil, distributed's dependency)."""
+    statm = Path("/proc/self/statm")
+    if statm.exists():
+        return int(statm.read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MIB
+    import psutil  # noqa: PLC0415
 
     return psutil.Process().memory_info().rss / MIB
 
