@@ -46,8 +46,40 @@ def check_no_duplicates(cells: np.ndarray, what: str, kind: str = "cell") -> Non
                         "remove the duplicate")
 
 
-def _candidate_pairs(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """(m, 2) pairs i < j of triangles whose bounding boxes share a cell of a uniform grid."""
+def _candidate_pairs(points: np.ndarray, triangles: np.ndarray, split: int | None = None) -> np.ndarray:
+    """(m, 2) pairs i < j of triangles whose bounding boxes share a cell of a uniform grid; with split, only
+    the pairs of a triangle below split with one from split on."""
+    key, owner = _grid_cells(points, triangles)
+    if split is not None:
+        return _pairs_across(key, owner, split)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    pairs = [np.zeros((0, 2), dtype=np.int64)]
+    lengths = np.diff(np.r_[starts, len(key)])
+    for n in np.unique(lengths[lengths > 1]):  # cells of n triangles, all at once
+        members = owner[starts[lengths == n][:, None] + np.arange(n)]
+        i, j = np.triu_indices(n, 1)
+        pairs.append(np.column_stack([members[:, i].ravel(), members[:, j].ravel()]))
+    pairs = np.unique(np.sort(np.concatenate(pairs), axis=1), axis=0)
+    return pairs[pairs[:, 0] != pairs[:, 1]]
+
+
+def _pairs_across(key: np.ndarray, owner: np.ndarray, split: int) -> np.ndarray:
+    """The pairs (a, b), a < split <= b, of triangles in a common cell, from the cells' sorted keys and
+    owners: each b's cell looked up among the a's, without forming the pairs within either side."""
+    below = owner < split
+    key_a, owner_a, key_b, owner_b = key[below], owner[below], key[~below], owner[~below]
+    lo, hi = np.searchsorted(key_a, key_b, "left"), np.searchsorted(key_a, key_b, "right")
+    counts = hi - lo
+    a = owner_a[np.repeat(lo, counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)]
+    b = np.repeat(owner_b, counts)
+    n = int(owner.max()) + 1
+    unique = np.unique(a * n + b)
+    return np.column_stack([unique // n, unique % n])
+
+
+def _grid_cells(points: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key, owner): every cell of a uniform grid that a triangle's bounding box covers, as a key, and that
+    triangle, sorted by key (the grid as fine as the median triangle allows within HASH_CELLS_PER_TRIANGLE)."""
     corners = points[triangles]
     low, high = corners.min(axis=1), corners.max(axis=1)
     size = np.median(np.linalg.norm(high - low, axis=1)) or 1.0
@@ -64,16 +96,7 @@ def _candidate_pairs(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     cell = first[owner] + np.column_stack([local % sx, (local // sx) % sy, local // (sx * sy)])
     key = (cell - cell.min(axis=0)) @ np.array([1, 1 << 21, 1 << 42], dtype=np.int64)
     order = np.lexsort((owner, key))
-    key, owner = key[order], owner[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    pairs = [np.zeros((0, 2), dtype=np.int64)]
-    lengths = np.diff(np.r_[starts, len(key)])
-    for n in np.unique(lengths[lengths > 1]):  # cells of n triangles, all at once
-        members = owner[starts[lengths == n][:, None] + np.arange(n)]
-        i, j = np.triu_indices(n, 1)
-        pairs.append(np.column_stack([members[:, i].ravel(), members[:, j].ravel()]))
-    pairs = np.unique(np.sort(np.concatenate(pairs), axis=1), axis=0)
-    return pairs[pairs[:, 0] != pairs[:, 1]]
+    return key[order], owner[order]
 
 
 def _edges_cross(points, triangles, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -99,6 +122,15 @@ def _edges_cross(points, triangles, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return hit
 
 
+def _straddles(points, triangles, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether triangle b[k] touches the plane of triangle a[k] (its corners not all strictly on one side):
+    two triangles cut through each other only where each touches the other's plane."""
+    p0, p1, p2 = (points[triangles[a, c]] for c in range(3))
+    normal = np.cross(p1 - p0, p2 - p0)
+    side = np.einsum("ikj,ij->ik", points[triangles[b]] - p0[:, None], normal)
+    return (side.min(axis=1) <= 0) & (side.max(axis=1) >= 0)
+
+
 def crossing_pairs(points: np.ndarray, triangles: np.ndarray, split: int | None = None) -> np.ndarray:
     """(k, 2) pairs i < j of triangles that share no node and cut through each other (an edge of one through
     the other's inside); with split, only pairs of a triangle below split with one from split on (two
@@ -106,11 +138,11 @@ def crossing_pairs(points: np.ndarray, triangles: np.ndarray, split: int | None 
     points, triangles = np.asarray(points, dtype=np.float64), np.asarray(triangles, dtype=np.int64)
     if len(triangles) < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    pairs = _candidate_pairs(points, triangles)
-    if split is not None:
-        pairs = pairs[(pairs[:, 0] < split) & (pairs[:, 1] >= split)]
+    pairs = _candidate_pairs(points, triangles, split)
     shared = (triangles[pairs[:, 0], :, None] == triangles[pairs[:, 1], None, :]).any(axis=(1, 2))
     pairs = pairs[~shared]
+    pairs = pairs[_straddles(points, triangles, pairs[:, 0], pairs[:, 1])]
+    pairs = pairs[_straddles(points, triangles, pairs[:, 1], pairs[:, 0])]
     a, b = pairs[:, 0], pairs[:, 1]
     crossing = _edges_cross(points, triangles, a, b) | _edges_cross(points, triangles, b, a)
     return pairs[crossing]
