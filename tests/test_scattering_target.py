@@ -190,9 +190,6 @@ BAD_TARGETS = {
     "an open surface": (lambda p: write_box(p / "t.stl", drop=2), "m", "not closed"),
     "a self-intersecting surface": (lambda p: _crossed_boxes(p / "t.stl"), "m", "intersects itself"),
     "an open CAD surface": (lambda p: cad(p, lambda occ: occ.addRectangle(0, 0, 0, 0.2, 0.1)), "m", "not closed"),
-    "a self-intersecting CAD target": (
-        lambda p: cad(p, lambda occ: (occ.addBox(0, 0, 0, 0.2, 0.1, 0.1), occ.addBox(0.1, 0.05, 0.05, 0.2, 0.1, 0.1))),
-        "m", "intersects itself"),
     "a CAD file with no surface": (lambda p: cad(p, lambda occ: occ.addLine(occ.addPoint(0, 0, 0),
                                                                             occ.addPoint(1, 0, 0))), "m", "no surface"),
     "a mesh file with no surface": (lambda p: _lines(p / "t.vtu"), "m", "has no triangles"),

@@ -43,8 +43,9 @@ def schema() -> Schema:
             Key("case", str, None, "", ", ".join(CASES), "a built-in target meshed with gmsh (`paraflux cases`)"),
             Key("scatterer", str, None, "", "a file path", f"the PEC scatterer Gamma instead of a case: {surface} "
                 "(any meshio format: STL, OBJ, PLY, .msh, ...) or a STEP, IGES or BREP file (STEP and IGES in "
-                "the unit they declare, the others in length_unit); alone, S' and S are built around it "
-                "([geometry] shells)"),
+                "the unit they declare, the others in length_unit; solids fused where they touch); coincident "
+                "vertices merged and each closed part turned outward, a hole or a non-manifold edge refused "
+                "with its place; alone, S' and S are built around it ([geometry] shells)"),
             Key("inner_surface", str, None, "", "a file path", f"S', enclosing Gamma: {surface}; with outer_surface"),
             Key("outer_surface", str, None, "", "a file path", f"S, enclosing S': {surface}; with inner_surface"),
             Key("length_unit", str, "m", "", tuple(LENGTH_UNITS), "unit of the geometry"),

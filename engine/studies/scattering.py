@@ -12,6 +12,7 @@ from ..scattering.run import run_problem
 from ..scattering.waves import dbsm
 from ..scattering.write import rcs_rows, scattering_fields, scattering_summary, write_scattering
 from ..study import Case
+from ..truncation.fields import C0
 from ..variants import ACCELERATION, ITERATION_TOL, LINEAR_SOLVER, NEDELEC_ORDER, SCATTERING_LOOP
 from .registry import Study, register
 from .scattering_sweep import sweep_plots
@@ -32,8 +33,17 @@ def describe(result) -> list[str]:
             f"{p.frequency:g} Hz; {len(p.incidences)} incidences as {result.columns} columns, {converged} converged by "
             f"{p.solver.acceleration} "
             f"in at most {result.iterations} iterations (operator on {result.devices['operator']}, loop {p.solver.loop})",
+            target_line(result.mesh, p.frequency),
             f"largest RCS {peak:.2f} dBsm over {result.theta.shape[1]} directions per incidence",
             ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())]
+
+
+def target_line(mesh, frequency: float) -> str:
+    """The scatterer's extent in metres and its widest in wavelengths (a unit mistake shows here)."""
+    extent = np.ptp(mesh.points[np.unique(mesh.surfaces["scatterer"])], axis=0)
+    at = f"{frequency / 1e9:g} GHz" if frequency >= 1e9 else f"{frequency / 1e6:g} MHz"
+    return (f"target: {' x '.join(f'{e:#.3g}' for e in extent)} m, {extent.max() * frequency / C0:#.3g} wavelengths "
+            f"across at {at}")
 
 
 def sweep_rows(result) -> list[dict]:

@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import MeshError, ProblemError
 from ..finite import require_measurable
 from ..mesh.checks import check_indices, check_no_duplicates, check_not_self_intersecting
+from ..mesh.repair import closed_outward
 from ..quadrature import dunavant
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}  # points per triangle -> Dunavant degree
@@ -129,10 +130,12 @@ def read_triangle_mesh(path, what: str):
 
 def read_surface(path, scale: float, what: str) -> TriSurface:
     """All triangles of a meshio-readable file as a closed surface oriented outward, coordinates times
-    scale (m per file unit); what names the surface in messages."""
+    scale (m per file unit), repaired as mesh.repair does a triangle soup (STL, OBJ, PLY as users have
+    them); what names the surface in messages."""
     mesh = read_triangle_mesh(path, what)
     tri = np.concatenate([c.data for c in mesh.cells if c.type == "triangle"])
-    surface = compact_surface(Path(path).name, scale * np.asarray(mesh.points, dtype=float), tri)
+    name = Path(path).name
+    surface = compact_surface(name, *closed_outward(scale * np.asarray(mesh.points, dtype=float), tri, name))
     check_not_self_intersecting(surface.points, surface.triangles, f"{what} {Path(path).name}")
     return surface
 
