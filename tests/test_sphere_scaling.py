@@ -46,3 +46,19 @@ def test_the_figure_is_written(tmp_path):
     assert write_scaling_png(tmp_path / "s.png", [_row(8)]) is None
     path = write_scaling_png(tmp_path / "s.png", [_row(d) for d in (4, 8)])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_render_with_merge_joins_an_earlier_run(tmp_path):
+    """`bench NAME --render NEW.json --merge EARLIER.json`: the bench's own join, then its page."""
+    import json
+    from pathlib import Path
+
+    from paraflux.engine.cli import main
+
+    committed = Path(__file__).parents[1] / "docs" / "benchmarks" / "scattering.json"
+    earlier = json.loads(committed.read_text())
+    assert main(["bench", "scattering", "--render", str(committed), "--merge", str(committed),
+                 "--out", str(tmp_path)]) == 0
+    joined = json.loads((tmp_path / "scattering.json").read_text())
+    assert len(joined["earlier_runs"]) == len(earlier.get("earlier_runs", [])) + 1
+    assert f"{len(joined['earlier_runs'])} earlier runs" in (tmp_path / "scattering.md").read_text()

@@ -60,7 +60,7 @@ def add_bench_parser(sub, debug, folder) -> None:
         one.add_argument("--out", type=folder, default=Path("docs/benchmarks"),
                          help="output folder (default docs/benchmarks)")
         one.add_argument("--render", type=Path, metavar="RESULTS.json",
-                         help="only re-render the Markdown from this JSON")
+                         help="only re-render the Markdown from this JSON (with --merge, joined with an earlier run)")
     bench.set_defaults(func=run_command)
 
 
@@ -107,14 +107,21 @@ def _run(bench, args) -> list[Path]:
     partial.unlink(missing_ok=True)
     merge = getattr(args, "merge", None)  # declared by the benchmarks that join earlier runs
     if merge:
-        try:
-            data = bench.merge(data, read_json(merge, "results to merge"))
-        except (ValueError, KeyError) as exc:
-            raise ProblemError(f"cannot merge {merge}: {exc}") from None
+        data = _merged(bench, data, merge)
     elif bench.is_raw_only(args):  # rendered once joined with the other part (--merge)
         write_json(args.out / f"{bench.file_name(args)}.json", data)
         return [args.out / f"{bench.file_name(args)}.json"]
     return bench.write(data, args.out)
+
+
+def _merged(bench, data: dict, merge: Path | None) -> dict:
+    """data joined with the earlier results in the file merge (None: data as it is)."""
+    if not merge:
+        return data
+    try:
+        return bench.merge(data, read_json(merge, "results to merge"))
+    except (ValueError, KeyError) as exc:
+        raise ProblemError(f"cannot merge {merge}: {exc}") from None
 
 
 def run_command(args) -> int:
@@ -125,6 +132,7 @@ def run_command(args) -> int:
         if not isinstance(data, dict) or data.get("benchmark") != args.name:
             found = data.get("benchmark") if isinstance(data, dict) else type(data).__name__
             raise ProblemError(f"{args.render} holds '{found}' results, not '{args.name}'")
+        data = _merged(bench, data, getattr(args, "merge", None))
         try:
             written = bench.write(data, args.out)
         except (KeyError, TypeError, AttributeError, IndexError, ValueError, ArithmeticError, StopIteration) as exc:

@@ -13,7 +13,7 @@ import numpy as np
 from ..output import replace_atomically
 
 PHASES = ("mesh", "assembly", "factorisation", "iterations", "far field")
-FIT_FROM = 4.0  # wavelengths: smaller spheres are dominated by fixed costs (start-up, compiles)
+FIT_FROM = 8.0  # wavelengths: smaller spheres are dominated by fixed costs (a run's first row pays its start-up)
 MODEL_DIAMETERS = (50.0, 100.0)
 GPU_MEMORY_BYTES = 80e9  # one H100's
 BYTES_PER_VALUE = 16  # complex128
