@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backend import array_module, on_device
-from .gpu_assembly import volume_matrices_on_device
+from .gpu_assembly import fem_blocks_on_device, rows_on_device
 from .linear import Factorised, factorise, resolve
 from .sparse_columns import times_columns
 from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
@@ -71,6 +71,18 @@ def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
     return d.trace_dofs(edges, faces)
 
 
+def fem_blocks(disc: Discretisation, k: float, outer: SurfaceTrace, on_gpu: bool, check=lambda: None) -> tuple:
+    """(A[free][:, free], A[free][:, on_gamma], on_gamma, free) of fem_matrix's A: assembled on the GPU
+    (gpu_assembly.fem_blocks_on_device) where on_gpu, else on the host by fem_matrix and sliced."""
+    if not on_gpu:
+        a, on_gamma, free = fem_matrix(disc, k, outer, check)
+        return a[free][:, free], a[free][:, on_gamma].tocsr(), on_gamma, free
+    on_gamma = surface_dofs(disc, "scatterer")
+    free = np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+    check()
+    return (*fem_blocks_on_device(disc, k, 1j * k * tangential_mass(outer), free, on_gamma), on_gamma, free)
+
+
 def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None, volume=volume_matrices):
     """A = K - k^2 M + jk B_S (n_dofs, n_dofs) complex CSR at wavenumber k (1/m), the unknowns on Gamma and
     the free ones (sorted index arrays); volume: what assembles K and M (fem.volume_matrices on the host,
@@ -83,35 +95,36 @@ def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda
 
 
 def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
-    """Assemble and factorise at wavenumber k (1/m); the volume matrices on the GPU where the factorisation
-    runs there (cuDSS)."""
+    """Assemble and factorise at wavenumber k (1/m); the FEM blocks and the weak flux's rows on the GPU where
+    the factorisation runs there (cuDSS)."""
     start = time.perf_counter()
     on_gpu = resolve(linear_solver) == "cudss"
-    volume = volume_matrices_on_device if on_gpu else volume_matrices
     gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
-    a, on_gamma, free = fem_matrix(disc, k, outer, check, volume)
+    a_free, a_coupling, on_gamma, free = fem_blocks(disc, k, outer, on_gpu, check)
     check()
-    a_free = a[free][:, free]
     t0 = time.perf_counter()
     lu = factorise(a_free, linear_solver, "the FEM system")
     factorisation_s = time.perf_counter() - t0
     m_gamma = tangential_mass(gamma)[on_gamma][:, on_gamma]
     projection = factorise(m_gamma, linear_solver, "the tangential mass matrix on the scatterer")
-    flux = weak_flux(disc, inner, k, linear_solver, volume)
+    flux = weak_flux(disc, inner, k, linear_solver, on_gpu)
     seconds = {"assembly": time.perf_counter() - start - factorisation_s, "factorisation": factorisation_s}
-    return System(k, disc, gamma, inner, outer, on_gamma, free, a[free][:, on_gamma].tocsr(), lu, projection.solve,
+    return System(k, disc, gamma, inner, outer, on_gamma, free, a_coupling, lu, projection.solve,
                   load_map(outer), flux, seconds, "GPU" if on_gpu else "host")
 
 
 def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver: str,
-              volume=volume_matrices) -> Callable:
+              on_gpu: bool = False) -> Callable:
     """n' x curl E on S' from the FEM equations of the tetrahedra inside S': for every function v with a
     tangential trace on S', int_V0 (curl E . curl v - k^2 E . v) dV = -int_S' (n' x curl E) . v dS, solved in
     the tangential trace space of S' (a surface mass matrix). First-order elements' curl is constant per
     tetrahedron; this flux is as accurate as the solution's energy, not its pointwise curl."""
-    stiffness, mass = volume(disc, np.flatnonzero(disc.mesh.region == 0))
-    on = surface_dofs(disc, "inner")
-    rows = (k * k * mass - stiffness).tocsr()[on]
+    cells, on = np.flatnonzero(disc.mesh.region == 0), surface_dofs(disc, "inner")
+    if on_gpu:  # (k^2 M - K)[on] from the element entries of those rows alone
+        rows = rows_on_device(disc, cells, -1.0, k * k, on)
+    else:
+        stiffness, mass = volume_matrices(disc, cells)
+        rows = (k * k * mass - stiffness).tocsr()[on]
     surface_mass = factorise(tangential_mass(inner)[on][:, on], linear_solver, "the tangential mass matrix on S'")
     value = inner.value[:, on].tocsr()
     normals = inner.normals
