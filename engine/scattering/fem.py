@@ -133,15 +133,15 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     normal /= 2 * area[:, None]
     q = len(rule.weights)
     pair, count = adjacent_tets(d, triangles)
-    value, curl = 0, 0
+    sides = []  # the mean of the two tetrahedra's traces (one tetrahedron twice on the outer surface)
     for side in range(2):
         tets = pair[:, side]
         lam = _barycentric_in_tets(d.mesh.tets[tets], triangles, rule.points)
-        v, c = basis(d.order, lam, d.geom.grads[tets])  # (k, q, f, 3)
-        value = value + _point_map(v, d.dofs.cell_dofs[tets], d.dofs.n_dofs) * 0.5
-        curl = curl + _point_map(c, d.dofs.cell_dofs[tets], d.dofs.n_dofs) * 0.5
+        sides.append((*basis(d.order, lam, d.geom.grads[tets]), d.dofs.cell_dofs[tets]))  # (k, q, f, 3) twice
+    v, c, dofs = (np.concatenate(parts, axis=2 if i < 2 else 1) for i, parts in enumerate(zip(*sides)))
+    value, curl = (_point_map(0.5 * x, dofs, d.dofs.n_dofs) for x in (v, c))
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
-                        (area[:, None] * rule.weights).reshape(-1), value.tocsr(), curl.tocsr())
+                        (area[:, None] * rule.weights).reshape(-1), value, curl)
 
 
 def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_matrix:
