@@ -189,7 +189,7 @@ def cad(tmp_path, build) -> str:
 BAD_TARGETS = {
     "an open surface": (lambda p: write_box(p / "t.stl", drop=2), "m", "not closed"),
     "a self-intersecting surface": (lambda p: _crossed_boxes(p / "t.stl"), "m", "intersects itself"),
-    "an open CAD surface": (lambda p: cad(p, lambda occ: occ.addRectangle(0, 0, 0, 0.2, 0.1)), "m", "not closed"),
+    "an open CAD surface": (lambda p: cad(p, lambda occ: occ.addRectangle(0, 0, 0, 200, 100)), "m", "not closed"),
     "a CAD file with no surface": (lambda p: cad(p, lambda occ: occ.addLine(occ.addPoint(0, 0, 0),
                                                                             occ.addPoint(1, 0, 0))), "m", "no surface"),
     "a mesh file with no surface": (lambda p: _lines(p / "t.vtu"), "m", "has no triangles"),
