@@ -151,48 +151,71 @@ def window_soak(jobs: int, on_sample: Callable[[Sample], None], steps=ROUND) -> 
             window.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """python -m paraflux.app.soak [--jobs N] [--engine] [--worker-points N] [--out DIR] [--page MD]: the record
-    and the page are rewritten after every round (every 10 points), so a stopped run leaves what it measured;
-    with --jobs 0 --worker-points 0 only the page is written, from the records in DIR."""
-    from paraflux.engine import soak_report  # noqa: PLC0415
-    from paraflux.engine.backend import gpu_available  # noqa: PLC0415
-    from paraflux.engine.soak import SOAK_JOBS, WORKER_POINTS, gpu_round, run_engine_cycle, worker_curve  # noqa: PLC0415
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    from paraflux.engine.soak import SOAK_JOBS, WORKER_POINTS  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="python -m paraflux.app.soak", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=SOAK_JOBS, help="jobs of the mixed cycle (0: none)")
     parser.add_argument("--engine", action="store_true",
                         help="run the cycle through the studies alone, without the window (a GPU machine without Qt)")
-    parser.add_argument("--worker-points", type=int, default=WORKER_POINTS, help="sweep points on one Dask worker (0: none)")
+    parser.add_argument("--worker-points", type=int, default=WORKER_POINTS,
+                        help="sweep points on one Dask worker (0: none)")
     parser.add_argument("--out", type=Path, default=Path("docs/soak"), help="folder of the records (JSON, PNG)")
     parser.add_argument("--page", type=Path, default=Path("docs/soak.md"), help="the Markdown page written from them")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def _cycle(args: argparse.Namespace) -> None:
+    """The mixed cycle (on the GPU where there is one), its record and page rewritten after every round."""
+    from paraflux.engine import soak_report  # noqa: PLC0415
+    from paraflux.engine.backend import gpu_available  # noqa: PLC0415
+    from paraflux.engine.soak import gpu_round, run_engine_cycle  # noqa: PLC0415
+
+    kind, start, samples = "engine" if args.engine else "window", time.monotonic(), []
+    header = soak_report.run_header(kind, args.jobs)
+
+    def record(s: Sample) -> None:
+        device = "" if s.device_mib is None else f", device {s.device_mib:.0f} MiB (pool {s.pool_mib:.0f})"
+        print(f"job {s.job} {s.label}: RSS {s.rss_mib:.0f} MiB{device}", flush=True)
+        samples.append(s)
+        if s.job % len(ROUND) == 0 or s.job == args.jobs:
+            soak_report.save_cycle(args.out, header, samples, time.monotonic() - start)
+            soak_report.write_page(args.out, args.page)
+
+    steps = gpu_round() if gpu_available() else ROUND
+    (run_engine_cycle if args.engine else window_soak)(args.jobs, record, steps)
+
+
+def _worker(args: argparse.Namespace) -> None:
+    """The Dask worker's curve, its record and page rewritten every 10 points."""
+    from paraflux.engine import soak_report  # noqa: PLC0415
+    from paraflux.engine.backend import gpu_available  # noqa: PLC0415
+    from paraflux.engine.soak import worker_curve  # noqa: PLC0415
+
+    start, curve, header = time.monotonic(), [], soak_report.run_header("worker", args.worker_points)
+
+    def point(n: int, rss: float) -> None:
+        print(f"point {n}: worker RSS {rss:.0f} MiB", flush=True)
+        curve.append(rss)
+        if n % 10 == 0 or n == args.worker_points:
+            device = "gpu" if gpu_available() else "cpu"
+            soak_report.save_worker(args.out, header, curve, time.monotonic() - start, device)
+            soak_report.write_page(args.out, args.page)
+
+    worker_curve(args.worker_points, point)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m paraflux.app.soak [--jobs N] [--engine] [--worker-points N] [--out DIR] [--page MD]: the record
+    and the page are rewritten after every round (every 10 points), so a stopped run leaves what it measured;
+    with --jobs 0 --worker-points 0 only the page is written, from the records in DIR."""
+    from paraflux.engine import soak_report  # noqa: PLC0415
+
+    args = _arguments(argv)
     if args.jobs:
-        kind, start, samples = "engine" if args.engine else "window", time.monotonic(), []
-        header = soak_report.run_header(kind, args.jobs)
-
-        def record(s: Sample) -> None:
-            device = "" if s.device_mib is None else f", device {s.device_mib:.0f} MiB (pool {s.pool_mib:.0f})"
-            print(f"job {s.job} {s.label}: RSS {s.rss_mib:.0f} MiB{device}", flush=True)
-            samples.append(s)
-            if s.job % len(ROUND) == 0 or s.job == args.jobs:
-                soak_report.save_cycle(args.out, header, samples, time.monotonic() - start)
-                soak_report.write_page(args.out, args.page)
-
-        steps = gpu_round() if gpu_available() else ROUND  # on a GPU every study runs there
-        (run_engine_cycle if args.engine else window_soak)(args.jobs, record, steps)
+        _cycle(args)
     if args.worker_points:
-        start, curve, header = time.monotonic(), [], soak_report.run_header("worker", args.worker_points)
-
-        def point(n: int, rss: float) -> None:
-            print(f"point {n}: worker RSS {rss:.0f} MiB", flush=True)
-            curve.append(rss)
-            if n % 10 == 0 or n == args.worker_points:
-                soak_report.save_worker(args.out, header, curve, time.monotonic() - start,
-                                        "gpu" if gpu_available() else "cpu")
-                soak_report.write_page(args.out, args.page)
-
-        worker_curve(args.worker_points, point)
+        _worker(args)
     soak_report.write_page(args.out, args.page)
     print(f"wrote {args.page}")
     return 0

@@ -135,8 +135,8 @@ def curve_figure(record: dict) -> Figure:
         axes[1].plot(x, [s["pool_mib"] for s in record["samples"]], color="tab:green", label="CuPy pool held")
         axes[1].legend(loc="center right", fontsize="small")
     axes[-1].set_xlabel("sweep point" if worker else "job (solve, compare, cancelled solve or sweep)")
-    axes[0].set_title(f"{TITLES[record['kind']]}: {len(rss)} {'points' if worker else 'jobs'}, {record['device'].upper()}, "
-                      f"commit {record['commit']}", fontsize="medium")
+    axes[0].set_title(f"{TITLES[record['kind']]}: {len(rss)} {'points' if worker else 'jobs'}, "
+                      f"{record['device'].upper()}, commit {record['commit']}", fontsize="medium")
     return figure
 
 
