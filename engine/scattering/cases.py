@@ -17,6 +17,7 @@ from ..truncation.surfaces import TriSurface, read_surface
 from .aircraft import AIRCRAFT_LENGTH, aircraft_surface
 from .edges import edge_sizes
 from .emcc import BODIES, INCH, body_surface
+from .geodesic import geodesic_sphere
 from .mesh import check_surface_size, enclosed_volume
 from .shells import ellipsoid, ellipsoid_shell, shells_around
 from .target import UNIT_DECLARED, check_target_size, target_surface
@@ -30,12 +31,13 @@ def sphere_case(radius: float, wavelength: float, inner_gap: float, outer_gap: f
     """(Gamma, S', S) for a sphere of radius (m); gaps in wavelengths, density in elements per wavelength."""
     size = wavelength / density
     curved = 2 * math.pi * radius / CURVATURE_ELEMENTS
-    body = volume_matched(ellipsoid((0, 0, 0), (radius,) * 3, min(size, curved), "scatterer", CURVATURE_ELEMENTS),
-                          4 / 3 * math.pi * radius ** 3)
+    volume = 4 / 3 * math.pi * radius ** 3
     shells = ((radius + inner_gap * wavelength, "inner"), (radius + outer_gap * wavelength, "outer"))
-    if curved < size:  # the scatterer finer than the element size: S' and S meshed at their own
+    if curved < size:  # the scatterer finer than the element size: each surface meshed by gmsh at its own
+        body = volume_matched(ellipsoid((0, 0, 0), (radius,) * 3, curved, "scatterer", CURVATURE_ELEMENTS), volume)
         return body, *(ellipsoid((0, 0, 0), (r,) * 3, size, name) for r, name in shells)
-    return body, *(projected(body, r, name) for r, name in shells)  # one triangulation: meshed in layers
+    body = volume_matched(geodesic_sphere(radius, size, "scatterer"), volume)  # one triangulation, in layers
+    return body, *(projected(body, r, name) for r, name in shells)
 
 
 def projected(body: TriSurface, radius: float, name: str) -> TriSurface:
