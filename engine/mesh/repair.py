@@ -27,7 +27,7 @@ def closed_outward(points: np.ndarray, triangles: np.ndarray, name: str) -> tupl
     require_measurable(points, "triangles")
     check_indices(triangles, len(points), f"surface '{name}'", "triangle")
     points, triangles = merged_vertices(points, triangles)
-    triangles = without_folds(without_degenerate(points, triangles))
+    triangles = without_folds(points, without_degenerate(points, triangles))
     if not len(triangles):
         raise MeshError(f"surface '{name}' has no triangle with an area")
     check_closed_manifold(points, triangles, name)
@@ -58,7 +58,7 @@ def without_degenerate(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     return triangles[distinct & (doubled_area > FLAT * size ** 2)]
 
 
-def without_folds(triangles: np.ndarray) -> np.ndarray:
+def without_folds(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """A triangle listed more than once kept once where its edges are open without it (a repeated facet),
     dropped where they are closed without it (two copies folded onto each other, as gmsh can make at a
     cone's apex: their tip kept, tips_kept)."""
@@ -73,14 +73,14 @@ def without_folds(triangles: np.ndarray) -> np.ndarray:
     at = np.clip(np.searchsorted(keys, edge_keys(repeated)), 0, max(len(keys) - 1, 0))
     found = uses[at] * (keys[at] == edge_keys(repeated)) if len(keys) else np.zeros(3 * len(repeated), int)
     open_without = (found.reshape(3, -1) == 1).all(axis=0)
-    return tips_kept(np.concatenate([triangles[single], repeated[open_without]]), repeated[~open_without])
+    return tips_kept(points, np.concatenate([triangles[single], repeated[open_without]]), repeated[~open_without])
 
 
-def tips_kept(triangles: np.ndarray, folds: np.ndarray) -> np.ndarray:
+def tips_kept(points: np.ndarray, triangles: np.ndarray, folds: np.ndarray) -> np.ndarray:
     """The triangles with the tip of each dropped fold put back: where a vertex v of a fold (v, a, b) is in
     no triangle left (gmsh's mesh of a cone's apex: a fold hanging off edge ab of a flat cap), the
     triangles on edge ab split at v, so that the surface reaches its apex again (folds hanging off folds
-    in turn, from the surface outward)."""
+    in turn, from the surface outward); not where a half would have no area (the tip is then left off)."""
     folds = list(folds)
     while folds:
         hanging = [f for f in folds if np.isin(f, triangles).sum() == 2]
@@ -92,8 +92,9 @@ def tips_kept(triangles: np.ndarray, folds: np.ndarray) -> np.ndarray:
                 continue
             v, (a, b) = fold[~used][0], fold[used]
             on_edge = np.flatnonzero(np.isin(triangles, [a, b]).sum(axis=1) == 2)
-            halves = [np.where(triangles[on_edge] == end, v, triangles[on_edge]) for end in (a, b)]
-            triangles = np.concatenate([np.delete(triangles, on_edge, axis=0), *halves])
+            halves = np.concatenate([np.where(triangles[on_edge] == end, v, triangles[on_edge]) for end in (a, b)])
+            if len(without_degenerate(points, halves)) == len(halves):
+                triangles = np.concatenate([np.delete(triangles, on_edge, axis=0), halves])
         folds = [f for f in folds if not any(f is h for h in hanging)]
     return triangles
 
