@@ -39,6 +39,8 @@ def test_merge_keeps_the_earlier_almond_with_its_run_and_orders_the_targets():
     almond = merged["targets"][0]
     assert almond["run"] == {"date": "d", "command": "c", "commit": "x"} and "ours" in almond
     assert "run" not in merged["targets"][1] and merged["commit"] == "y"
+    cut = merge(_newer([-20.5, -45.0]), {**_peers_record(), "cut_short": True})["targets"][0]["run"]
+    assert cut["cut_short"] is True
     with pytest.raises(ValueError):
         merge(_newer([-20.5, -45.0]), {"benchmark": "scattering"})
 
@@ -53,7 +55,9 @@ def test_the_page_judges_each_target_in_its_region_and_sums_up_a_row_per_target(
         in text  # the reference moved 1 dB at phi = 70 in VV (outside: not counted), 0.1 at 0
     ogive = text.split("## The EMCC ogive")[1]
     assert "| 70 | -45.00 | -60.00 | -61.00 | +16.00 (outside) |" in ogive
-    assert "- Measured by an earlier run: d, `c`, commit x." in text.split("## The EMCC ogive")[0]
+    assert "- Measured by an earlier run: d, `c`, commit x.\n" in text.split("## The EMCC ogive")[0]
+    cut = render_markdown(merge(_newer([-20.5, -45.0]), {**_peers_record(), "cut_short": True}))
+    assert "commit x. That run was cut short: it holds only the solves it finished." in cut
     assert "split 2 times (27,232 triangles) its dense matrix and LU factors would not fit" in ogive
     assert "The EMCC ogive example at its defaults within 1 dB" in ogive and "deg): met." in ogive
     missed = render_markdown(merge(_newer([-21.5, -61.0]), _peers_record()))  # 1.4 dB off inside the region

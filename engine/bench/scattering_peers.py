@@ -210,12 +210,13 @@ def dense_fits(triangles: int) -> bool:
 
 def merge(data: dict, earlier: dict) -> dict:
     """data with the targets of an earlier run that it did not measure, each keeping the run (date, command,
-    commit) that measured it, in the order of TARGETS (a record from before there were several targets is the
+    commit, and whether it was cut short) that measured it, in the order of TARGETS (a record from before there were several targets is the
     almond's alone)."""
     if earlier.get("benchmark") != "scattering-peers":
         raise ValueError("only scattering-peers results can be merged")
     have = {t["target"] for t in data["targets"]}
-    run = {k: earlier[k] for k in ("date", "command", "commit")}
+    run = {**{k: earlier[k] for k in ("date", "command", "commit")}, **({"cut_short": True} if earlier.get("cut_short")
+                                                                       else {})}
     kept = [{"run": run, **{k: v for k, v in t.items() if k not in ("date", "command", "commit", "versions",
                                                                      "benchmark", "targets")}}
             for t in earlier.get("targets", [{**earlier, "target": ALMOND}]) if t["target"] not in have]

@@ -87,7 +87,9 @@ def _setting_lines(t: dict) -> list[str]:
             else "the file's, each split into four until no edge exceeds the element size: the same facets")
     skipped = t.get("reference_skipped")
     return [
-        *([f"- Measured by an earlier run: {run_named(t['run'])}."] if "run" in t else []),
+        *([f"- Measured by an earlier run: {run_named(t['run'])}."
+           + (" That run was cut short: it holds only the solves it finished." if t["run"].get("cut_short") else "")]
+          if "run" in t else []),
         f"- {_shape(t)} for both; {t['frequency_hz'] / 1e9:g} GHz; monostatic at theta = 90 deg, phi from "
         f"{cfg['phi_deg'][0]:g} to {cfg['phi_deg'][-1]:g} deg ({len(cfg['phi_deg'])} directions), both "
         "polarisations: " + "; ".join(f"{name}, {text}" for name, text in CUTS.values()) + ".",
