@@ -92,4 +92,7 @@ def test_device_memory_returns_to_its_baseline_after_solves_and_a_cancelled_solv
         run_engine_step(step)
         now = backend.device_memory_use()
         assert abs(now.device_used - baseline.device_used) <= DEVICE_TARGET_MIB * MIB, (step.label, now, baseline)
-        assert now.pool_held <= DEVICE_TARGET_MIB * MIB and now.pool_used <= now.pool_held, (step.label, now)
+        # CuPy's pool keeps what the studies cache on purpose (on an H200 at 924be04: 86 MiB in use, 165 held
+        # after magnetostatics, flat over 408 soak jobs); it must not grow past the warm-up's by the target
+        assert now.pool_held <= baseline.pool_held + DEVICE_TARGET_MIB * MIB and now.pool_used <= now.pool_held, (
+            step.label, now, baseline)
