@@ -14,6 +14,7 @@ from scipy.spatial import cKDTree
 from ..errors import MeshError
 from ..finite import require_measurable
 from .checks import check_indices
+from .winding import winding_numbers
 
 MERGE_TOLERANCE = 1e-6  # of the bounding box's diagonal: vertices closer than this are one vertex
 FLAT = 1e-12  # a triangle whose doubled area is below FLAT * size^2 is degenerate (size: the widest extent)
@@ -181,8 +182,6 @@ def outward(points: np.ndarray, triangles: np.ndarray, component: np.ndarray, na
 def enclosed(points: np.ndarray, triangles: np.ndarray, component: np.ndarray) -> np.ndarray:
     """(k,) whether each of the k outward components lies inside another one (a vertex of it at winding
     number above one half), tested only against the components whose bounding box holds its own."""
-    from ..truncation.surfaces import TriSurface, winding_number  # noqa: PLC0415 (surfaces imports this module)
-
     k = int(component.max()) + 1
     inside = np.zeros(k, dtype=bool)
     if k == 1:
@@ -195,6 +194,5 @@ def enclosed(points: np.ndarray, triangles: np.ndarray, component: np.ndarray) -
     holds = (low[None] <= low[:, None]).all(axis=2) & (high[:, None] <= high[None]).all(axis=2)
     for c, d in zip(*np.nonzero(holds & ~np.eye(k, dtype=bool))):
         if not inside[c]:
-            around = TriSurface("", points, triangles[component == d])
-            inside[c] = winding_number(around, probe[c:c + 1])[0] > 0.5
+            inside[c] = winding_numbers(points[triangles[component == d]], probe[c:c + 1])[0] > 0.5
     return inside

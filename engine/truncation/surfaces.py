@@ -12,6 +12,7 @@ from ..errors import MeshError, ProblemError
 from ..finite import require_measurable
 from ..mesh.checks import check_indices, check_no_duplicates, check_not_self_intersecting
 from ..mesh.repair import closed_outward
+from ..mesh.winding import winding_numbers
 from ..quadrature import dunavant
 
 POINTS_TO_DEGREE = {1: 1, 3: 2, 6: 4, 7: 5, 12: 6}  # points per triangle -> Dunavant degree
@@ -141,26 +142,9 @@ def read_surface(path, scale: float, what: str) -> TriSurface:
 
 
 def winding_number(surface: TriSurface, x: np.ndarray, check=lambda: None) -> np.ndarray:
-    """Generalized winding number (n,) of the closed outward surface at points x (n, 3): 1 inside, 0 outside.
-    Evaluated in chunks of points (about 64 MB of scratch); check() runs before each (it raises to stop)."""
-    x = np.asarray(x, dtype=float)
-    corners = surface.points[surface.triangles]
-    step = max(1, (1 << 23) // (9 * len(corners)))
-    parts = []
-    for i in range(0, len(x), step):
-        check()
-        parts.append(_winding(corners, x[i:i + step]))
-    return np.concatenate(parts) if parts else np.zeros(0)
-
-
-def _winding(corners, x):
-    a = corners[None] - x[:, None, None, :]  # (n, m, 3, 3)
-    la, lb, lc = (np.linalg.norm(a[:, :, i], axis=-1) for i in range(3))
-    va, vb, vc = a[:, :, 0], a[:, :, 1], a[:, :, 2]
-    num = np.einsum("nmk,nmk->nm", va, np.cross(vb, vc))
-    den = (la * lb * lc + np.einsum("nmk,nmk->nm", va, vb) * lc + np.einsum("nmk,nmk->nm", vb, vc) * la
-           + np.einsum("nmk,nmk->nm", vc, va) * lb)
-    return (2 * np.arctan2(num, den)).sum(axis=1) / (4 * np.pi)
+    """Generalized winding number (n,) of the closed outward surface at points x (n, 3): 1 inside, 0 outside
+    (mesh.winding; check() runs before each chunk of points and raises to stop)."""
+    return winding_numbers(surface.points[surface.triangles], x, check)
 
 
 def nearest_on_surface(surface: TriSurface, x) -> tuple[int, np.ndarray, float]:
