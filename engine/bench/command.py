@@ -60,7 +60,7 @@ def add_bench_parser(sub, debug, folder) -> None:
         one.add_argument("--out", type=folder, default=Path("docs/benchmarks"),
                          help="output folder (default docs/benchmarks)")
         one.add_argument("--render", type=Path, metavar="RESULTS.json",
-                         help="only re-render the Markdown from this JSON (with --merge, joined with an earlier run)")
+                         help="only re-render the Markdown from this JSON")
     bench.set_defaults(func=run_command)
 
 

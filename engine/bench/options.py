@@ -45,7 +45,8 @@ def add_repeats(parser: argparse.ArgumentParser, default: int, what: str = "time
 def add_merge(parser: argparse.ArgumentParser, what: str) -> None:
     """--merge EARLIER.json: what names the parts of the earlier run that join this run's results."""
     parser.add_argument("--merge", type=Path, metavar="EARLIER.json",
-                        help=f"join {what} of this earlier run's results that this run did not measure")
+                        help=f"join {what} of this earlier run's results that this run (or the JSON --render "
+                             "re-renders) did not measure")
 
 
 def given(config, **changes):
