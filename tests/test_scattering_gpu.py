@@ -52,23 +52,6 @@ def test_cudss_without_a_gpu_is_one_input_error(monkeypatch):
     assert linear.resolve("auto") in ("pardiso", "umfpack", "superlu")
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("order", ORDERS)
-def test_cupy_assembly_equals_the_host_assembly(order):
-    from paraflux.engine.scattering.fem import volume_matrices  # noqa: PLC0415
-    from paraflux.engine.scattering.gpu_assembly import volume_matrices_on_device  # noqa: PLC0415
-
-    disc = small_disc(order)
-    inside = np.flatnonzero(disc.mesh.region == 0)
-    for cells in (None, inside):
-        for host, device in zip(volume_matrices(disc, cells), volume_matrices_on_device(disc, cells)):
-            assert isinstance(device, sp.csr_matrix) and device.shape == host.shape
-            assert sparse_norm(device - host) <= 1e-13 * sparse_norm(host)
-            host.eliminate_zeros()
-            device.eliminate_zeros()
-            assert device.nnz == host.nnz
-
-
 @pytest.fixture(scope="module")
 def free_block():
     """The free block (n, n) of a small sphere's FEM matrix at order 2 (complex symmetric, indefinite)."""

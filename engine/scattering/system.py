@@ -83,11 +83,10 @@ def fem_blocks(disc: Discretisation, k: float, outer: SurfaceTrace, on_gpu: bool
     return (*fem_blocks_on_device(disc, k, 1j * k * tangential_mass(outer), free, on_gamma), on_gamma, free)
 
 
-def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None, volume=volume_matrices):
-    """A = K - k^2 M + jk B_S (n_dofs, n_dofs) complex CSR at wavenumber k (1/m), the unknowns on Gamma and
-    the free ones (sorted index arrays); volume: what assembles K and M (fem.volume_matrices on the host,
-    gpu_assembly.volume_matrices_on_device on the GPU)."""
-    stiffness, mass = volume(disc)
+def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None):
+    """A = K - k^2 M + jk B_S (n_dofs, n_dofs) complex CSR at wavenumber k (1/m), assembled on the host, the
+    unknowns on Gamma and the free ones (sorted index arrays)."""
+    stiffness, mass = volume_matrices(disc)
     check()
     a = (stiffness - k * k * mass + 1j * k * tangential_mass(outer)).tocsr()
     on_gamma = surface_dofs(disc, "scatterer")
