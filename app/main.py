@@ -182,6 +182,8 @@ class MainWindow(QtWidgets.QMainWindow):
         form.addRow("Study", self.study_box)
         self.case_box = QtWidgets.QComboBox()
         self.case_box.addItems(self.panel.cases)
+        self.case_box.setPlaceholderText("(from the file)")  # shown while a file's own problem is open
+        self.case_box.setCurrentIndex(0)
         form.addRow("Case", self.case_box)
         self.size_box = QtWidgets.QSpinBox()
         self.size_box.setRange(0, 50_000_000)
@@ -312,6 +314,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.case_box.blockSignals(True)
         self.case_box.clear()
         self.case_box.addItems(self.panel.cases)
+        self.case_box.setCurrentIndex(0)  # with a placeholder text Qt selects no item by itself
         self.case_box.blockSignals(False)
         self.size_box.setValue(0)
         self.size_box.setSingleStep(self.panel.size_step)
@@ -387,9 +390,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"cannot open session {path}: {exc}")
             return
         self.select_study(study, load_case=False)
-        self.case_box.blockSignals(True)
-        self.case_box.setCurrentText(data.get("case") or self.case_box.currentText())
-        self.case_box.blockSignals(False)
+        self._show_case(data.get("case") or (None if data.get("problem_path") else self.case_box.currentText()))
         self.size_box.setValue(int(data.get("elements") or 0))
         problem_path = Path(data["problem_path"]) if data.get("problem_path") else None
         if data["problem"] is not None:
@@ -474,6 +475,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if problem is not None:
             self.select_study(study_for_kind(problem.kind).name, load_case=False)
         self.problem_label.setText(path.name)
+        self._show_case(problem.case if problem is not None else None)
         if problem is None:
             self.model.show_problem(None, path)
             return
@@ -501,9 +503,17 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(str(exc))
             return
         self.problem_label.setText(path.name)
+        self._show_case(None)
         self._show_problem(data, path, boundary_names)
         if self.panel.preview_on_open:
             self.preview()
+
+    def _show_case(self, name: str | None) -> None:
+        """The case box names the built-in case a problem file builds, or is blank ("from the file") for a
+        file's own geometry: it never names a case the window is not showing."""
+        self.case_box.blockSignals(True)
+        self.case_box.setCurrentIndex(self.case_box.findText(name) if name else -1)
+        self.case_box.blockSignals(False)
 
     def _show_problem(self, data: dict, source: Path | None, boundary_names=()) -> None:
         self.model.show_problem(data, source)

@@ -57,6 +57,7 @@ def test_a_step_sphere_opens_solves_in_both_polarisations_and_saves(window, qtbo
     open_target(window, qtbot, step_sphere(tmp_path / "sphere.step", 150.0))
     assert window.dialogs == []
     assert panel.target.name_label.text() == "sphere.step" and not panel.unit_box.isEnabled()
+    assert window.case_box.currentIndex() == -1 and window.case_box.placeholderText() == "(from the file)"
     assert not panel.target.declared_label.isHidden()
     extent = extent_of(panel.target.extent_label.text())  # the facets' nodes: within 1 % of the 0.3 m diameter
     assert np.allclose(extent[:3], 0.3, rtol=0.01) and extent[3:] == [0.3, 300.0], extent
@@ -96,6 +97,8 @@ def test_a_step_sphere_opens_solves_in_both_polarisations_and_saves(window, qtbo
     window.write_problem(tmp_path / "saved" / "sphere.toml")
     assert 'scatterer = "../sphere.step"' in (tmp_path / "saved" / "sphere.toml").read_text()
     assert load_problem(tmp_path / "saved" / "sphere.toml") == window.current_problem() == result.problem
+    window.case_box.setCurrentText("ogive")  # picking a case leaves the file for it
+    assert window.problem_label.text() == "(built-in case)" and window.problem_data["problem"]["case"] == "ogive"
 
 
 def test_an_stl_box_takes_its_unit_from_the_panel(window, qtbot, tmp_path):
