@@ -71,3 +71,12 @@ def test_pardiso_reads_the_upper_triangle_with_every_diagonal_entry_stored():
     assert sp.tril(upper, k=-1).nnz == 0 and upper.has_sorted_indices
     assert np.all(np.diff(upper.indptr) > 0) and 4 in upper.indices[upper.indptr[4]:upper.indptr[5]]
     np.testing.assert_array_equal((upper + sp.triu(upper, k=1).T).toarray(), a.toarray())
+
+
+def test_the_upper_triangle_of_a_matrix_with_its_diagonal_is_picked_in_place_and_sorted():
+    a = complex_symmetric(40)
+    unsorted = sp.csr_matrix((a.data[::-1].copy(), a.indices[::-1].copy(), a.indptr[-1] - a.indptr[::-1]), shape=a.shape)
+    for matrix in (a, sp.csr_matrix(a[::-1][:, ::-1]), unsorted):
+        upper = upper_triangle(matrix)
+        assert upper.has_sorted_indices and np.all(np.diff(upper.indptr) > 0)
+        np.testing.assert_array_equal(upper.toarray(), np.triu(matrix.toarray()))

@@ -26,13 +26,14 @@ CHUNK_ENTRIES = 1 << 23  # element matrix entries per assembly block (8M: 64 MiB
 class SurfaceTrace:
     """Quadrature on a mesh surface: points (p, 3) m, normals (p, 3) pointing away from the scatterer,
     weights (p,) m^2; value and curl: sparse (3p, n_dofs) maps from the unknowns to E and curl E (rows
-    point-major, xyz), averaged over the two sides of an interior surface."""
+    point-major, xyz), averaged over the two sides of an interior surface; mass: the tangential mass matrix."""
 
     points: np.ndarray
     normals: np.ndarray
     weights: np.ndarray
     value: sp.csr_matrix
     curl: sp.csr_matrix
+    mass: sp.csr_matrix  # (n_dofs, n_dofs): int v_t . w_t dS, the tangential mass matrix
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,23 +134,47 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     normal /= 2 * area[:, None]
     q = len(rule.weights)
     pair, count = adjacent_tets(d, triangles)
-    sides = []  # the mean of the two tetrahedra's traces (one tetrahedron twice on the outer surface)
-    for side in range(2):
+    sides = []  # the mean of the two tetrahedra's traces; one side where every triangle has one tetrahedron
+    for side in range(1 if (count == 1).all() else 2):
         tets = pair[:, side]
         lam = _barycentric_in_tets(d.mesh.tets[tets], triangles, rule.points)
-        sides.append((*basis(d.order, lam, d.geom.grads[tets]), d.dofs.cell_dofs[tets]))  # (k, q, f, 3) twice
+        sides.append((*basis(d.order, lam, d.geom.grads[tets]), d.dofs.cell_dofs[tets]))  # (k, q, f, 3) each
     v, c, dofs = (np.concatenate(parts, axis=2 if i < 2 else 1) for i, parts in enumerate(zip(*sides)))
-    value, curl = (_point_map(0.5 * x, dofs, d.dofs.n_dofs) for x in (v, c))
+    value, curl = (_point_map(x / len(sides), dofs, d.dofs.n_dofs) for x in (v, c))
+    weights = area[:, None] * rule.weights  # (k, q)
+    mass = _tangential_mass(sides[0][0], sides[0][2], normal, weights, d.dofs.n_dofs)
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
-                        (area[:, None] * rule.weights).reshape(-1), value, curl)
+                        weights.reshape(-1), value, curl, mass)
+
+
+def _index_dtype(*sizes: int):
+    return np.int32 if max(sizes) < 2**31 else np.int64
 
 
 def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_matrix:
-    """Sparse (3 k q, n_dofs): row (point, component) from the values (k, q, f, 3) of each cell's functions."""
+    """Sparse (3 k q, n_dofs): row (point, component) from the values (k, q, f, 3) of each cell's functions,
+    built as CSR directly (f entries a row, in row order), duplicates summed."""
     k, q, f, _ = vals.shape
-    rows = np.broadcast_to(np.arange(k * q * 3).reshape(k, q, 1, 3), (k, q, f, 3))
-    cols = np.broadcast_to(cell_dofs[:, None, :, None], (k, q, f, 3))
-    return sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())), shape=(k * q * 3, n_dofs))
+    index = _index_dtype(vals.size, n_dofs)
+    indices = np.broadcast_to(cell_dofs[:, None, None, :].astype(index), (k, q, 3, f)).ravel()
+    matrix = sp.csr_matrix((vals.transpose(0, 1, 3, 2).ravel(), indices, np.arange(0, vals.size + 1, f, dtype=index)),
+                           shape=(k * q * 3, n_dofs))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def _tangential_mass(vals: np.ndarray, cell_dofs: np.ndarray, normals: np.ndarray, weights: np.ndarray,
+                     n_dofs: int) -> sp.csr_matrix:
+    """int v_t . w_t dS (n_dofs, n_dofs) from one side's values (k, q, f, 3) of each triangle's tetrahedron's
+    functions, unit normals (k, 3) and weights (k, q) m^2: a tangential trace is the same from both sides, so
+    one side gives it exactly; one (f, f) product a triangle, summed into CSR."""
+    k, q, f, _ = vals.shape
+    t = vals - np.einsum("tqfc,tc->tqf", vals, normals)[..., None] * normals[:, None, None, :]
+    t = (t * np.sqrt(weights)[:, :, None, None]).transpose(0, 2, 1, 3).reshape(k, f, 3 * q)
+    local = t @ t.transpose(0, 2, 1)  # (k, f, f)
+    rows = np.repeat(cell_dofs, f, axis=1).ravel()
+    cols = np.tile(cell_dofs, (1, f)).ravel()
+    return sp.csr_matrix((local.ravel(), (rows, cols)), shape=(n_dofs, n_dofs))
 
 
 def tangential(values: np.ndarray, normals: np.ndarray) -> np.ndarray:
@@ -172,18 +197,6 @@ def normal_cross(normals: np.ndarray, values: np.ndarray) -> np.ndarray:
     out[..., 1] = n2 * v0 - n0 * v2
     out[..., 2] = n0 * v1 - n1 * v0
     return out
-
-
-def tangential_mass(trace: SurfaceTrace) -> sp.csr_matrix:
-    """int v_t . w_t dS over the traced surface (n_dofs, n_dofs)."""
-    p = len(trace.weights)
-    n = trace.normals
-    block = trace.weights[:, None, None] * (np.eye(3)[None] - n[:, :, None] * n[:, None, :])  # (p, 3, 3)
-    base = 3 * np.arange(p)[:, None, None]
-    rows = np.broadcast_to(base + np.arange(3)[None, :, None], block.shape)
-    cols = np.broadcast_to(base + np.arange(3)[None, None, :], block.shape)
-    proj = sp.csr_matrix((block.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * p, 3 * p))
-    return (trace.value.T @ proj @ trace.value).tocsr()
 
 
 def load_map(trace: SurfaceTrace) -> sp.csr_matrix:

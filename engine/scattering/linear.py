@@ -86,7 +86,18 @@ def _superlu(matrix: sp.spmatrix, what: str) -> Factorised:
 
 
 def upper_triangle(matrix: sp.spmatrix) -> sp.csr_matrix:
-    """The upper triangle (n, n) complex CSR, sorted, every diagonal entry stored (PARDISO's symmetric input)."""
+    """The upper triangle (n, n) complex CSR, sorted, every diagonal entry stored (PARDISO's symmetric input):
+    the entries on and above the diagonal picked in place where every diagonal entry is stored (a FEM matrix),
+    else with the missing ones added as zeros."""
+    csr = sp.csr_matrix(matrix, dtype=complex)
+    csr.sum_duplicates()
+    n = csr.shape[0]
+    rows = np.repeat(np.arange(n, dtype=csr.indices.dtype), np.diff(csr.indptr))
+    keep = csr.indices >= rows
+    counts = np.bincount(rows[keep], minlength=n)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(csr.indptr.dtype)
+    if counts.all() and np.array_equal(csr.indices[keep][indptr[:-1]], np.arange(n)):
+        return sp.csr_matrix((csr.data[keep], csr.indices[keep], indptr), shape=csr.shape)
     coo = sp.triu(matrix, k=1).tocoo()
     n = matrix.shape[0]
     diagonal = np.arange(n)

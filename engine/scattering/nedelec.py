@@ -220,8 +220,17 @@ class DofMap:
 
 
 def _numbered(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return unique, inverse.reshape(-1)
+    """The distinct rows (k, c) of node numbers, in lexicographic order, and each row's index among them: by
+    one int64 key per row where the keys fit (an order of magnitude faster than unique rows), else by rows."""
+    n = int(rows.max()) + 1 if len(rows) else 1
+    if float(n) ** rows.shape[1] >= 2.0 ** 62:
+        unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    keys = rows[:, 0].astype(np.int64)
+    for column in rows.T[1:]:
+        keys = keys * n + column
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], inverse.reshape(-1)
 
 
 def dof_map(tets: np.ndarray, order: int) -> DofMap:

@@ -15,8 +15,7 @@ from ..backend import array_module, on_device
 from .gpu_assembly import fem_blocks_on_device, rows_on_device
 from .linear import Factorised, factorise, resolve
 from .sparse_columns import times_columns
-from .fem import (Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, tangential_mass,
-                  volume_matrices)
+from .fem import Discretisation, SurfaceTrace, face_keys, load_map, surface_trace, tangential, volume_matrices
 
 
 def _cupy():
@@ -61,12 +60,12 @@ class System:
 
 def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
     """The unknowns whose functions have a tangential trace on a mesh surface: its edges' and faces'."""
-    tri = np.sort(disc.mesh.surfaces[name], axis=1)
+    tri = np.sort(disc.mesh.surfaces[name], axis=1).astype(np.int64)
     d = disc.dofs
     n = len(disc.mesh.points)
     edge_keys = d.edges[:, 0] * n + d.edges[:, 1]
-    on_edges = np.unique(np.concatenate([tri[:, [0, 1]], tri[:, [0, 2]], tri[:, [1, 2]]]), axis=0)
-    edges = np.searchsorted(edge_keys, on_edges[:, 0] * n + on_edges[:, 1])
+    on_edges = np.unique(np.concatenate([tri[:, a] * n + tri[:, b] for a, b in ((0, 1), (0, 2), (1, 2))]))
+    edges = np.searchsorted(edge_keys, on_edges)
     faces = np.searchsorted(face_keys(d.faces, n), face_keys(tri, n))
     return d.trace_dofs(edges, faces)
 
@@ -80,7 +79,7 @@ def fem_blocks(disc: Discretisation, k: float, outer: SurfaceTrace, on_gpu: bool
     on_gamma = surface_dofs(disc, "scatterer")
     free = np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
     check()
-    return (*fem_blocks_on_device(disc, k, 1j * k * tangential_mass(outer), free, on_gamma), on_gamma, free)
+    return (*fem_blocks_on_device(disc, k, 1j * k * outer.mass, free, on_gamma), on_gamma, free)
 
 
 def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda: None):
@@ -88,7 +87,7 @@ def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda
     unknowns on Gamma and the free ones (sorted index arrays)."""
     stiffness, mass = volume_matrices(disc)
     check()
-    a = (stiffness - k * k * mass + 1j * k * tangential_mass(outer)).tocsr()
+    a = (stiffness - k * k * mass + 1j * k * outer.mass).tocsr()
     on_gamma = surface_dofs(disc, "scatterer")
     return a, on_gamma, np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
 
@@ -104,7 +103,7 @@ def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", ch
     t0 = time.perf_counter()
     lu = factorise(a_free, linear_solver, "the FEM system")
     factorisation_s = time.perf_counter() - t0
-    m_gamma = tangential_mass(gamma)[on_gamma][:, on_gamma]
+    m_gamma = gamma.mass[on_gamma][:, on_gamma]
     projection = factorise(m_gamma, linear_solver, "the tangential mass matrix on the scatterer")
     flux = weak_flux(disc, inner, k, linear_solver, on_gpu)
     seconds = {"assembly": time.perf_counter() - start - factorisation_s, "factorisation": factorisation_s}
@@ -124,7 +123,7 @@ def weak_flux(disc: Discretisation, inner: SurfaceTrace, k: float, linear_solver
     else:
         stiffness, mass = volume_matrices(disc, cells)
         rows = (k * k * mass - stiffness).tocsr()[on]
-    surface_mass = factorise(tangential_mass(inner)[on][:, on], linear_solver, "the tangential mass matrix on S'")
+    surface_mass = factorise(inner.mass[on][:, on], linear_solver, "the tangential mass matrix on S'")
     value = inner.value[:, on].tocsr()
     normals = inner.normals
 

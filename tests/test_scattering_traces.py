@@ -1,0 +1,81 @@
+"""The surface traces and tangential mass matrices of engine/scattering/fem.py against independent formulas:
+the mass as V^T P V (V the value map, P the tangential projector weighted by the quadrature, a sparse
+product), the value and curl maps as the mean of the two sides' functions assembled entry by entry (COO),
+and the DOF numbering's edges and faces as NumPy's unique rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from paraflux.engine.quadrature import dunavant
+from paraflux.engine.scattering import nedelec
+from paraflux.engine.scattering.cases import sphere_case
+from paraflux.engine.scattering.fem import _barycentric_in_tets, adjacent_tets, discretise, surface_trace
+from paraflux.engine.scattering.mesh import volume_mesh
+from paraflux.engine.scattering.nedelec import basis
+
+SURFACES = ("scatterer", "inner", "outer")
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3])
+def disc(request):
+    return discretise(volume_mesh(*sphere_case(0.3, 1.0, 0.1, 0.2, 6.0), 1.0 / 6.0), request.param)
+
+
+def _projected_mass(trace) -> sp.csr_matrix:
+    """V^T P V: P block diagonal, w (I - n n^T) at each point."""
+    p, n = len(trace.weights), trace.normals
+    block = trace.weights[:, None, None] * (np.eye(3)[None] - n[:, :, None] * n[:, None, :])
+    base = 3 * np.arange(p)[:, None, None]
+    rows = np.broadcast_to(base + np.arange(3)[None, :, None], block.shape)
+    cols = np.broadcast_to(base + np.arange(3)[None, None, :], block.shape)
+    proj = sp.csr_matrix((block.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * p, 3 * p))
+    return (trace.value.T @ proj @ trace.value).tocsr()
+
+
+def _two_sided_maps(disc, name):
+    """The value and curl maps as the mean of both adjacent tetrahedra's functions (the same one twice on a
+    boundary), entry by entry."""
+    triangles = disc.mesh.surfaces[name]
+    rule = dunavant(2 * disc.order)
+    pair, _ = adjacent_tets(disc, triangles)
+    maps = [[], []]
+    for side in range(2):
+        tets = pair[:, side]
+        lam = _barycentric_in_tets(disc.mesh.tets[tets], triangles, rule.points)
+        for i, x in enumerate(basis(disc.order, lam, disc.geom.grads[tets])):
+            k, q, f, _ = x.shape
+            rows = np.broadcast_to(np.arange(k * q * 3).reshape(k, q, 1, 3), x.shape)
+            cols = np.broadcast_to(disc.dofs.cell_dofs[tets][:, None, :, None], x.shape)
+            maps[i].append(sp.coo_matrix((0.5 * x.ravel(), (rows.ravel(), cols.ravel())),
+                                         shape=(k * q * 3, disc.dofs.n_dofs)))
+    return [(a + b).tocsr() for a, b in maps]
+
+
+@pytest.mark.parametrize("name", SURFACES)
+def test_the_tangential_mass_is_the_projected_product_of_the_value_map(disc, name):
+    trace = surface_trace(disc, name)
+    reference = _projected_mass(trace)
+    assert abs(trace.mass - reference).max() <= 1e-12 * abs(reference).max()
+    assert abs(trace.mass - trace.mass.T).max() <= 1e-12 * abs(reference).max()
+
+
+@pytest.mark.parametrize("name", SURFACES)
+def test_value_and_curl_maps_are_the_mean_of_both_sides(disc, name):
+    trace = surface_trace(disc, name)
+    for fast, reference in zip((trace.value, trace.curl), _two_sided_maps(disc, name)):
+        assert fast.has_canonical_format and fast.shape == reference.shape
+        assert abs(fast - reference).max() <= 1e-12 * abs(reference).max()
+
+
+@pytest.mark.parametrize("largest", [40, 2**21])  # keys, and unique rows where the keys would overflow
+def test_edges_and_faces_are_numbered_as_numpys_unique_rows(largest):
+    rng = np.random.default_rng(3)
+    for columns in (2, 3):
+        rows = np.sort(rng.choice(largest, (500, columns)), axis=1)
+        rows = np.concatenate([rows, rows[::3]])  # repeated rows
+        unique, inverse = nedelec._numbered(rows)
+        expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+        assert np.array_equal(unique, expected) and np.array_equal(inverse, expected_inverse.reshape(-1))
