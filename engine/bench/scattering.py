@@ -38,6 +38,7 @@ FREQUENCY = 300e6  # Hz: lambda = 0.999 m
 FORE_AFT_SYMMETRIC = ("ogive",)  # EMCC bodies that are their own mirror image across x = 0
 NEAR_PEAK_DB = 20.0  # symmetry checked where the RCS is within this of the cut's peak (nulls excluded)
 PARTS = ("spheres", "sweep", "almond", "emcc-targets", "aircraft-sweep")  # what --cases picks from
+GPU_SPHERE_LOOPS = ("cuda-tiled", "cuda-tiled-fp32", "zgemm", "multi-gpu-tiled")  # --gpu-loop's choices
 
 
 @dataclass(frozen=True)
@@ -430,6 +431,9 @@ def add_arguments(parser) -> None:
                              "problem's frequency and settings; none (or 0): no targets")
     parser.add_argument("--no-cpu-loop", action="store_true",
                         help="the spheres without the CPU loop's rows (cpu-s)")
+    parser.add_argument("--gpu-loop", choices=GPU_SPHERE_LOOPS, metavar="LOOP",
+                        help=f"the spheres' loop on a GPU, of {', '.join(GPU_SPHERE_LOOPS)} (default "
+                             f"{ScatteringBenchConfig.gpu_loop})")
     _add_aircraft_arguments(parser)
     add_merge(parser, "the spheres, sweeps, almond, EMCC target and aircraft sweep rows")
 
@@ -460,7 +464,7 @@ def run(args, command, log, checkpoint) -> dict:
     """The benchmark as `paraflux bench scattering` asks for it."""
     config = given(ScatteringBenchConfig(), diameters=tuple_of(args.diameters), orders=tuple_of(args.orders),
                    sweep_incidences=args.incidences, almond_ghz=tuple_of(args.ghz),
-                   cpu_rows=False if args.no_cpu_loop else None, parts=tuple_of(args.cases),
+                   cpu_rows=False if args.no_cpu_loop else None, parts=tuple_of(args.cases), gpu_loop=args.gpu_loop,
                    aircraft_incidences=args.aircraft_incidences, aircraft_mhz=args.aircraft_mhz or None,
                    aircraft_pairs=args.aircraft_pairs, aircraft_on_host="aircraft-sweep" in (args.cases or ()))
     if args.targets:  # given: those named, none where it says none

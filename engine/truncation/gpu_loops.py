@@ -1,4 +1,5 @@
-"""Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled); multi_gpu.py runs them on several GPUs.
+"""Launchers of kernels/truncation.cu (cuda-s, cuda-rhs, cuda-tiled, cuda-tiled-fp32); multi_gpu.py runs them
+on several GPUs.
 
 launch works on device arrays; apply_gpu takes host arrays and returns host arrays E, F (n_rhs, n_S, 3)
 complex128, like loops.apply_cpu; operator.apply_reference is the specification they are tested against."""
@@ -18,6 +19,7 @@ BLOCK = 128
 BLOCKS_PER_SM = 32  # cuda-tiled: 4 resident blocks of 128 threads per SM at its register use, 8 waves (a
 # chunk sweep on an H200 at numS 8,166 and 32,422 found the time flat from there, 7 % below one wave's)
 PARTIAL_BYTES = 1 << 30  # cuda-tiled: most device memory for the S' chunks' partial sums
+TILED_KERNELS = {"cuda-tiled": "cuda_tiled", "cuda-tiled-fp32": "cuda_tiled32"}  # loop: its kernels' stem
 _multiprocessors: dict[int, int] = {}
 _lock = threading.Lock()
 
@@ -37,7 +39,7 @@ def _device_inputs(cp, targets, sources, cur):
 
 
 def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
-    """E, F as device arrays by cuda-s, cuda-rhs or cuda-tiled; tgt (n_t, 3) ... on the current device. q: S
+    """E, F as device arrays by cuda-s, cuda-rhs or a tiled loop; tgt (n_t, 3) ... on the current device. q: S
     points per element (cuda-s's thread granularity)."""
     n_t, n_rhs = len(tgt), de.shape[0]
     e = cp.empty((n_rhs, n_t, 3), dtype=cp.complex128)  # every kernel writes every output
@@ -56,7 +58,7 @@ def launch(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int):
 
 
 def kernel_calls(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int, e, f) -> list[Callable[[], None]]:
-    """The kernel launches, in order, by which cuda-s or cuda-tiled writes E, F into e, f (n_rhs, n_t, 3)
+    """The kernel launches, in order, by which cuda-s or a tiled loop writes E, F into e, f (n_rhs, n_t, 3)
     complex on the current device, from device arrays tgt (n_t, 3), src (n_s, 3) and the currents; any
     scratch they need is allocated here and held by the calls. Each call queues on the current stream; a
     caller that applies the operator again to new currents in the same arrays (multi_gpu) prepares them once."""
@@ -69,12 +71,12 @@ def kernel_calls(cp, loop: str, tgt, src, ce, cf, de, df, k: float, q: int, e, f
         return [partial(module.get_function("cuda_s"), (-(-n_elem // BLOCK),), (BLOCK,),
                         (tgt, np.int32(n_elem), np.int32(q), src, np.int32(n_s), ce, cf, de, df, np.int32(n_rhs),
                          np.float64(k), e, f))]
-    if loop != "cuda-tiled":
+    if loop not in TILED_KERNELS:
         raise ValueError(f"no CUDA kernel for loop '{loop}'")
     blocks = -(-n_t // BLOCK)
     chunks = s_chunks(multiprocessors(cp), blocks, n_s, n_rhs * n_t)
     pe, pf = (e, f) if chunks == 1 else (cp.empty((chunks, *e.shape), dtype=e.dtype) for _ in range(2))
-    kernel = module.get_function("cuda_tiled_4" if n_rhs >= 4 else "cuda_tiled_1")
+    kernel = module.get_function(f"{TILED_KERNELS[loop]}_{4 if n_rhs >= 4 else 1}")
     calls = [partial(kernel, (blocks, chunks), (BLOCK,), (tgt, np.int32(n_t), src, np.int32(n_s),
                                                           np.int32(-(-n_s // chunks)), ce, cf, de, df,
                                                           np.int32(n_rhs), np.float64(k), pe, pf))]
@@ -102,7 +104,7 @@ def multiprocessors(cp) -> int:
 
 
 def apply_gpu(loop: str, targets, sources, cur, k: float, q: int):
-    """E, F (n_rhs, n_S, 3) complex on the host, by cuda-s, cuda-rhs or cuda-tiled on the current GPU."""
+    """E, F (n_rhs, n_S, 3) complex on the host, by cuda-s, cuda-rhs or a tiled loop on the current GPU."""
     import cupy as cp  # noqa: PLC0415
 
     e, f = launch(cp, loop, *_device_inputs(cp, targets, sources, cur), k, q)

@@ -14,7 +14,7 @@ from .fmm_loop import DEFAULT_PRECISION, apply_fmm
 from .loops import apply_cpu
 from .operator import Currents
 
-GPU_LOOPS = ("cuda-s", "cuda-rhs", "cuda-tiled")
+GPU_LOOPS = ("cuda-s", "cuda-rhs", "cuda-tiled", "cuda-tiled-fp32")
 ZGEMM_CACHE_FRACTION = 0.4  # of the free device (or host) memory kept as coupling tiles
 
 
@@ -78,7 +78,7 @@ def _multi_gpu_loop(loop, targets, sources, cur, k, q, devices, prepared, precis
 # every choice of the LOOP axis and the function that runs it (a test checks that the two lists agree)
 IMPLEMENTATIONS = {"serial": _cpu_loop, "cpu-sprime": _cpu_loop, "cpu-s": _cpu_loop, "cpu-rhs": _cpu_loop,
                    "zgemm": _zgemm_loop, "cuda-s": _gpu_loop, "cuda-rhs": _gpu_loop, "cuda-tiled": _gpu_loop,
-                   "multi-gpu-tiled": _multi_gpu_loop, "fmm": _fmm_loop}
+                   "cuda-tiled-fp32": _gpu_loop, "multi-gpu-tiled": _multi_gpu_loop, "fmm": _fmm_loop}
 
 
 def apply_operator(loop: str, targets, sources, cur: Currents, k: float, q: int, devices: int = 0,

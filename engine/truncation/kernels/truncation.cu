@@ -7,42 +7,67 @@
 // Layouts: targets (n_t, 3), sources (n_s, 3) double; currents ce, cf (n_rhs, n_s, 3), de, df (n_rhs, n_s);
 // outputs e, f (n_rhs, n_t, 3), all C order.
 
+// cuda-tiled-fp32 (tiled<NR, T, float>) does each pair's arithmetic in single precision: R = t - s is taken
+// in double and rounded, the tile of T pairs is summed in float and each tile's sum added to double totals.
+
 #define TILE 128
 #define INV4PI 0.07957747154594767
 
-struct Coupling {
-    double gr, gi, cr, ci, rx, ry, rz;
-};
+template <typename R> struct Complex;
+template <> struct Complex<double> { using T = double2; };
+template <> struct Complex<float> { using T = float2; };
 
-__device__ __forceinline__ Coupling coupling(double tx, double ty, double tz, double sx, double sy, double sz,
-                                             double k) {
-    Coupling c;
-    c.rx = tx - sx; c.ry = ty - sy; c.rz = tz - sz;
-    double d2 = c.rx * c.rx + c.ry * c.ry + c.rz * c.rz;
-    double inv = rsqrt(d2);
-    double kd = k * d2 * inv;
-    double sn, cs;
-    sincos(kd, &sn, &cs);
-    double a = inv * INV4PI;
+__device__ __forceinline__ double rsqrt_of(double x) { return rsqrt(x); }
+__device__ __forceinline__ float rsqrt_of(float x) { return rsqrtf(x); }
+__device__ __forceinline__ void sincos_of(double x, double* s, double* c) { sincos(x, s, c); }
+__device__ __forceinline__ void sincos_of(float x, float* s, float* c) { sincosf(x, s, c); }
+template <typename C2> __device__ __forceinline__ C2 complex_of(double2 v);
+template <> __device__ __forceinline__ double2 complex_of<double2>(double2 v) { return v; }
+template <> __device__ __forceinline__ float2 complex_of<float2>(double2 v) {
+    return make_float2((float)v.x, (float)v.y);
+}
+
+template <typename R> struct CouplingOf {
+    R gr, gi, cr, ci, rx, ry, rz;
+};
+using Coupling = CouplingOf<double>;
+
+// The coupling of a pair from R = t - s (rx, ry, rz) at wavenumber k.
+template <typename R>
+__device__ __forceinline__ CouplingOf<R> coupling_of(R rx, R ry, R rz, R k) {
+    CouplingOf<R> c;
+    c.rx = rx; c.ry = ry; c.rz = rz;
+    R d2 = rx * rx + ry * ry + rz * rz;
+    R inv = rsqrt_of(d2);
+    R kd = k * d2 * inv;
+    R sn, cs;
+    sincos_of(kd, &sn, &cs);
+    R a = inv * (R)INV4PI;
     c.gr = cs * a; c.gi = -sn * a;
-    double b = a * inv * inv;
+    R b = a * inv * inv;
     c.cr = (cs + kd * sn) * b; c.ci = (kd * cs - sn) * b;
     return c;
 }
 
+__device__ __forceinline__ Coupling coupling(double tx, double ty, double tz, double sx, double sy, double sz,
+                                             double k) {
+    return coupling_of<double>(tx - sx, ty - sy, tz - sz, k);
+}
+
 // acc[0..5] E, acc[6..11] F as (re, im) pairs for one right-hand side; u = (ce, cf, de, df) of one point.
-__device__ __forceinline__ void accumulate(double* acc, const Coupling& c, const double2* ce, const double2* cf,
-                                           double2 de, double2 df, double k2) {
+template <typename R, typename C2>
+__device__ __forceinline__ void accumulate(R* acc, const CouplingOf<R>& c, const C2* ce, const C2* cf, C2 de,
+                                           C2 df, R k2) {
     // a = ce x R + de R, b = cf x R + df R (complex 3-vectors)
-    double ax_r = ce[1].x * c.rz - ce[2].x * c.ry + de.x * c.rx, ax_i = ce[1].y * c.rz - ce[2].y * c.ry + de.y * c.rx;
-    double ay_r = ce[2].x * c.rx - ce[0].x * c.rz + de.x * c.ry, ay_i = ce[2].y * c.rx - ce[0].y * c.rz + de.y * c.ry;
-    double az_r = ce[0].x * c.ry - ce[1].x * c.rx + de.x * c.rz, az_i = ce[0].y * c.ry - ce[1].y * c.rx + de.y * c.rz;
-    double bx_r = cf[1].x * c.rz - cf[2].x * c.ry + df.x * c.rx, bx_i = cf[1].y * c.rz - cf[2].y * c.ry + df.y * c.rx;
-    double by_r = cf[2].x * c.rx - cf[0].x * c.rz + df.x * c.ry, by_i = cf[2].y * c.rx - cf[0].y * c.rz + df.y * c.ry;
-    double bz_r = cf[0].x * c.ry - cf[1].x * c.rx + df.x * c.rz, bz_i = cf[0].y * c.ry - cf[1].y * c.rx + df.y * c.rz;
-    double a_r[3] = {ax_r, ay_r, az_r}, a_i[3] = {ax_i, ay_i, az_i};
-    double b_r[3] = {bx_r, by_r, bz_r}, b_i[3] = {bx_i, by_i, bz_i};
-    double kgr = k2 * c.gr, kgi = k2 * c.gi;
+    R ax_r = ce[1].x * c.rz - ce[2].x * c.ry + de.x * c.rx, ax_i = ce[1].y * c.rz - ce[2].y * c.ry + de.y * c.rx;
+    R ay_r = ce[2].x * c.rx - ce[0].x * c.rz + de.x * c.ry, ay_i = ce[2].y * c.rx - ce[0].y * c.rz + de.y * c.ry;
+    R az_r = ce[0].x * c.ry - ce[1].x * c.rx + de.x * c.rz, az_i = ce[0].y * c.ry - ce[1].y * c.rx + de.y * c.rz;
+    R bx_r = cf[1].x * c.rz - cf[2].x * c.ry + df.x * c.rx, bx_i = cf[1].y * c.rz - cf[2].y * c.ry + df.y * c.rx;
+    R by_r = cf[2].x * c.rx - cf[0].x * c.rz + df.x * c.ry, by_i = cf[2].y * c.rx - cf[0].y * c.rz + df.y * c.ry;
+    R bz_r = cf[0].x * c.ry - cf[1].x * c.rx + df.x * c.rz, bz_i = cf[0].y * c.ry - cf[1].y * c.rx + df.y * c.rz;
+    R a_r[3] = {ax_r, ay_r, az_r}, a_i[3] = {ax_i, ay_i, az_i};
+    R b_r[3] = {bx_r, by_r, bz_r}, b_i[3] = {bx_i, by_i, bz_i};
+    R kgr = k2 * c.gr, kgi = k2 * c.gi;
 #pragma unroll
     for (int i = 0; i < 3; ++i) {
         acc[2 * i] += c.gr * cf[i].x - c.gi * cf[i].y + c.cr * a_r[i] - c.ci * a_i[i];
@@ -62,10 +87,10 @@ __device__ __forceinline__ void store(const double* acc, double2* e, double2* f,
 
 // Stage T source points from s0 (below s_end) and the currents of right-hand sides r0 .. r0 + nr - 1 in
 // shared memory; n_s is the currents' row length.
-template <int T>
+template <int T, typename C2>
 __device__ __forceinline__ void stage(const double* src, const double2* ce, const double2* cf, const double2* de,
                                       const double2* df, int n_s, int s_end, int s0, int r0, int nr, double* sp,
-                                      double2 (*cur)[8]) {
+                                      C2 (*cur)[8]) {
     for (int i = threadIdx.x; i < T; i += blockDim.x) {
         int s = s0 + i;
         if (s < s_end) {
@@ -76,10 +101,11 @@ __device__ __forceinline__ void stage(const double* src, const double2* ce, cons
         int j = i % T, r = i / T, s = s0 + j;
         if (s < s_end) {
             long long p = (long long)(r0 + r) * n_s + s;
-            double2* u = cur[r * T + j];
-            u[0] = ce[3 * p]; u[1] = ce[3 * p + 1]; u[2] = ce[3 * p + 2];
-            u[3] = cf[3 * p]; u[4] = cf[3 * p + 1]; u[5] = cf[3 * p + 2];
-            u[6] = de[p]; u[7] = df[p];
+            C2* u = cur[r * T + j];
+            u[0] = complex_of<C2>(ce[3 * p]); u[1] = complex_of<C2>(ce[3 * p + 1]);
+            u[2] = complex_of<C2>(ce[3 * p + 2]); u[3] = complex_of<C2>(cf[3 * p]);
+            u[4] = complex_of<C2>(cf[3 * p + 1]); u[5] = complex_of<C2>(cf[3 * p + 2]);
+            u[6] = complex_of<C2>(de[p]); u[7] = complex_of<C2>(df[p]);
         }
     }
 }
@@ -121,15 +147,18 @@ extern "C" __global__ void cuda_s(const double* tgt, int n_elem, int q, const do
 
 // cuda_tiled: N-body tiling, one thread per S point, NR right-hand sides per sweep held in registers;
 // G and grad'G of a pair are computed once per sweep and reused for its NR right-hand sides. T source
-// points per shared-memory tile (NR * T * 128 bytes of currents). To fill the GPU when S is small, the
+// points per shared-memory tile (NR * T * 16 sizeof(R) bytes of currents). To fill the GPU when S is small, the
 // S' points are split into gridDim.y chunks of chunk_len: chunk c sums its part into e, f + c n_rhs n_t 3
-// (the launcher adds the chunks in a fixed order, so the result stays deterministic).
-template <int NR, int T>
+// (the launcher adds the chunks in a fixed order, so the result stays deterministic). R = float: each
+// pair in single precision, each tile's float sum added to double totals.
+template <int NR, int T, typename R>
 __device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, int chunk_len, const double2* ce,
                       const double2* cf, const double2* de, const double2* df, int n_rhs, double k, double2* e,
                       double2* f) {
+    using C2 = typename Complex<R>::T;
+    constexpr bool single = sizeof(R) < sizeof(double);
     __shared__ double sp[3 * T];
-    __shared__ double2 cur[NR * T][8];
+    __shared__ C2 cur[NR * T][8];
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     int s_begin = blockIdx.y * chunk_len, s_end = min(n_s, s_begin + chunk_len);
     long long offset = (long long)blockIdx.y * n_rhs * n_t * 3;
@@ -137,43 +166,56 @@ __device__ void tiled(const double* tgt, int n_t, const double* src, int n_s, in
     f += offset;
     double tx = 0, ty = 0, tz = 0;
     if (t < n_t) { tx = tgt[3 * t]; ty = tgt[3 * t + 1]; tz = tgt[3 * t + 2]; }
-    double k2 = k * k;
+    R kr = (R)k, k2 = (R)(k * k);
     for (int r0 = 0; r0 < n_rhs; r0 += NR) {
         int nr = min(NR, n_rhs - r0);
-        double acc[NR][12];
+        R acc[NR][12];
+        double total[NR][12];
 #pragma unroll
         for (int r = 0; r < NR; ++r)
 #pragma unroll
-            for (int i = 0; i < 12; ++i) acc[r][i] = 0;
+            for (int i = 0; i < 12; ++i) acc[r][i] = total[r][i] = 0;
         for (int s0 = s_begin; s0 < s_end; s0 += T) {
             __syncthreads();
             stage<T>(src, ce, cf, de, df, n_s, s_end, s0, r0, nr, sp, cur);
             __syncthreads();
             int m = min(T, s_end - s0);
             for (int i = 0; i < m; ++i) {
-                Coupling c = coupling(tx, ty, tz, sp[3 * i], sp[3 * i + 1], sp[3 * i + 2], k);
+                CouplingOf<R> c = coupling_of<R>((R)(tx - sp[3 * i]), (R)(ty - sp[3 * i + 1]), (R)(tz - sp[3 * i + 2]),
+                                                 kr);
 #pragma unroll
                 for (int r = 0; r < NR; ++r)
                     if (r < nr) accumulate(acc[r], c, cur[r * T + i], cur[r * T + i] + 3, cur[r * T + i][6],
                                            cur[r * T + i][7], k2);
             }
+            if (single) {
+#pragma unroll
+                for (int r = 0; r < NR; ++r)
+#pragma unroll
+                    for (int i = 0; i < 12; ++i) { total[r][i] += acc[r][i]; acc[r][i] = 0; }
+            }
+        }
+        if (!single) {
+#pragma unroll
+            for (int r = 0; r < NR; ++r)
+#pragma unroll
+                for (int i = 0; i < 12; ++i) total[r][i] = acc[r][i];
         }
         if (t < n_t)
-            for (int r = 0; r < nr; ++r) store(acc[r], e, f, (long long)(r0 + r) * n_t + t);
+            for (int r = 0; r < nr; ++r) store(total[r], e, f, (long long)(r0 + r) * n_t + t);
     }
 }
 
-extern "C" __global__ void cuda_tiled_1(const double* tgt, int n_t, const double* src, int n_s, int chunk_len,
-                                        const double2* ce, const double2* cf, const double2* de,
-                                        const double2* df, int n_rhs, double k, double2* e, double2* f) {
-    tiled<1, 128>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);
-}
-
-extern "C" __global__ void cuda_tiled_4(const double* tgt, int n_t, const double* src, int n_s, int chunk_len,
-                                        const double2* ce, const double2* cf, const double2* de,
-                                        const double2* df, int n_rhs, double k, double2* e, double2* f) {
-    tiled<4, 32>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);
-}
+#define TILED_KERNEL(name, NR, T, R)                                                                              \
+    extern "C" __global__ void name(const double* tgt, int n_t, const double* src, int n_s, int chunk_len,        \
+                                    const double2* ce, const double2* cf, const double2* de, const double2* df,   \
+                                    int n_rhs, double k, double2* e, double2* f) {                               \
+        tiled<NR, T, R>(tgt, n_t, src, n_s, chunk_len, ce, cf, de, df, n_rhs, k, e, f);                           \
+    }
+TILED_KERNEL(cuda_tiled_1, 1, 128, double)
+TILED_KERNEL(cuda_tiled_4, 4, 32, double)
+TILED_KERNEL(cuda_tiled32_1, 1, 128, float)
+TILED_KERNEL(cuda_tiled32_4, 4, 32, float)
 
 // sum_chunks: cuda-tiled's S' chunks added in chunk order, for E and F in one launch; pe, pf hold chunks
 // blocks of n doubles, e[i] = sum over c of pe[c n + i] (the NumPy specification: part.sum(axis=0)).
