@@ -21,10 +21,11 @@ BYTES_PER_VALUE = 16  # complex128
 
 def scaling_rows(spheres: list[dict], order: int = 2) -> list[dict]:
     """The spheres' GPU rows (operator cuda-tiled, GMRES) at this order, one per diameter (its latest run),
-    by diameter."""
+    by diameter: one loop, so that the fit follows the size, not a change of loop (cuda-tiled-fp32 rows are
+    in the table beside them)."""
     rows = {}
     for r in spheres:
-        if r["loop"].startswith("cuda") and r["acceleration"] == "gmres" and r["order"] == order:
+        if r["loop"] == "cuda-tiled" and r["acceleration"] == "gmres" and r["order"] == order:
             if r["diameter_wavelengths"] not in rows or r.get("date", "") > rows[r["diameter_wavelengths"]].get("date", ""):
                 rows[r["diameter_wavelengths"]] = r
     return [rows[d] for d in sorted(rows)]
