@@ -77,8 +77,8 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("scattering", "scattering", "scattering_report", "PEC spheres against Mie, a monostatic sweep, the "
               "NASA almond, the EMCC targets, the faceted aircraft's 1000 incidences", needs_gpu=False,
               renamed=((_SIZES, "--diameters"), ("--rhs", "--incidences"))),
-    Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", "the NASA almond against "
-              "bempp-cl's EFIE (host)", needs_gpu=False, renamed=((_SIZES, "--triangles"),)),
+    Benchmark("scattering-peers", "scattering_peers", "scattering_peers_report", "the NASA almond and the EMCC "
+              "ogive, double ogive and cone-sphere against bempp-cl's EFIE, both polarisations (host)", needs_gpu=False, renamed=((_SIZES, "--triangles"),)),
     Benchmark("scattering-ngsolve", "scattering_ngsolve", "scattering_ngsolve_report", "the PEC sphere against "
               "NGSolve at equal error (the study on a GPU where there is one, NGSolve on the host threads)", needs_gpu=False, renamed=((_SIZES, "--diameters"),)),
     Benchmark("scattering-linear", "scattering_linear", "scattering_linear_report", "the sparse direct solvers on "
