@@ -37,10 +37,12 @@ def pytest_unconfigure(config):
 
 
 def pytest_runtest_logstart(nodeid, location):
-    """Under `make test`, the running test's id in a file: named by the Makefile should the interpreter die."""
+    """Under `make test`, the running test's id in a file (one per pytest-xdist worker: TRACE.gw0, ...): named
+    by the Makefile should the interpreter die."""
     trace = os.environ.get("PARAFLUX_TEST_TRACE")
     if trace:
-        with open(trace, "w") as f:
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        with open(f"{trace}.{worker}" if worker else trace, "w") as f:
             f.write(nodeid)
 
 
