@@ -62,3 +62,19 @@ def test_render_with_merge_joins_an_earlier_run(tmp_path):
     joined = json.loads((tmp_path / "scattering.json").read_text())
     assert len(joined["earlier_runs"]) == len(earlier.get("earlier_runs", [])) + 1
     assert f"{len(joined['earlier_runs'])} earlier runs" in (tmp_path / "scattering.md").read_text()
+
+
+def test_several_gpus_are_judged_against_the_one_gpu_row_of_their_own_run():
+    from paraflux.engine.bench.scattering_report import _several_gpus_target  # noqa: PLC0415
+
+    def sphere(loop, device, commit, total, operator):
+        return {"diameter_wavelengths": 16.0, "order": 2, "acceleration": "gmres", "loop": loop, "device": device,
+                "commit": commit, "total_s": total, "iteration_phases_s": {"operator": operator},
+                "seconds": {"assembly": 20.0, "factorisation": 11.0}}
+
+    many = sphere("multi-gpu-tiled", "2 x GPU", "new", 60.0, 10.0)
+    line = _several_gpus_target([many, sphere("cuda-tiled", "GPU", "old", 50.0, 40.0),
+                                 sphere("cuda-tiled", "GPU", "new", 70.0, 20.0)])
+    assert "met" in line and "60.0 s against 70.0 s" in line and "2.00x" in line and "MISSED" not in line
+    alone = _several_gpus_target([many, sphere("cuda-tiled", "GPU", "old", 50.0, 40.0)])
+    assert "not measured" in alone.lower() and "against" not in alone

@@ -68,7 +68,10 @@ def model_lines(rows: list[dict]) -> list[str]:
     laws = {name: power_law([r["dofs"] for r in fitted], [r["seconds"].get(name, 0.0) for r in fitted])
             for name in PHASES}
     factor = power_law([r["dofs"] for r in fitted], [_factor_bytes(r) for r in fitted])
-    span = f"{min(d):g} to {max(d):g} wavelengths, {len(fitted)} rows"
+    commits = list(dict.fromkeys(r.get("commit", "?") for r in fitted))
+    span = f"{min(d):g} to {max(d):g} wavelengths, {len(fitted)} rows" + (
+        f" of {len(commits)} versions of the code ({', '.join(commits)}: the growth mixes their changes)"
+        if len(commits) > 1 else "")
     lines = [f"- Model, not a measurement: fitted to the GPU rows of order {fitted[0]['order']} from {span}. "
              f"Unknowns grow as diameter^{dofs.exponent:.2f} (the meshed shell is thin: its volume grows as the "
              "area); " + ", ".join(f"{name} as unknowns^{law.exponent:.2f}" for name, law in laws.items() if law)
