@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MeshError
+from ..sorted_sets import unique_sorted
 
 HASH_CELLS_PER_TRIANGLE = 64  # a triangle spanning more grid cells than this is hashed by a coarser grid
 
@@ -73,7 +74,7 @@ def _pairs_across(key: np.ndarray, owner: np.ndarray, split: int) -> np.ndarray:
     a = owner_a[np.repeat(lo, counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)]
     b = np.repeat(owner_b, counts)
     n = int(owner.max()) + 1
-    unique = np.unique(a * n + b)
+    unique = unique_sorted(a * n + b)
     return np.column_stack([unique // n, unique % n])
 
 

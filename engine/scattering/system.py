@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backend import array_module, on_device
+from ..sorted_sets import complement, unique_sorted
 from .gpu_assembly import fem_blocks_on_device, rows_on_device
 from .linear import Factorised, factorise, resolve
 from .sparse_columns import times_columns
@@ -64,7 +65,7 @@ def surface_dofs(disc: Discretisation, name: str) -> np.ndarray:
     d = disc.dofs
     n = len(disc.mesh.points)
     edge_keys = d.edges[:, 0] * n + d.edges[:, 1]
-    on_edges = np.unique(np.concatenate([tri[:, a] * n + tri[:, b] for a, b in ((0, 1), (0, 2), (1, 2))]))
+    on_edges = unique_sorted(np.concatenate([tri[:, a] * n + tri[:, b] for a, b in ((0, 1), (0, 2), (1, 2))]))
     edges = np.searchsorted(edge_keys, on_edges)
     faces = np.searchsorted(face_keys(d.faces, n), face_keys(tri, n))
     return d.trace_dofs(edges, faces)
@@ -77,7 +78,7 @@ def fem_blocks(disc: Discretisation, k: float, outer: SurfaceTrace, on_gpu: bool
         a, on_gamma, free = fem_matrix(disc, k, outer, check)
         return a[free][:, free], a[free][:, on_gamma].tocsr(), on_gamma, free
     on_gamma = surface_dofs(disc, "scatterer")
-    free = np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+    free = complement(disc.dofs.n_dofs, on_gamma)
     check()
     return (*fem_blocks_on_device(disc, k, 1j * k * outer.mass, free, on_gamma), on_gamma, free)
 
@@ -89,7 +90,7 @@ def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda
     check()
     a = (stiffness - k * k * mass + 1j * k * outer.mass).tocsr()
     on_gamma = surface_dofs(disc, "scatterer")
-    return a, on_gamma, np.setdiff1d(np.arange(disc.dofs.n_dofs), on_gamma)
+    return a, on_gamma, complement(disc.dofs.n_dofs, on_gamma)
 
 
 def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
