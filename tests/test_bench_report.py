@@ -361,7 +361,7 @@ def test_scattering_merge_keeps_an_earlier_devices_sweep_and_the_report_names_ea
     old_sweep = {**{k: host_sweep[k] for k in ("incidences", "one", "monostatic_spread_db")},
                  "many": {**host_sweep["many"], "backend": "cupy"}}
     earlier = {"benchmark": "scattering", "date": "2026-11-25 08:50 UTC", "command": "c0", "commit": "a",
-               "gpu": {"device": "GPU X"}, "config": committed["config"],
+               "gpu": {"device": "GPU X"}, "config": {**committed["config"], "gpu_loop": "cuda-tiled"},
                "spheres": [{k: v for k, v in committed["spheres"][0].items() if k != "device"}],
                "almond": [], "sweep": {**old_sweep, "incidences": 36, "separate_estimate_s": 100.0}}
     run = {**{k: committed[k] for k in ("benchmark", "command", "commit", "versions", "config")},
