@@ -142,7 +142,8 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     v, c, dofs = (np.concatenate(parts, axis=2 if i < 2 else 1) for i, parts in enumerate(zip(*sides)))
     value, curl = (_point_map(x / len(sides), dofs, d.dofs.n_dofs) for x in (v, c))
     weights = area[:, None] * rule.weights  # (k, q)
-    mass = _tangential_mass(sides[0][0], sides[0][2], normal, weights, d.dofs.n_dofs)
+    one_side_values, _, one_side_dofs = sides[0]
+    mass = _tangential_mass(one_side_values, one_side_dofs, normal, weights, d.dofs.n_dofs)
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
                         weights.reshape(-1), value, curl, mass)
 

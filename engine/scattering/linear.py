@@ -96,10 +96,10 @@ def upper_triangle(matrix: sp.spmatrix) -> sp.csr_matrix:
     keep = csr.indices >= rows
     counts = np.bincount(rows[keep], minlength=n)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(csr.indptr.dtype)
-    if counts.all() and np.array_equal(csr.indices[keep][indptr[:-1]], np.arange(n)):
-        return sp.csr_matrix((csr.data[keep], csr.indices[keep], indptr), shape=csr.shape)
+    columns = csr.indices[keep]
+    if counts.all() and np.array_equal(columns[indptr[:-1]], np.arange(n)):
+        return sp.csr_matrix((csr.data[keep], columns, indptr), shape=csr.shape)
     coo = sp.triu(matrix, k=1).tocoo()
-    n = matrix.shape[0]
     diagonal = np.arange(n)
     return sp.csr_matrix((np.concatenate([coo.data, matrix.diagonal()]).astype(complex),
                           (np.concatenate([coo.row, diagonal]), np.concatenate([coo.col, diagonal]))), shape=(n, n))
