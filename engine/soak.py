@@ -161,6 +161,15 @@ def slope_mib_per_job(values, warmup: int) -> float:
     return float(np.polyfit(np.arange(len(y), dtype=float), y, 1)[0])
 
 
+def floor_slope_mib_per_job(values, per_round: int, warmup_rounds: int) -> float:
+    """Least-squares growth (MiB per job) of each round's lowest value (values: MiB after each job, per_round
+    jobs a round) over the rounds after the first warmup_rounds: what a round keeps, without the transient peaks
+    of the steps within a round (a Compare, a sweep), which move a per-job fit by more than a small leak."""
+    rounds = len(values) // per_round
+    floors = [min(values[r * per_round:(r + 1) * per_round]) for r in range(warmup_rounds, rounds)]
+    return slope_mib_per_job(floors, 0) / per_round
+
+
 def measured_point(point, points_dir: str) -> tuple[str, float]:
     """Run one sweep point as a sweep task does (engine/sweep/task.run_point), then this worker's resident
     memory (MiB): (status, rss)."""

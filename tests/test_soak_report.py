@@ -5,7 +5,8 @@ from dataclasses import asdict
 
 import pytest
 
-from paraflux.engine.soak import ROUND, SOAK_JOBS, WORKER_POINTS, Sample, slope_mib_per_job
+from paraflux.engine.soak import (ROUND, SOAK_JOBS, WORKER_POINTS, Sample, floor_slope_mib_per_job,
+                                  slope_mib_per_job)
 from paraflux.engine.soak_report import (cycle_verdicts, run_header, save_cycle, save_worker, worker_verdicts,
                                          write_page)
 
@@ -20,6 +21,13 @@ def cycle_record(rss, device=None) -> dict:
 def test_the_slope_is_the_least_squares_growth_after_the_warm_up():
     assert slope_mib_per_job([500.0, 900.0, 100.0, 102.0, 104.0, 106.0], warmup=2) == pytest.approx(2.0)
     assert slope_mib_per_job([1.0, 2.0], warmup=2) == 0.0
+
+
+def test_the_floor_slope_follows_what_each_round_keeps_not_its_peaks():
+    peaks = [900.0, 500.0, 530.0, 500.0, 560.0, 500.0, 520.0, 500.0, 580.0]  # rounds of 3, floor flat
+    assert floor_slope_mib_per_job(peaks, per_round=3, warmup_rounds=1) == pytest.approx(0.0)
+    leak = [100.0 + 4.0 * job + (30.0 if job % 3 == 1 else 0.0) for job in range(12)]  # 4 MiB per job kept
+    assert floor_slope_mib_per_job(leak, per_round=3, warmup_rounds=1) == pytest.approx(4.0)
 
 
 def test_cycle_verdicts_follow_the_targets():
