@@ -246,6 +246,13 @@ def umfpack_small_sphere():
     return run_problem(sphere(**SMALL_SPHERE, solver__linear_solver="umfpack"))
 
 
+def test_the_assembly_names_where_its_time_goes(umfpack_small_sphere):
+    """The result's assembly phases: the DOF numbering and build_system's parts, within the assembly's time."""
+    parts, total = umfpack_small_sphere.assembly_timings, umfpack_small_sphere.timings["assembly"]
+    assert list(parts) == ["numbering", "surface traces", "FEM blocks", "surface masses", "weak flux"]
+    assert all(v >= 0 for v in parts.values()) and sum(parts.values()) <= total
+
+
 @pytest.mark.parametrize("changes", [{"solver__linear_solver": n} for n in LINEAR_SOLVER.concrete if n != "umfpack"]
                          + [{"solver__linear_solver": "umfpack", "solver__loop": "cpu-s"}],
                          ids=lambda c: c.get("solver__loop", c["solver__linear_solver"]))

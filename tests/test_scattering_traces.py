@@ -79,3 +79,26 @@ def test_edges_and_faces_are_numbered_as_numpys_unique_rows(largest):
         unique, inverse = nedelec._numbered(rows)
         expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
         assert np.array_equal(unique, expected) and np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("order", nedelec.ORDERS)
+def test_only_a_faces_own_functions_have_a_tangential_trace_on_it(order):
+    """nedelec.face_functions: on each face of a random tetrahedron, every other local function's tangential
+    value vanishes (to 1e-13 of the largest) at random points of the face, and each listed one does not."""
+    rng = np.random.default_rng(order)
+    corners = rng.standard_normal((4, 3))
+    grads = np.linalg.inv(np.c_[corners, np.ones(4)])[:3].T[None]  # (1, 4, 3): rows of the inverse are g_i
+    listed = nedelec.face_functions(order)
+    assert listed.shape == (4, {1: 3, 2: 8, 3: 15}[order])
+    for i, face in enumerate(nedelec.LOCAL_FACES):
+        bary = rng.dirichlet(np.ones(3), 7)
+        lam = np.zeros((1, 7, 4))
+        lam[0, :, list(face)] = bary.T
+        values = basis(order, lam, grads)[0][0]  # (7, f, 3)
+        a, b, c = corners[list(face)]
+        n = np.cross(b - a, c - a)
+        n /= np.linalg.norm(n)
+        tangential = np.linalg.norm(values - (values @ n)[..., None] * n, axis=2).max(axis=0)  # (f,)
+        others = np.setdiff1d(np.arange(len(tangential)), listed[i])
+        assert tangential[others].max() <= 1e-13 * tangential.max()
+        assert tangential[listed[i]].min() > 1e-3 * tangential.max()

@@ -113,7 +113,7 @@ def _record(result, **labels) -> dict:
     return {**labels, "dofs": result.n_dofs, "elements": result.mesh.n_elements, "iterations": iterations,
             "iterations_min": int(counts.min()), "converged": bool(result.converged.all()), "seconds": dict(t),
             "iteration_phases_s": dict(result.iteration_timings), "columns": result.columns,
-            "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
+            "assembly_phases_s": dict(result.assembly_timings), "total_s": float(sum(t.values())), "per_iteration_s": t["iterations"] / max(iterations, 1),
             "backend": result.backend, "linear_solver": result.linear_solver, "phase_devices": dict(result.devices),
             "factor_nonzeros": result.factor_nonzeros, "factor": dict(result.factor_details),
             "sprime_points": len(result.sprime_points),

@@ -163,8 +163,8 @@ def _largest_sphere_target(spheres: list[dict], diameter: float = 8.0) -> str:
 def _large_sphere_remedy(r: dict) -> str:
     """The measured reason a large sphere misses its time (its largest phase) and what would reach it."""
     name, value = max(r["seconds"].items(), key=lambda kv: kv[1])
-    iterations = r.get("iteration_phases_s", {})
-    inside = (" (" + ", ".join(f"{k} {v:.1f} s" for k, v in iterations.items()) + ")") if iterations else ""
+    parts = r.get({"iterations": "iteration_phases_s", "assembly": "assembly_phases_s"}.get(name, ""), {})
+    inside = (" (" + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items()) + ")") if parts else ""
     return (f"Where the time went: {name}, {value:.1f} s of {r['total_s']:.1f} s{inside}. What would reach it: "
             f"{LARGE_SPHERE_REMEDIES.get(name, 'not analysed')}")
 

@@ -16,7 +16,7 @@ from ..backend import array_module, on_device
 from ..errors import MeshError
 from ..quadrature import dunavant
 from .mesh import ScatteringMesh
-from .nedelec import (FUNCTIONS, DofMap, Geometry, basis, dof_map, edge_crosses, geometry,
+from .nedelec import (FUNCTIONS, DofMap, Geometry, basis, dof_map, edge_crosses, face_functions, geometry,
                       reference_integrals)
 
 CHUNK_ENTRIES = 1 << 23  # element matrix entries per assembly block (8M: 64 MiB per matrix)
@@ -143,7 +143,11 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     value, curl = (_point_map(x / len(sides), dofs, d.dofs.n_dofs) for x in (v, c))
     weights = area[:, None] * rule.weights  # (k, q)
     one_side_values, _, one_side_dofs = sides[0]
-    mass = _tangential_mass(one_side_values, one_side_dofs, normal, weights, d.dofs.n_dofs)
+    tets = d.mesh.tets[pair[:, 0]]
+    opposite = np.argmin((tets[:, :, None] == triangles[:, None, :]).any(axis=2), axis=1)  # the face's local index
+    on_face = face_functions(d.order)[opposite]  # (k, m) the functions with a tangential trace there
+    mass = _tangential_mass(np.take_along_axis(one_side_values, on_face[:, None, :, None], axis=2),
+                            np.take_along_axis(one_side_dofs, on_face, axis=1), normal, weights, d.dofs.n_dofs)
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
                         weights.reshape(-1), value, curl, mass)
 
@@ -167,8 +171,9 @@ def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_m
 def _tangential_mass(vals: np.ndarray, cell_dofs: np.ndarray, normals: np.ndarray, weights: np.ndarray,
                      n_dofs: int) -> sp.csr_matrix:
     """int v_t . w_t dS (n_dofs, n_dofs) from one side's values (k, q, f, 3) of each triangle's tetrahedron's
-    functions, unit normals (k, 3) and weights (k, q) m^2: a tangential trace is the same from both sides, so
-    one side gives it exactly; one (f, f) product a triangle, summed into CSR."""
+    functions with a tangential trace on it (nedelec.face_functions) and their DOFs (k, f), unit normals (k, 3)
+    and weights (k, q) m^2: a tangential trace is the same from both sides, so one side gives it exactly; one
+    (f, f) product a triangle, summed into CSR."""
     k, q, f, _ = vals.shape
     t = vals - np.einsum("tqfc,tc->tqf", vals, normals)[..., None] * normals[:, None, None, :]
     t = (t * np.sqrt(weights)[:, :, None, None]).transpose(0, 2, 1, 3).reshape(k, f, 3 * q)

@@ -83,6 +83,20 @@ def local_functions(order: int) -> tuple[Form, ...]:
     return tuple(forms)
 
 
+@lru_cache(maxsize=None)
+def face_functions(order: int) -> np.ndarray:
+    """(4, m): for each local face (LOCAL_FACES, face i opposite vertex i) the local functions whose tangential
+    trace on it can be nonzero, in DOF order: its three edges' at every level, then its own (m = 3, 8, 15 for
+    orders 1, 2, 3). Every other function vanishes tangentially there (the module's docstring)."""
+    per_edge, per_face, _ = PER_ENTITY[order]
+    rows = []
+    for i, face in enumerate(LOCAL_FACES):
+        edges = [e for e, (a, b) in enumerate(LOCAL_EDGES) if a in face and b in face]
+        own = 6 * per_edge + i * per_face + np.arange(per_face)
+        rows.append(np.concatenate([[6 * level + e for level in range(per_edge) for e in edges], own]))
+    return np.array(rows, dtype=np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class Polynomials:
     """The local functions as polynomials in lambda: monomial exponents (n_mono, 4); value coefficients

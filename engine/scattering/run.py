@@ -60,6 +60,7 @@ class ScatteringResult:
     columns: int = 0  # columns iterated: the rank of the incidences' loads (fixed-point), the incidences (GMRES)
     devices: dict = field(default_factory=dict)  # where "assembly", "factorisation" and "back-substitution" ran
     factor_details: dict = field(default_factory=dict)  # the linear solver's own figures (linear.Factorised)
+    assembly_timings: dict = field(default_factory=dict)  # seconds inside "assembly": numbering, traces, ...
 
     @property
     def iterations(self) -> int:
@@ -165,6 +166,7 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
     control.report(0.2, f"{mesh.n_elements:,} tetrahedra: assembling and factorising")
     t0 = time.perf_counter()
     disc = discretise(mesh, problem.solver.order)
+    numbering_s = time.perf_counter() - t0
     system = build_system(disc, 2 * np.pi / wavelength, problem.solver.linear_solver, control.check)
     timings["assembly"] = time.perf_counter() - t0 - system.seconds["factorisation"]
     timings["factorisation"] = system.seconds["factorisation"]
@@ -188,7 +190,7 @@ def run_problem(problem, control: RunControl | None = None) -> ScatteringResult:
                             done.converged, done.iterations, done.history, e_s, e_i, system.inner.points,
                             n_x_h, np.cross(e[0], n), *pattern, system.factor.nonzeros, done.backend,
                             system.factor.name, timings, phases, columns, _devices(system, operator_device, xp),
-                            system.factor.details)
+                            system.factor.details, {"numbering": numbering_s, **system.seconds["assembly phases"]})
 
 
 def _devices(system, operator: str, xp) -> dict:

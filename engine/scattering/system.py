@@ -29,8 +29,9 @@ def _cupy():
 class System:
     """k (1/m); the traces on Gamma, S' (inner) and S (outer); the unknowns on Gamma and the free ones;
     factor: the free block's factorisation; project(F (n_gamma, r)) -> values on Gamma; load (n_dofs, 3 p_S);
-    seconds: "factorisation" (the free block's) and "assembly" (the rest, the surface mass matrices' small
-    factorisations included); assembly_device:
+    seconds: "factorisation" (the free block's), "assembly" (the rest, the surface mass matrices' small
+    factorisations included) and "assembly phases" (its parts: surface traces, FEM blocks, surface masses,
+    weak flux; the load map the rest); assembly_device:
     where the volume matrices were assembled ("host" or "GPU")."""
 
     k: float
@@ -93,21 +94,31 @@ def fem_matrix(disc: Discretisation, k: float, outer: SurfaceTrace, check=lambda
     return a, on_gamma, complement(disc.dofs.n_dofs, on_gamma)
 
 
+def _timed(seconds: dict, phase: str, fn, *args):
+    """fn(*args), its wall seconds added to seconds[phase]."""
+    t0 = time.perf_counter()
+    out = fn(*args)
+    seconds[phase] = seconds.get(phase, 0.0) + time.perf_counter() - t0
+    return out
+
+
 def build_system(disc: Discretisation, k: float, linear_solver: str = "auto", check=lambda: None) -> System:
     """Assemble and factorise at wavenumber k (1/m); the FEM blocks and the weak flux's rows on the GPU where
     the factorisation runs there (cuDSS)."""
-    start = time.perf_counter()
+    start, phases = time.perf_counter(), {}
     on_gpu = resolve(linear_solver) == "cudss"
-    gamma, inner, outer = (surface_trace(disc, name) for name in ("scatterer", "inner", "outer"))
-    a_free, a_coupling, on_gamma, free = fem_blocks(disc, k, outer, on_gpu, check)
+    gamma, inner, outer = (_timed(phases, "surface traces", surface_trace, disc, name)
+                           for name in ("scatterer", "inner", "outer"))
+    a_free, a_coupling, on_gamma, free = _timed(phases, "FEM blocks", fem_blocks, disc, k, outer, on_gpu, check)
     check()
-    t0 = time.perf_counter()
-    lu = factorise(a_free, linear_solver, "the FEM system")
-    factorisation_s = time.perf_counter() - t0
+    lu = _timed(phases, "factorisation", factorise, a_free, linear_solver, "the FEM system")
     m_gamma = gamma.mass[on_gamma][:, on_gamma]
-    projection = factorise(m_gamma, linear_solver, "the tangential mass matrix on the scatterer")
-    flux = weak_flux(disc, inner, k, linear_solver, on_gpu)
-    seconds = {"assembly": time.perf_counter() - start - factorisation_s, "factorisation": factorisation_s}
+    projection = _timed(phases, "surface masses", factorise, m_gamma, linear_solver,
+                        "the tangential mass matrix on the scatterer")
+    flux = _timed(phases, "weak flux", weak_flux, disc, inner, k, linear_solver, on_gpu)
+    factorisation_s = phases.pop("factorisation")
+    seconds = {"assembly": time.perf_counter() - start - factorisation_s, "factorisation": factorisation_s,
+               "assembly phases": phases}
     return System(k, disc, gamma, inner, outer, on_gamma, free, a_coupling, lu, projection.solve,
                   load_map(outer), flux, seconds, "GPU" if on_gpu else "host")
 

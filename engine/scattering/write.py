@@ -48,7 +48,8 @@ def scattering_summary(result) -> dict:
             "factor": dict(result.factor_details), "phase_devices": dict(result.devices),
             "backend": result.backend, "incidences": len(p.incidences),
             "abc_largest_difference_db": abc, "timings_s": dict(result.timings),
-            "columns_iterated": result.columns, "iteration_phases_s": dict(result.iteration_timings)}
+            "columns_iterated": result.columns, "iteration_phases_s": dict(result.iteration_timings),
+            "assembly_phases_s": dict(result.assembly_timings)}
 
 
 def write_scattering(result, out_dir) -> list[Path]:
