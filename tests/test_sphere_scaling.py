@@ -4,6 +4,8 @@ figure come from the rows given."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,23 @@ def test_several_gpus_are_judged_against_the_one_gpu_row_of_their_own_run():
     assert "met" in line and "60.0 s against 70.0 s" in line and "2.00x" in line and "MISSED" not in line
     alone = _several_gpus_target([many, sphere("cuda-tiled", "GPU", "old", 50.0, 40.0)])
     assert "not measured" in alone.lower() and "against" not in alone
+
+
+def test_the_several_gpu_model_divides_the_operator_by_the_measured_efficiency():
+    from paraflux.engine.bench.sphere_scaling import MODEL_GPUS, several_gpu_lines  # noqa: PLC0415
+
+    rows = [_row(d) for d in (8, 16, 20)]
+    for r in rows:
+        r["iteration_phases_s"] = {"operator": 0.5 * r["seconds"]["iterations"]}
+        r["commit"] = "c"
+    one = {**rows[1], "loop": "cuda-tiled"}
+    many = {**one, "loop": "multi-gpu-tiled", "device": "2 x GPU",
+            "iteration_phases_s": {"operator": one["iteration_phases_s"]["operator"] / 1.6}}  # 0.8 per GPU
+    assert "not both measured" in several_gpu_lines(rows, rows)[0]
+    lines = several_gpu_lines(rows, [*rows, many])
+    assert f"divided by {MODEL_GPUS} x 0.80" in lines[0] and "2 x GPU" in lines[0]
+    dofs = 12_000 * 50 ** 2
+    iterations = 1e-9 * dofs ** 2
+    modelled = float(re.search(r"iterations ([\d,]+) s", lines[1]).group(1).replace(",", ""))
+    assert modelled == pytest.approx(0.5 * iterations / (MODEL_GPUS * 0.8) + 0.5 * iterations, abs=1.0)
+    assert f"factor {5000:,.0f} B" in lines[1] and f"J and M on S' ({6 * 16 * 0.1 * dofs / 1e6:,.0f} MB)" in lines[1]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .rcs_polar import write_polar_png
 from .sphere_accuracy import WINDOW_DB
-from .sphere_scaling import model_lines, scaling_rows, write_scaling_png
+from .sphere_scaling import model_lines, scaling_rows, several_gpu_lines, write_scaling_png
 from .report import header, page, row, run_named, section, table, verdict
 
 # issue 43's targets on one GPU: (sphere diameter in wavelengths, error against Mie in dB, seconds)
@@ -90,7 +90,7 @@ def _scaling_section(data: dict) -> list[str]:
               if len(rows) >= 2 else ["Fewer than two GPU rows at order 2: no figure.", ""])
     return section("Time and memory against size", [
         "The GPU rows at order 2 (GMRES, the operator cuda-tiled), the latest run of each diameter.", "",
-        *figure, *model_lines(rows), ""])
+        *figure, *model_lines(rows), *several_gpu_lines(rows, data["spheres"]), ""])
 
 
 def _mib(n: int) -> str:

@@ -15,6 +15,7 @@ from ..output import replace_atomically
 PHASES = ("mesh", "assembly", "factorisation", "iterations", "far field")
 FIT_FROM = 8.0  # wavelengths: smaller spheres are dominated by fixed costs (a run's first row pays its start-up)
 MODEL_DIAMETERS = (50.0, 100.0)
+MODEL_GPUS, MODEL_NODES = 8, 2  # the several-GPU model: 8 GPUs, as one node and as 2 nodes of 4
 GPU_MEMORY_BYTES = 80e9  # one H100's
 BYTES_PER_VALUE = 16  # complex128
 
@@ -86,6 +87,68 @@ def model_lines(rows: list[dict]) -> list[str]:
             + ", ".join(f"{name} {s:,.0f} s" for name, s in seconds.items())
             + f" (total {sum(seconds.values()):,.0f} s); factor {memory / 1e9:,.0f} GB, at least {gpus} GPUs of "
             f"80 GB to hold it (cuDSS's multi-GPU mode, not measured here)." + _traffic(fitted, n))
+    return lines
+
+
+def operator_efficiency(spheres: list[dict]) -> tuple[float, dict] | None:
+    """The operator's measured speedup per GPU: the multi-gpu-tiled row with the most GPUs against the one-GPU
+    cuda-tiled row of the same commit, diameter and order ((one-GPU seconds / its seconds) / its GPUs, that
+    row); None where no such pair was measured."""
+    pairs = []
+    for many in (r for r in spheres if r["loop"] == "multi-gpu-tiled" and r.get("iteration_phases_s")):
+        one = next((r for r in spheres if r["loop"] == "cuda-tiled" and r.get("commit") == many.get("commit")
+                    and r["diameter_wavelengths"] == many["diameter_wavelengths"] and r["order"] == many["order"]
+                    and r.get("iteration_phases_s")), None)
+        gpus = int(many["device"].split(" x ")[0]) if " x " in many["device"] else 1
+        if one is not None and gpus > 1:
+            speedup = one["iteration_phases_s"]["operator"] / many["iteration_phases_s"]["operator"]
+            pairs.append((gpus, speedup / gpus, many))
+    if not pairs:
+        return None
+    _, efficiency, row = max(pairs, key=lambda p: p[0])
+    return efficiency, row
+
+
+def several_gpu_lines(rows: list[dict], spheres: list[dict]) -> list[str]:
+    """Markdown bullets: the model at MODEL_DIAMETERS on MODEL_GPUS GPUs, in one node and over MODEL_NODES:
+    memory per unknown and per GPU, time per phase (the operator divided as measured on several GPUs, the other
+    phases as they run today, on one GPU or the host), what crosses the network each iteration."""
+    fitted = [r for r in rows if r["diameter_wavelengths"] >= FIT_FROM]
+    measured = operator_efficiency(spheres)
+    if len(fitted) < 2 or measured is None:
+        return [f"- Model on {MODEL_GPUS} GPUs: needs two GPU rows of at least {FIT_FROM:g} wavelengths and a "
+                "multi-gpu-tiled row beside a one-GPU row of its run; not both measured."]
+    efficiency, row = measured
+    n_rows = [r["dofs"] for r in fitted]
+    dofs = power_law([r["diameter_wavelengths"] for r in fitted], n_rows)
+    operator = power_law(n_rows, [r["iteration_phases_s"]["operator"] for r in fitted])
+    rest = power_law(n_rows, [r["seconds"]["iterations"] - r["iteration_phases_s"]["operator"] for r in fitted])
+    others = {name: power_law(n_rows, [r["seconds"].get(name, 0.0) for r in fitted])
+              for name in PHASES if name != "iterations"}
+    factor = power_law(n_rows, [_factor_bytes(r) for r in fitted])
+    host = power_law(n_rows, [r.get("host_peak_bytes", 0) for r in fitted])
+    points = power_law(n_rows, [r.get("sprime_points", 0) for r in fitted])
+    lines = [f"- Model on {MODEL_GPUS} GPUs, not a measurement: the operator divided by {MODEL_GPUS} x "
+             f"{efficiency:.2f}, the efficiency per GPU measured on {row['device']} ({row['diameter_wavelengths']:g} "
+             f"wavelengths, commit {row.get('commit', '?')}); every other phase as it runs today (the mesh and the "
+             "host's share of the assembly on the host, the factorisation and back-substitutions on one GPU: "
+             "cuDSS's multi-GPU and multi-node modes are not measured)."]
+    for diameter in MODEL_DIAMETERS:
+        n = float(dofs(diameter))
+        seconds = {name: float(law(n)) for name, law in others.items() if law}
+        seconds["iterations"] = float(operator(n)) / (MODEL_GPUS * efficiency) + float(rest(n))
+        currents = 6 * BYTES_PER_VALUE * float(points(n)) / 1e6 if points else float("nan")  # J and M, MB
+        per_gpu = float(factor(n)) / MODEL_GPUS
+        lines.append(
+            f"- Model at {diameter:g} wavelengths on {MODEL_GPUS} GPUs: "
+            + ", ".join(f"{name} {s:,.0f} s" for name, s in seconds.items())
+            + f" (total {sum(seconds.values()):,.0f} s); memory per unknown: factor {float(factor(n)) / n:,.0f} B, "
+            f"host {float(host(n)) / n:,.0f} B (the process's peak); the factor {per_gpu / 1e9:,.0f} GB per GPU if "
+            f"spread evenly ({'within' if per_gpu <= GPU_MEMORY_BYTES else 'more than'} an 80 GB GPU). Over "
+            f"{MODEL_NODES} nodes of {MODEL_GPUS // MODEL_NODES} GPUs, each iteration and right-hand side sends J "
+            f"and M on S' ({currents:,.0f} MB) to the other node, which returns E at its half of S's points (S has "
+            f"as many as S': {currents / 4:,.0f} MB); the factorisation's own traffic over the nodes (cuDSS's "
+            "multi-node mode) is not modelled.")
     return lines
 
 
