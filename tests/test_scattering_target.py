@@ -243,3 +243,20 @@ def test_the_faceted_sphere_encloses_the_true_spheres_volume():
     assert enclosed_volume(body) == pytest.approx(4 / 3 * math.pi * 0.25 ** 3, rel=1e-12)
     radii = np.linalg.norm(body.points, axis=1) / 0.25
     assert np.ptp(radii) < 1e-12 and 1.0005 < radii[0] < 1.003
+
+
+def test_a_dropped_tip_is_put_back_as_a_fan_grown_past_flat_triangles():
+    """repair.tip_fan: the two triangles on a square's diagonal become a fan from a tip above it (oriented as
+    they were); a tip in line with one of their edges grows the region across that edge first."""
+    from paraflux.engine.mesh.repair import has_area, tip_fan  # noqa: PLC0415
+
+    points = np.array([[0, 0, 0], [1, 1, 0], [1, 0, 0], [0, 1, 0], [0.5, -1, 0], [0.5, 0.5, 1], [2, 0, 0]], float)
+    a, b, c, d, e, above, in_line = range(7)
+    square = np.array([[a, c, b], [a, b, d], [c, a, e]])
+    fan = tip_fan(points, square, np.array([0, 1]), above)
+    assert sorted(map(tuple, fan[:1].tolist())) == [(c, a, e)] and (fan[1:, 2] == above).all()
+    assert {tuple(t[:2]) for t in fan[1:].tolist()} == {(c, b), (b, d), (d, a), (a, c)}
+    grown = tip_fan(points, square, np.array([0, 1]), in_line)  # (a, c, in_line) would be flat
+    assert (grown[:, 2] == in_line).all() and has_area(points, grown).all()
+    assert {tuple(t[:2]) for t in grown.tolist()} == {(c, b), (b, d), (d, a), (a, e), (e, c)}
+    assert tip_fan(points, square, np.array([0, 1]), in_line, grow=1) is square  # no growth allowed: unchanged

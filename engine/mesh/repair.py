@@ -51,12 +51,18 @@ def merged_vertices(points: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarr
 
 def without_degenerate(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """The triangles that use three distinct vertices and have an area."""
+    return triangles[has_area(points, triangles)]
+
+
+def has_area(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """(k,) bool: which triangles use three distinct vertices and have an area (above FLAT of the points'
+    extent squared)."""
     ordered = np.sort(triangles, axis=1)
     distinct = (ordered[:, 1:] != ordered[:, :-1]).all(axis=1)
     p = points[triangles]
     doubled_area = np.linalg.norm(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), axis=1)
     size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
-    return triangles[distinct & (doubled_area > FLAT * size ** 2)]
+    return distinct & (doubled_area > FLAT * size ** 2)
 
 
 def without_folds(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -80,8 +86,8 @@ def without_folds(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
 def tips_kept(points: np.ndarray, triangles: np.ndarray, folds: np.ndarray) -> np.ndarray:
     """The triangles with the tip of each dropped fold put back: where a vertex v of a fold (v, a, b) is in
     no triangle left (gmsh's mesh of a cone's apex: a fold hanging off edge ab of a flat cap), the
-    triangles on edge ab split at v, so that the surface reaches its apex again (folds hanging off folds
-    in turn, from the surface outward); not where a half would have no area (the tip is then left off)."""
+    triangles on edge ab replaced by a fan from v (tip_fan), so that the surface reaches its apex again
+    (folds hanging off folds in turn, from the surface outward)."""
     folds = list(folds)
     while folds:
         hanging = [f for f in folds if np.isin(f, triangles).sum() == 2]
@@ -92,11 +98,27 @@ def tips_kept(points: np.ndarray, triangles: np.ndarray, folds: np.ndarray) -> n
             if used.sum() != 2:  # its tip put back by a fold before it
                 continue
             v, (a, b) = fold[~used][0], fold[used]
-            on_edge = np.flatnonzero(np.isin(triangles, [a, b]).sum(axis=1) == 2)
-            halves = np.concatenate([np.where(triangles[on_edge] == end, v, triangles[on_edge]) for end in (a, b)])
-            if len(without_degenerate(points, halves)) == len(halves):
-                triangles = np.concatenate([np.delete(triangles, on_edge, axis=0), halves])
+            triangles = tip_fan(points, triangles, np.flatnonzero(np.isin(triangles, [a, b]).sum(axis=1) == 2), v)
         folds = [f for f in folds if not any(f is h for h in hanging)]
+    return triangles
+
+
+def tip_fan(points: np.ndarray, triangles: np.ndarray, region: np.ndarray, v: int, grow: int = 6) -> np.ndarray:
+    """The triangles with those of region (indices) replaced by a fan from vertex v over the region's boundary,
+    oriented as they were; where a fan triangle would have no area (v in line with a boundary edge), the
+    region grows across that edge, up to grow times; the triangles unchanged where no fan has area."""
+    region = set(region.tolist())
+    for _ in range(grow):
+        inside = triangles[sorted(region)]
+        directed = np.concatenate([inside[:, [0, 1]], inside[:, [1, 2]], inside[:, [2, 0]]])
+        inner = {tuple(e) for e in directed.tolist()}
+        boundary = np.array([e for e in directed.tolist() if (e[1], e[0]) not in inner])
+        fan = np.column_stack([boundary, np.full(len(boundary), v)])
+        flat = ~has_area(points, fan)
+        if not flat.any():
+            return np.concatenate([np.delete(triangles, sorted(region), axis=0), fan])
+        for e0, e1 in boundary[flat]:  # the neighbour across each flat triangle's edge joins the region
+            region |= set(np.flatnonzero(np.isin(triangles, [e0, e1]).sum(axis=1) == 2).tolist())
     return triangles
 
 
