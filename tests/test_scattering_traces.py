@@ -102,3 +102,16 @@ def test_only_a_faces_own_functions_have_a_tangential_trace_on_it(order):
         others = np.setdiff1d(np.arange(len(tangential)), listed[i])
         assert tangential[others].max() <= 1e-13 * tangential.max()
         assert tangential[listed[i]].min() > 1e-3 * tangential.max()
+
+
+@pytest.mark.parametrize("name", SURFACES)
+def test_a_trace_built_in_blocks_equals_one_built_whole(disc, name, monkeypatch):
+    from paraflux.engine.scattering import fem  # noqa: PLC0415
+
+    whole = surface_trace(disc, name)
+    monkeypatch.setattr(fem, "TRACE_CHUNK", 4000)  # a few triangles a block
+    blocks = surface_trace(disc, name)
+    for a, b in ((whole.value, blocks.value), (whole.curl, blocks.curl), (whole.mass, blocks.mass)):
+        assert a.shape == b.shape and abs(a - b).max() <= 1e-15 * abs(a).max()
+    np.testing.assert_array_equal(whole.points, blocks.points)
+    np.testing.assert_array_equal(whole.weights, blocks.weights)

@@ -20,6 +20,7 @@ from .nedelec import (FUNCTIONS, DofMap, Geometry, basis, dof_map, edge_crosses,
                       reference_integrals)
 
 CHUNK_ENTRIES = 1 << 23  # element matrix entries per assembly block (8M: 64 MiB per matrix)
+TRACE_CHUNK = 1 << 20  # trace values (k q f 3 sides) per block of surface triangles (1M: 8 MiB per array)
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,31 +126,49 @@ def _barycentric_in_tets(tets: np.ndarray, triangles: np.ndarray, face_bary: np.
 
 
 def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
-    """Quadrature and trace maps on surface `name` ("scatterer", "inner" or "outer")."""
+    """Quadrature and trace maps on surface `name` ("scatterer", "inner" or "outer"), built a block of about
+    TRACE_CHUNK values of triangles at a time (the blocks' temporaries stay small enough for the C heap to
+    reuse, rather than each mapped afresh from the system)."""
     triangles = d.mesh.surfaces[name]
     rule = dunavant(2 * d.order)  # exact for the tangential mass and load (degree 2 order)
     corners = d.mesh.points[triangles]
     normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     area = 0.5 * np.linalg.norm(normal, axis=1)
     normal /= 2 * area[:, None]
-    q = len(rule.weights)
+    weights = area[:, None] * rule.weights  # (k, q)
     pair, count = adjacent_tets(d, triangles)
-    sides = []  # the mean of the two tetrahedra's traces; one side where every triangle has one tetrahedron
-    for side in range(1 if (count == 1).all() else 2):
+    sides = 1 if (count == 1).all() else 2  # the mean of the two tetrahedra's traces where there are two
+    per = max(1, TRACE_CHUNK // (len(rule.weights) * FUNCTIONS[d.order] * 3 * sides))
+    blocks = [_trace_block(d, triangles[lo:lo + per], pair[lo:lo + per, :sides], normal[lo:lo + per],
+                           weights[lo:lo + per], rule.points) for lo in range(0, len(triangles), per)]
+    value, curl = (sp.vstack([b[i] for b in blocks], format="csr") for i in (0, 1))
+    rows, cols, entries = (np.concatenate([b[2][i] for b in blocks]) for i in range(3))
+    mass = sp.csr_matrix((entries, (rows, cols)), shape=(d.dofs.n_dofs,) * 2)
+    return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3),
+                        np.repeat(normal, len(rule.weights), axis=0), weights.reshape(-1), value, curl, mass)
+
+
+def _trace_block(d: Discretisation, triangles: np.ndarray, pair: np.ndarray, normal: np.ndarray,
+                 weights: np.ndarray, points: np.ndarray) -> tuple:
+    """Triangles (k, 3) with their tetrahedra on one or both sides (k, s), unit normals (k, 3), weights (k, q)
+    and the rule's barycentric points (q, 3): the value and curl maps of their points (3 k q, n_dofs) and the
+    tangential mass's entries (rows, columns, values) from one side (_tangential_mass)."""
+    sides = []
+    for side in range(pair.shape[1]):
         tets = pair[:, side]
-        lam = _barycentric_in_tets(d.mesh.tets[tets], triangles, rule.points)
+        lam = _barycentric_in_tets(d.mesh.tets[tets], triangles, points)
         sides.append((*basis(d.order, lam, d.geom.grads[tets]), d.dofs.cell_dofs[tets]))  # (k, q, f, 3) each
     v, c, dofs = (np.concatenate(parts, axis=2 if i < 2 else 1) for i, parts in enumerate(zip(*sides)))
-    value, curl = (_point_map(x / len(sides), dofs, d.dofs.n_dofs) for x in (v, c))
-    weights = area[:, None] * rule.weights  # (k, q)
+    if len(sides) > 1:
+        v /= len(sides)
+        c /= len(sides)
+    value, curl = (_point_map(x, dofs, d.dofs.n_dofs) for x in (v, c))
     one_side_values, _, one_side_dofs = sides[0]
     tets = d.mesh.tets[pair[:, 0]]
     opposite = np.argmin((tets[:, :, None] == triangles[:, None, :]).any(axis=2), axis=1)  # the face's local index
     on_face = face_functions(d.order)[opposite]  # (k, m) the functions with a tangential trace there
-    mass = _tangential_mass(np.take_along_axis(one_side_values, on_face[:, None, :, None], axis=2),
-                            np.take_along_axis(one_side_dofs, on_face, axis=1), normal, weights, d.dofs.n_dofs)
-    return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3), np.repeat(normal, q, axis=0),
-                        weights.reshape(-1), value, curl, mass)
+    return value, curl, _tangential_mass(np.take_along_axis(one_side_values, on_face[:, None, :, None], axis=2),
+                                         np.take_along_axis(one_side_dofs, on_face, axis=1), normal, weights)
 
 
 def _index_dtype(*sizes: int):
@@ -168,19 +187,16 @@ def _point_map(vals: np.ndarray, cell_dofs: np.ndarray, n_dofs: int) -> sp.csr_m
     return matrix
 
 
-def _tangential_mass(vals: np.ndarray, cell_dofs: np.ndarray, normals: np.ndarray, weights: np.ndarray,
-                     n_dofs: int) -> sp.csr_matrix:
-    """int v_t . w_t dS (n_dofs, n_dofs) from one side's values (k, q, f, 3) of each triangle's tetrahedron's
-    functions with a tangential trace on it (nedelec.face_functions) and their DOFs (k, f), unit normals (k, 3)
-    and weights (k, q) m^2: a tangential trace is the same from both sides, so one side gives it exactly; one
-    (f, f) product a triangle, summed into CSR."""
+def _tangential_mass(vals: np.ndarray, cell_dofs: np.ndarray, normals: np.ndarray, weights: np.ndarray) -> tuple:
+    """The entries (rows, columns, values) of int v_t . w_t dS from one side's values (k, q, f, 3) of each
+    triangle's tetrahedron's functions with a tangential trace on it (nedelec.face_functions) and their DOFs
+    (k, f), unit normals (k, 3) and weights (k, q) m^2: a tangential trace is the same from both sides, so one
+    side gives it exactly; one (f, f) product a triangle (duplicates summed when they become CSR)."""
     k, q, f, _ = vals.shape
     t = vals - np.einsum("tqfc,tc->tqf", vals, normals)[..., None] * normals[:, None, None, :]
     t = (t * np.sqrt(weights)[:, :, None, None]).transpose(0, 2, 1, 3).reshape(k, f, 3 * q)
     local = t @ t.transpose(0, 2, 1)  # (k, f, f)
-    rows = np.repeat(cell_dofs, f, axis=1).ravel()
-    cols = np.tile(cell_dofs, (1, f)).ravel()
-    return sp.csr_matrix((local.ravel(), (rows, cols)), shape=(n_dofs, n_dofs))
+    return np.repeat(cell_dofs, f, axis=1).ravel(), np.tile(cell_dofs, (1, f)).ravel(), local.ravel()
 
 
 def tangential(values: np.ndarray, normals: np.ndarray) -> np.ndarray:
