@@ -28,7 +28,8 @@ LARGE_SPHERE_REMEDIES = {  # by the phase that took longest
     "factorisation": "cuDSS's analysis reorders on the host; its device reordering or multi-GPU mode (issue 50's "
                      "item 4, not measured).",
     "mesh": "gmsh's surface meshing of the scatterer on one host thread (the volume is meshed in layers).",
-    "far field": "the far field's direct sum over S' on the host for every direction."}
+    "far field": "the far field's direct sum over S' for every direction (on the host's cores by Numba, on a GPU "
+                 "by CuPy), which grows as directions times points; a type-3 non-uniform FFT would not."}
 # Monostatic runs whose incidences shared theta were evaluated at the first incidence's direction before
 # this fix (engine/scattering/run.py, _rcs); their times stand, their RCS values are not shown.
 MONOSTATIC_FIX = "2026-11-25 09:00 UTC"

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..backend import array_module, to_host
 from ..truncation.operator import Currents
+from .far_sums import phase_sums, phase_sums_numpy
 
 POLARIZATIONS = ("theta", "phi")
 
@@ -40,12 +41,17 @@ def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: flo
     (n_dir, 3) shared by every right-hand side or (n_rhs, n_dir, 3) each its own, from the currents at S'
     points sources (n', 3): the operator's kernel for r -> infinity,
     (1 / 4 pi) sum w' exp(jk r^.r') [n' x F + jk (n' x E) x r^ + jk (n' . E) r^], transverse part.
-    Computed by the array module xp (CuPy: on the GPU), returned as a NumPy array."""
-    d = xp.asarray(directions if directions.ndim == 3 else directions[None])
-    phase = xp.exp(1j * k * (d @ xp.asarray(sources).T)) / (4 * np.pi)  # (n_rhs or 1, n_dir, n')
-    a = xp.einsum("...ds,...sk->...dk", phase, xp.asarray(cur.cross_f))
-    b = xp.einsum("...ds,...sk->...dk", phase, xp.asarray(cur.cross_e))
-    c = xp.einsum("...ds,...s->...d", phase, xp.asarray(cur.dot_e))[..., None]
+    Computed by the array module xp (CuPy: on the GPU; NumPy: far_sums.phase_sums on the host's cores),
+    returned as a NumPy array."""
+    d = directions if directions.ndim == 3 else directions[None]
+    values = xp.concatenate([xp.asarray(cur.cross_f), xp.asarray(cur.cross_e), xp.asarray(cur.dot_e)[..., None]],
+                            axis=-1)  # (r, n', 7)
+    if xp is np:
+        sums = phase_sums(d, sources, values, k)
+    else:
+        sums = phase_sums_numpy(xp.asarray(d), sources, values, k, xp)
+    a, b, c = sums[..., :3], sums[..., 3:6], sums[..., 6:]
+    d = xp.asarray(d)
     f = a + 1j * k * (xp.cross(b, d) + c * d)
     return to_host(f - (f * d).sum(axis=-1, keepdims=True) * d)
 
