@@ -330,6 +330,39 @@ def test_scattering_spheres_run_the_host_factorisation_beside_the_gpu_one(monkey
     assert bench._sphere_runs(cfg, 2.0, False) == [("cpu-s", "fixed-point", "umfpack")]
 
 
+def test_scattering_spheres_warm_up_each_order_loop_and_solver_on_a_gpu_first(monkeypatch):
+    """On a GPU a 1-wavelength sphere of every (order, loop, linear solver) the rows use runs before them,
+    dropped; the rows say they were warmed up. Without a GPU no warm-up."""
+    from dataclasses import replace
+
+    from paraflux.engine.bench import scattering as bench
+    from paraflux.engine.variants import LINEAR_SOLVER
+
+    monkeypatch.setattr(bench, "LINEAR_SOLVER", replace(LINEAR_SOLVER, auto=lambda gpu: "cudss" if gpu else "umfpack"))
+    solved = []
+
+    class Result:  # what _record and _accuracy read, faked
+        pass
+
+    monkeypatch.setattr(bench, "run_problem", lambda problem: solved.append(
+        (2 * problem.radius * problem.frequency / bench.C0, problem.solver.order, problem.solver.loop,
+         problem.solver.linear_solver)) or Result())
+    monkeypatch.setattr(bench, "_record", lambda result, **labels: dict(labels, linear_solver="x", dofs=1,
+                                                                        iterations=1, total_s=1.0))
+    monkeypatch.setattr(bench, "_accuracy", lambda result: dict.fromkeys(
+        ("mie_error_db", "mie_error_40db", "backscatter_error_db", "far_field_l2"), 0.0))
+    cfg = bench.ScatteringBenchConfig(diameters=(2.0, 4.0), orders=(1, 2), cpu_rows=False)
+    data = {"gpu": {"on_gpu": True, "device": "GPU"}, "date": "d", "spheres": []}
+    bench._spheres(cfg, lambda line: None, lambda d: None, data)
+    warm = [(round(d, 6), o, loop, s) for d, o, loop, s in solved[:4]]
+    assert warm == [(1.0, order, "cuda-tiled", s) for order in (1, 2) for s in ("auto", "umfpack")]
+    assert len(solved) == 4 + len(data["spheres"]) and all(r["warmed_up"] for r in data["spheres"])
+    solved.clear()
+    bench._spheres(cfg, lambda line: None, lambda d: None, {**data, "gpu": {"on_gpu": False, "device": "CPU"},
+                                                             "spheres": []})
+    assert all(d > 1.5 for d, *_ in solved)  # no warm-up on the host
+
+
 def test_scattering_merge_replaces_the_sphere_rows_a_run_remeasured_and_keeps_the_others():
     """Sphere rows join by device, size, order, loop, acceleration and linear solver: an earlier UMFPACK row
     stays beside this run's cuDSS row of the same sphere, an earlier row this run re-measured goes; the report

@@ -147,21 +147,39 @@ def _sphere_runs(cfg: ScatteringBenchConfig, d: float, on_gpu: bool) -> list[tup
     return [r for r in runs if on_gpu or r[0] == cfg.cpu_loop]
 
 
+def _sphere_plan(cfg: ScatteringBenchConfig, on_gpu: bool) -> list[tuple[float, int, str, str, str]]:
+    """(diameter, order, loop, acceleration, linear solver) of every sphere row, in the order they run."""
+    return [(d, order, *run) for d in cfg.diameters if d > 0  # --diameters 0: no spheres (a run joined to another)
+            for order in (cfg.orders if d <= cfg.cpu_up_to else cfg.orders[-1:])
+            for run in _sphere_runs(cfg, d, on_gpu)]
+
+
+def _warm_up(plan: list[tuple], log) -> None:
+    """On a GPU, a 1-wavelength sphere for each order, loop and linear solver the rows use, results dropped: the
+    process's first use of the device (CUDA kernels compiled or read from the cache, cuDSS and cuBLAS loaded)
+    is then in no row. Without it, the 16-wavelength sphere's assembly on 2 x H200 took 9 s longer in the first
+    process on the machine than in a second (one run each; the cause not isolated)."""
+    for order, loop, solver in dict.fromkeys((order, loop, solver) for _, order, loop, _, solver in plan):
+        run_problem(sphere_problem(1.0, order, loop, "gmres", solver={"linear_solver": solver}))
+        log(f"warm-up: the 1-wavelength sphere, order {order}, {loop}, {solver}")
+
+
 def _spheres(cfg: ScatteringBenchConfig, log, checkpoint, data) -> None:
     on_gpu = data["gpu"]["on_gpu"]
-    for d in (d for d in cfg.diameters if d > 0):  # --diameters 0: no spheres (a run joined to an earlier one)
-        for order in cfg.orders if d <= cfg.cpu_up_to else cfg.orders[-1:]:
-            for loop, acceleration, solver in _sphere_runs(cfg, d, on_gpu):
-                result = run_problem(sphere_problem(d, order, loop, acceleration, solver={"linear_solver": solver}))
-                row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration,
-                              device=data["gpu"]["device"], date=data["date"])
-                row.update(_accuracy(result), commit=data.get("commit"))
-                data["spheres"].append(row)
-                log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}, {row['linear_solver']}: "
-                    f"{row['dofs']:,} DOFs, {row['iterations']} iterations, {row['total_s']:.1f} s, "
-                    f"{row['mie_error_db']:.2f} dB (20 dB window), {row['mie_error_40db']:.2f} dB (40 dB), "
-                    f"backscatter {row['backscatter_error_db']:+.2f} dB, L2 {row['far_field_l2']:.3f}")
-                checkpoint(data)
+    plan = _sphere_plan(cfg, on_gpu)
+    if on_gpu:
+        _warm_up(plan, log)
+    for d, order, loop, acceleration, solver in plan:
+        result = run_problem(sphere_problem(d, order, loop, acceleration, solver={"linear_solver": solver}))
+        row = _record(result, diameter_wavelengths=d, order=order, loop=loop, acceleration=acceleration,
+                      device=data["gpu"]["device"], date=data["date"], warmed_up=on_gpu)
+        row.update(_accuracy(result), commit=data.get("commit"))
+        data["spheres"].append(row)
+        log(f"sphere {d:g} lambda, order {order}, {loop}, {acceleration}, {row['linear_solver']}: "
+            f"{row['dofs']:,} DOFs, {row['iterations']} iterations, {row['total_s']:.1f} s, "
+            f"{row['mie_error_db']:.2f} dB (20 dB window), {row['mie_error_40db']:.2f} dB (40 dB), "
+            f"backscatter {row['backscatter_error_db']:+.2f} dB, L2 {row['far_field_l2']:.3f}")
+        checkpoint(data)
 
 
 def _sweep_run(phi: list, loop: str):

@@ -187,6 +187,20 @@ def _large_sphere_target(spheres: list[dict]) -> str:
             + ("" if met else " " + _large_sphere_remedy(r)))
 
 
+def _cold_start(many: dict, one: dict) -> str:
+    """Where a pair's rows were not warmed up (before the bench's warm-up): which ran first, and so paid the
+    process's first use of the machine (kernels compiled, libraries loaded)."""
+    if many.get("warmed_up") and one.get("warmed_up"):
+        return ""
+    dates = many.get("date"), one.get("date")
+    if not all(dates):
+        return "; neither row was warmed up (which ran first is not recorded): re-measure with the bench's warm-up"
+    first = "the multi-GPU row" if dates[0] < dates[1] else "the one-GPU row" if dates[1] < dates[0] else "either row"
+    return (f"; neither row was warmed up, and {first} ran first ({dates[0]} against {dates[1]}): its times may "
+            "hold the machine's cold start (CUDA kernels compiled, libraries loaded; not isolated). Re-measure with "
+            "the bench's warm-up")
+
+
 def _several_gpus_target(spheres: list[dict]) -> str:
     """Issue 50's several GPUs on one problem: each multi-gpu-tiled row at SEVERAL_GPUS_DIAMETER against the
     one-GPU cuda-tiled row of the same commit (the same machine's baseline, rerun beside it)."""
@@ -203,7 +217,8 @@ def _several_gpus_target(spheres: list[dict]) -> str:
                            for name in ("assembly", "factorisation"))
         parts.append(f"on {many['device']}: {verdict(many['total_s'] < one['total_s'])}, {many['total_s']:.1f} s "
                      f"against {one['total_s']:.1f} s on one of its GPUs (one run each; the operator "
-                     f"{operator[0]:.1f} s against {operator[1]:.1f} s, {operator[1] / operator[0]:.2f}x; {phases})")
+                     f"{operator[0]:.1f} s against {operator[1]:.1f} s, {operator[1] / operator[0]:.2f}x; {phases})"
+                     + _cold_start(many, one))
     if not parts:
         return head + f"{verdict(None)} (no multi-gpu-tiled row beside a one-GPU row of the same run)."
     return (head + "; ".join(parts) + ". Only the operator runs on every GPU: the mesh and the host's share of the "
