@@ -26,3 +26,9 @@ def test_one_source_gives_its_phase():
     direction, source = np.array([[[0.0, 0.0, 1.0]]]), np.array([[0.0, 0.0, 0.25]])
     values = np.ones((1, 1, 1), dtype=complex)
     assert phase_sums(direction, source, values, 2 * np.pi)[0, 0, 0] == pytest.approx(1j / (4 * np.pi), abs=1e-16)
+
+
+def test_directions_for_another_count_of_right_hand_sides_are_refused():
+    values = np.ones((2, 4, 7), dtype=complex)
+    with pytest.raises(ValueError, match="directions for 3 right-hand sides, values for 2"):
+        phase_sums(np.ones((3, 5, 3)), np.zeros((4, 3)), values, 1.0)

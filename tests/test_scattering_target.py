@@ -260,3 +260,6 @@ def test_a_dropped_tip_is_put_back_as_a_fan_grown_past_flat_triangles():
     assert (grown[:, 2] == in_line).all() and has_area(points, grown).all()
     assert {tuple(t[:2]) for t in grown.tolist()} == {(c, b), (b, d), (d, a), (a, e), (e, c)}
     assert tip_fan(points, square, np.array([0, 1]), in_line, grow=1) is square  # no growth allowed: unchanged
+    assert tip_fan(points, square, np.array([], dtype=int), above) is square  # no triangle on the fold's edge
+    tetrahedron = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    assert tip_fan(points, tetrahedron, np.arange(4), above) is tetrahedron  # a closed part has no rim

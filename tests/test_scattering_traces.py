@@ -115,3 +115,14 @@ def test_a_trace_built_in_blocks_equals_one_built_whole(disc, name, monkeypatch)
         assert a.shape == b.shape and abs(a - b).max() <= 1e-15 * abs(a).max()
     np.testing.assert_array_equal(whole.points, blocks.points)
     np.testing.assert_array_equal(whole.weights, blocks.weights)
+
+
+def test_a_surface_without_triangles_has_empty_maps(disc):
+    from dataclasses import replace  # noqa: PLC0415
+
+    from paraflux.engine.scattering.fem import Discretisation  # noqa: PLC0415
+
+    mesh = replace(disc.mesh, surfaces={**disc.mesh.surfaces, "outer": np.zeros((0, 3), dtype=np.int64)})
+    trace = surface_trace(Discretisation(mesh, disc.dofs, disc.geom), "outer")
+    assert trace.value.shape == trace.curl.shape == (0, disc.dofs.n_dofs)
+    assert trace.mass.shape == (disc.dofs.n_dofs,) * 2 and trace.mass.nnz == 0 and len(trace.points) == 0

@@ -100,3 +100,20 @@ def test_the_several_gpu_model_divides_the_operator_by_the_measured_efficiency()
     modelled = float(re.search(r"iterations ([\d,]+) s", lines[1]).group(1).replace(",", ""))
     assert modelled == pytest.approx(0.5 * iterations / (MODEL_GPUS * 0.8) + 0.5 * iterations, abs=1.0)
     assert f"factor {5000:,.0f} B" in lines[1] and f"J and M on S' ({6 * 16 * 0.1 * dofs / 1e6:,.0f} MB)" in lines[1]
+
+
+def test_the_several_gpu_model_says_n_a_for_what_its_rows_lack():
+    from paraflux.engine.bench.sphere_scaling import several_gpu_lines  # noqa: PLC0415
+
+    rows = [_row(d) for d in (8, 16, 20)]
+    for r in rows:
+        r["iteration_phases_s"] = {"operator": 0.5 * r["seconds"]["iterations"]}
+        r["commit"] = "c"
+        del r["host_peak_bytes"], r["factor"]
+    many = {**rows[1], "loop": "multi-gpu-tiled", "device": "2 x GPU",
+            "iteration_phases_s": {"operator": rows[1]["iteration_phases_s"]["operator"] / 2}}
+    lines = several_gpu_lines(rows, [*rows, many])
+    assert "factor not recorded in the rows, host not recorded in the rows" in lines[1]
+    assert "the factor per GPU not modelled" in lines[1] and "nan" not in lines[1]
+    no_commit = [{**r, "commit": None} for r in (*rows, many)]
+    assert "not both measured" in several_gpu_lines(rows, no_commit)[0]  # unrecorded commits are not a pair

@@ -188,17 +188,18 @@ def _large_sphere_target(spheres: list[dict]) -> str:
 
 
 def _cold_start(many: dict, one: dict) -> str:
-    """Where a pair's rows were not warmed up (before the bench's warm-up): which ran first, and so paid the
-    process's first use of the machine (kernels compiled, libraries loaded)."""
+    """Where a pair's rows were not both warmed up (before the bench's warm-up): which ran first, and so may
+    have paid the process's first use of the machine (kernels compiled, libraries loaded)."""
     if many.get("warmed_up") and one.get("warmed_up"):
         return ""
+    which = "one row was not warmed up" if many.get("warmed_up") or one.get("warmed_up") else \
+        "neither row was warmed up"
     dates = many.get("date"), one.get("date")
     if not all(dates):
-        return "; neither row was warmed up (which ran first is not recorded): re-measure with the bench's warm-up"
+        return f"; {which} (which ran first is not recorded): re-measure with the bench's warm-up"
     first = "the multi-GPU row" if dates[0] < dates[1] else "the one-GPU row" if dates[1] < dates[0] else "either row"
-    return (f"; neither row was warmed up, and {first} ran first ({dates[0]} against {dates[1]}): its times may "
-            "hold the machine's cold start (CUDA kernels compiled, libraries loaded; not isolated). Re-measure with "
-            "the bench's warm-up")
+    return (f"; {which}, and {first} ran first ({dates[0]} against {dates[1]}): its times may hold the machine's "
+            "cold start (CUDA kernels compiled, libraries loaded; not isolated). Re-measure with the bench's warm-up")
 
 
 def _several_gpus_target(spheres: list[dict]) -> str:

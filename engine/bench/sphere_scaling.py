@@ -92,17 +92,19 @@ def model_lines(rows: list[dict]) -> list[str]:
 
 def operator_efficiency(spheres: list[dict]) -> tuple[float, dict] | None:
     """The operator's measured speedup per GPU: the multi-gpu-tiled row with the most GPUs against the one-GPU
-    cuda-tiled row of the same commit, diameter and order ((one-GPU seconds / its seconds) / its GPUs, that
-    row); None where no such pair was measured."""
+    cuda-tiled row of the same (recorded) commit, diameter and order ((one-GPU seconds / its seconds) / its
+    GPUs, that row); None where no such pair was measured."""
+    def operator_s(r: dict) -> float:
+        return float(r.get("iteration_phases_s", {}).get("operator", 0.0))
+
     pairs = []
-    for many in (r for r in spheres if r["loop"] == "multi-gpu-tiled" and r.get("iteration_phases_s")):
-        one = next((r for r in spheres if r["loop"] == "cuda-tiled" and r.get("commit") == many.get("commit")
+    for many in (r for r in spheres if r["loop"] == "multi-gpu-tiled" and r.get("commit") and operator_s(r) > 0):
+        one = next((r for r in spheres if r["loop"] == "cuda-tiled" and r.get("commit") == many["commit"]
                     and r["diameter_wavelengths"] == many["diameter_wavelengths"] and r["order"] == many["order"]
-                    and r.get("iteration_phases_s")), None)
+                    and operator_s(r) > 0), None)
         gpus = int(many["device"].split(" x ")[0]) if " x " in many["device"] else 1
         if one is not None and gpus > 1:
-            speedup = one["iteration_phases_s"]["operator"] / many["iteration_phases_s"]["operator"]
-            pairs.append((gpus, speedup / gpus, many))
+            pairs.append((gpus, operator_s(one) / operator_s(many) / gpus, many))
     if not pairs:
         return None
     _, efficiency, row = max(pairs, key=lambda p: p[0])
@@ -113,11 +115,12 @@ def several_gpu_lines(rows: list[dict], spheres: list[dict]) -> list[str]:
     """Markdown bullets: the model at MODEL_DIAMETERS on MODEL_GPUS GPUs, in one node and over MODEL_NODES:
     memory per unknown and per GPU, time per phase (the operator divided as measured on several GPUs, the other
     phases as they run today, on one GPU or the host), what crosses the network each iteration."""
-    fitted = [r for r in rows if r["diameter_wavelengths"] >= FIT_FROM]
+    fitted = [r for r in rows if r["diameter_wavelengths"] >= FIT_FROM and r.get("iteration_phases_s")]
     measured = operator_efficiency(spheres)
     if len(fitted) < 2 or measured is None:
         return [f"- Model on {MODEL_GPUS} GPUs: needs two GPU rows of at least {FIT_FROM:g} wavelengths and a "
-                "multi-gpu-tiled row beside a one-GPU row of its run; not both measured."]
+                "multi-gpu-tiled row beside a one-GPU row of its run (with the operator's time); not both "
+                "measured."]
     efficiency, row = measured
     n_rows = [r["dofs"] for r in fitted]
     dofs = power_law([r["diameter_wavelengths"] for r in fitted], n_rows)
@@ -136,20 +139,32 @@ def several_gpu_lines(rows: list[dict], spheres: list[dict]) -> list[str]:
     for diameter in MODEL_DIAMETERS:
         n = float(dofs(diameter))
         seconds = {name: float(law(n)) for name, law in others.items() if law}
-        seconds["iterations"] = float(operator(n)) / (MODEL_GPUS * efficiency) + float(rest(n))
+        seconds["iterations"] = (float(operator(n)) / (MODEL_GPUS * efficiency) if operator else 0.0) + (
+            float(rest(n)) if rest else 0.0)
         currents = 6 * BYTES_PER_VALUE * float(points(n)) / 1e6 if points else float("nan")  # J and M, MB
-        per_gpu = float(factor(n)) / MODEL_GPUS
+        factor_n, host_n = (float(law(n)) if law else float("nan") for law in (factor, host))
+        per_gpu = factor_n / MODEL_GPUS
         lines.append(
             f"- Model at {diameter:g} wavelengths on {MODEL_GPUS} GPUs: "
             + ", ".join(f"{name} {s:,.0f} s" for name, s in seconds.items())
-            + f" (total {sum(seconds.values()):,.0f} s); memory per unknown: factor {float(factor(n)) / n:,.0f} B, "
-            f"host {float(host(n)) / n:,.0f} B (the process's peak); the factor {per_gpu / 1e9:,.0f} GB per GPU if "
-            f"spread evenly ({'within' if per_gpu <= GPU_MEMORY_BYTES else 'more than'} an 80 GB GPU). Over "
+            + f" (total {sum(seconds.values()):,.0f} s); memory per unknown: factor {_bytes(factor_n / n)}, "
+            f"host {_bytes(host_n / n)} (the process's peak); {_per_gpu(per_gpu)}. Over "
             f"{MODEL_NODES} nodes of {MODEL_GPUS // MODEL_NODES} GPUs, each iteration and right-hand side sends J "
             f"and M on S' ({currents:,.0f} MB) to the other node, which returns E at its half of S's points (S has "
             f"as many as S': {currents / 4:,.0f} MB); the factorisation's own traffic over the nodes (cuDSS's "
             "multi-node mode) is not modelled.")
     return lines
+
+
+def _per_gpu(per_gpu: float) -> str:
+    if not np.isfinite(per_gpu):
+        return "the factor per GPU not modelled (no factor in the rows)"
+    return (f"the factor {per_gpu / 1e9:,.0f} GB per GPU if spread evenly "
+            f"({'within' if per_gpu <= GPU_MEMORY_BYTES else 'more than'} an 80 GB GPU)")
+
+
+def _bytes(value: float) -> str:
+    return f"{value:,.0f} B" if np.isfinite(value) else "not recorded in the rows"
 
 
 def _traffic(fitted: list[dict], dofs: float) -> str:

@@ -108,11 +108,16 @@ def tip_fan(points: np.ndarray, triangles: np.ndarray, region: np.ndarray, v: in
     oriented as they were; where a fan triangle would have no area (v in line with a boundary edge), the
     region grows across that edge, up to grow times; the triangles unchanged where no fan has area."""
     region = set(region.tolist())
+    if not region:  # no triangle on the fold's edge: nothing to replace
+        return triangles
     for _ in range(grow):
         inside = triangles[sorted(region)]
         directed = np.concatenate([inside[:, [0, 1]], inside[:, [1, 2]], inside[:, [2, 0]]])
         inner = {tuple(e) for e in directed.tolist()}
-        boundary = np.array([e for e in directed.tolist() if (e[1], e[0]) not in inner])
+        boundary = np.array([e for e in directed.tolist() if (e[1], e[0]) not in inner], dtype=triangles.dtype)
+        boundary = boundary.reshape(-1, 2)
+        if not len(boundary):  # a closed region (a whole part): no rim to fan over
+            return triangles
         fan = np.column_stack([boundary, np.full(len(boundary), v)])
         flat = ~has_area(points, fan)
         if not flat.any():

@@ -18,6 +18,8 @@ def phase_sums_numpy(directions, sources, values, k: float, xp=np):
 
 def phase_sums(directions: np.ndarray, sources: np.ndarray, values: np.ndarray, k: float) -> np.ndarray:
     """phase_sums_numpy's sums on the host's cores (Numba, directions shared among the threads)."""
+    if directions.shape[0] not in (1, values.shape[0]):
+        raise ValueError(f"directions for {directions.shape[0]} right-hand sides, values for {values.shape[0]}")
     directions = np.ascontiguousarray(directions, dtype=np.float64)
     out = np.zeros((values.shape[0], directions.shape[1], values.shape[2]), dtype=np.complex128)
     _sums(directions, np.ascontiguousarray(sources, dtype=np.float64),

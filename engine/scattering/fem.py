@@ -141,9 +141,11 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     per = max(1, TRACE_CHUNK // (len(rule.weights) * FUNCTIONS[d.order] * 3 * sides))
     blocks = [_trace_block(d, triangles[lo:lo + per], pair[lo:lo + per, :sides], normal[lo:lo + per],
                            weights[lo:lo + per], rule.points) for lo in range(0, len(triangles), per)]
-    value, curl = (sp.vstack([b[i] for b in blocks], format="csr") for i in (0, 1))
-    rows, cols, entries = (np.concatenate([b[2][i] for b in blocks]) for i in range(3))
-    mass = sp.csr_matrix((entries, (rows, cols)), shape=(d.dofs.n_dofs,) * 2)
+    n = d.dofs.n_dofs
+    value, curl = (sp.vstack([b[i] for b in blocks], format="csr") if blocks else sp.csr_matrix((0, n))
+                   for i in (0, 1))
+    rows, cols, entries = (np.concatenate([b[2][i] for b in blocks] or [np.zeros(0)]) for i in range(3))
+    mass = sp.csr_matrix((entries, (rows.astype(np.int64), cols.astype(np.int64))), shape=(n, n))
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3),
                         np.repeat(normal, len(rule.weights), axis=0), weights.reshape(-1), value, curl, mass)
 
