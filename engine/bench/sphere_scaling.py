@@ -57,6 +57,18 @@ def _factor_bytes(r: dict) -> float:
     return float(r.get("factor", {}).get("peak_device_bytes") or 0.0)
 
 
+def _law(fitted: list[dict], value) -> PowerLaw | None:
+    """value(row) as a power of the rows' unknowns (power_law)."""
+    return power_law([r["dofs"] for r in fitted], [value(r) for r in fitted])
+
+
+def _currents_mb(fitted: list[dict], dofs: float) -> float:
+    """The operator's input per iteration and right-hand side at this many unknowns, MB: J and M on S' (6
+    complex values a quadrature point), S' points fitted to the rows' own counts; NaN where they have none."""
+    points = _law(fitted, lambda r: r.get("sprime_points", 0))
+    return float("nan") if points is None else 6 * BYTES_PER_VALUE * float(points(dofs)) / 1e6
+
+
 def model_lines(rows: list[dict]) -> list[str]:
     """Markdown bullets: the fitted growth and what it predicts at MODEL_DIAMETERS (seconds per phase on one
     GPU, the factor's memory and how many GPUs hold it, the operator's data per iteration)."""
@@ -66,9 +78,8 @@ def model_lines(rows: list[dict]) -> list[str]:
                 f"{FIT_FROM:g} wavelengths at this order; nothing to fit."]
     d = [r["diameter_wavelengths"] for r in fitted]
     dofs = power_law(d, [r["dofs"] for r in fitted])
-    laws = {name: power_law([r["dofs"] for r in fitted], [r["seconds"].get(name, 0.0) for r in fitted])
-            for name in PHASES}
-    factor = power_law([r["dofs"] for r in fitted], [_factor_bytes(r) for r in fitted])
+    laws = {name: _law(fitted, lambda r, name=name: r["seconds"].get(name, 0.0)) for name in PHASES}
+    factor = _law(fitted, _factor_bytes)
     commits = list(dict.fromkeys(r.get("commit", "?") for r in fitted))
     span = f"{min(d):g} to {max(d):g} wavelengths, {len(fitted)} rows" + (
         f" of {len(commits)} versions of the code ({', '.join(commits)}: the growth mixes their changes)"
@@ -122,15 +133,12 @@ def several_gpu_lines(rows: list[dict], spheres: list[dict]) -> list[str]:
                 "multi-gpu-tiled row beside a one-GPU row of its run (with the operator's time); not both "
                 "measured."]
     efficiency, row = measured
-    n_rows = [r["dofs"] for r in fitted]
-    dofs = power_law([r["diameter_wavelengths"] for r in fitted], n_rows)
-    operator = power_law(n_rows, [r["iteration_phases_s"]["operator"] for r in fitted])
-    rest = power_law(n_rows, [r["seconds"]["iterations"] - r["iteration_phases_s"]["operator"] for r in fitted])
-    others = {name: power_law(n_rows, [r["seconds"].get(name, 0.0) for r in fitted])
+    dofs = power_law([r["diameter_wavelengths"] for r in fitted], [r["dofs"] for r in fitted])
+    operator = _law(fitted, lambda r: r["iteration_phases_s"]["operator"])
+    rest = _law(fitted, lambda r: r["seconds"]["iterations"] - r["iteration_phases_s"]["operator"])
+    others = {name: _law(fitted, lambda r, name=name: r["seconds"].get(name, 0.0))
               for name in PHASES if name != "iterations"}
-    factor = power_law(n_rows, [_factor_bytes(r) for r in fitted])
-    host = power_law(n_rows, [r.get("host_peak_bytes", 0) for r in fitted])
-    points = power_law(n_rows, [r.get("sprime_points", 0) for r in fitted])
+    factor, host = _law(fitted, _factor_bytes), _law(fitted, lambda r: r.get("host_peak_bytes", 0))
     lines = [f"- Model on {MODEL_GPUS} GPUs, not a measurement: the operator divided by {MODEL_GPUS} x "
              f"{efficiency:.2f}, the efficiency per GPU measured on {row['device']} ({row['diameter_wavelengths']:g} "
              f"wavelengths, commit {row.get('commit', '?')}); every other phase as it runs today (the mesh and the "
@@ -141,7 +149,7 @@ def several_gpu_lines(rows: list[dict], spheres: list[dict]) -> list[str]:
         seconds = {name: float(law(n)) for name, law in others.items() if law}
         seconds["iterations"] = (float(operator(n)) / (MODEL_GPUS * efficiency) if operator else 0.0) + (
             float(rest(n)) if rest else 0.0)
-        currents = 6 * BYTES_PER_VALUE * float(points(n)) / 1e6 if points else float("nan")  # J and M, MB
+        currents = _currents_mb(fitted, n)
         factor_n, host_n = (float(law(n)) if law else float("nan") for law in (factor, host))
         per_gpu = factor_n / MODEL_GPUS
         lines.append(
@@ -168,12 +176,11 @@ def _bytes(value: float) -> str:
 
 
 def _traffic(fitted: list[dict], dofs: float) -> str:
-    """The operator's input per iteration and right-hand side at this many unknowns: J and M on S' (6 complex
-    values a quadrature point), S' points fitted to the rows' own counts."""
-    points = power_law([r["dofs"] for r in fitted], [r.get("sprime_points", 0) for r in fitted])
-    if points is None:
+    """The sentence on the operator's input per iteration and right-hand side (_currents_mb); none without
+    S' points in the rows."""
+    megabytes = _currents_mb(fitted, dofs)
+    if not np.isfinite(megabytes):
         return ""
-    megabytes = 6 * BYTES_PER_VALUE * float(points(dofs)) / 1e6
     return (f" The operator's input per iteration and right-hand side, the currents on S', is {megabytes:,.0f} MB: "
             "split by points over several GPUs, every GPU receives all of it and returns its share of the fields on "
             "S; across nodes that crosses the network once an iteration.")

@@ -145,7 +145,8 @@ def surface_trace(d: Discretisation, name: str) -> SurfaceTrace:
     value, curl = (sp.vstack([b[i] for b in blocks], format="csr") if blocks else sp.csr_matrix((0, n))
                    for i in (0, 1))
     rows, cols, entries = (np.concatenate([b[2][i] for b in blocks] or [np.zeros(0)]) for i in range(3))
-    mass = sp.csr_matrix((entries, (rows.astype(np.int64), cols.astype(np.int64))), shape=(n, n))
+    mass = sp.csr_matrix((entries, (rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False))),
+                         shape=(n, n))
     return SurfaceTrace(np.einsum("qi,tik->tqk", rule.points, corners).reshape(-1, 3),
                         np.repeat(normal, len(rule.weights), axis=0), weights.reshape(-1), value, curl, mass)
 

@@ -49,7 +49,7 @@ def far_field(directions: np.ndarray, sources: np.ndarray, cur: Currents, k: flo
     if xp is np:
         sums = phase_sums(d, sources, values, k)
     else:
-        sums = phase_sums_numpy(xp.asarray(d), sources, values, k, xp)
+        sums = phase_sums_numpy(d, sources, values, k, xp)
     a, b, c = sums[..., :3], sums[..., 3:6], sums[..., 6:]
     d = xp.asarray(d)
     f = a + 1j * k * (xp.cross(b, d) + c * d)
