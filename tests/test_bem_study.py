@@ -47,6 +47,8 @@ def test_fmm_method_agrees_with_direct_and_reports_gmres():
 
 @pytest.mark.parametrize("m2l, leaf_size", [(c.name, n) for c, n in zip(M2L.choices, (32, 8, 16, 12, 24, 20))])
 def test_every_m2l_scheme_and_leaf_size_reach_the_fmm_and_agree_with_direct(m2l, leaf_size, monkeypatch):
+    """At p = 8 (measured against the direct solve: 4e-6 for the standard M2L and batched GEMM, 2e-5
+    child-to-parent, 8e-6 parent-to-child, 1.4e-4 exponential); p = 10 took 35 s with leaves of 8."""
     from paraflux.engine.bem import run
 
     settings = []
@@ -54,10 +56,10 @@ def test_every_m2l_scheme_and_leaf_size_reach_the_fmm_and_agree_with_direct(m2l,
     monkeypatch.setattr(run, "solve_fmm", lambda *a: settings.append(a[-1]) or solve_fmm(*a))
     problem = load_case_problem("bar", 300)
     direct = BEM.run(BEM.with_variants(problem, {"method": "direct"}))
-    variants = {"method": "fmm", "order": 10, "m2l": m2l, "leaf_size": leaf_size, "backend": "numpy"}
+    variants = {"method": "fmm", "order": 8, "m2l": m2l, "leaf_size": leaf_size, "backend": "numpy"}
     fmm = BEM.run(BEM.with_variants(problem, variants))
     runs = "batched-gemm" if m2l == "auto" else m2l  # auto on NumPy
-    assert [(s.m2l, s.leaf_size, s.order) for s in settings] == [(runs, leaf_size, 10)]
+    assert [(s.m2l, s.leaf_size, s.order) for s in settings] == [(runs, leaf_size, 8)]
     assert fmm.problem.solver.m2l == runs
     assert np.linalg.norm(fmm.solution - direct.solution) < 1e-3 * np.linalg.norm(direct.solution)
 

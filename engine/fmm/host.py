@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .operators import l2p, p2m
+from .operators import l2p_apply, l2p_harmonics, p2m_apply, p2m_harmonics
 from .plan import TILE_SLOTS, FmmPlan, ListWork, Resident, by_target, leaf_of_targets, octants, resident_arrays
 from .standard_m2l import m2l_lists_numba, p2p_numba
 
 SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leaves may hold
+KEPT_VALUES = 1 << 24  # harmonics (complex values, 256 MiB) a plan keeps between applications
 
 
 class HostPasses:
@@ -47,10 +48,12 @@ class HostPasses:
         xp, leaf = plan.xp, res.src_leaf
         side, centre, idx, mask = leaf.side, leaf.centre, leaf.slots, leaf.mask
         for c in _chunks(idx.shape, plan.n_coef):
-            pts = (res.src[idx[c]] - centre[c, None, :]) / side[c, None, None]
+            harmonics = _kept(res, ("p2m", d is not None, c.start), lambda: p2m_harmonics(
+                (res.src[idx[c]] - centre[c, None, :]) / side[c, None, None], xp.zeros_like(centre[c]), plan.order,
+                d is not None, xp))
             qq = None if q is None else q[:, idx[c]] * mask[c]
             dd = None if d is None else d[:, idx[c]] * mask[None, c, :, None] / side[None, c, None, None]
-            m = p2m(pts, qq, dd, xp.zeros_like(centre[c]), plan.order, xp)
+            m = p2m_apply(harmonics, qq, dd, xp)
             multipole[leaf.gid[c]] = xp.concatenate([m.real, m.imag], axis=-1)
 
     def m2m(self, plan: FmmPlan, level: int, multipole) -> None:
@@ -69,10 +72,11 @@ class HostPasses:
         phi_pad = xp.zeros((phi.shape[0],) + tidx.shape)
         grad_pad = xp.zeros((phi.shape[0],) + tidx.shape + (3,)) if grad is not None else None
         for c in _chunks(tidx.shape, n):
-            tpts = (res.tgt[tidx[c]] - leaf.centre[c, None, :]) / leaf.side[c, None, None]
+            harmonics = _kept(res, ("l2p", grad is not None, c.start), lambda: l2p_harmonics(
+                (res.tgt[tidx[c]] - leaf.centre[c, None, :]) / leaf.side[c, None, None],
+                xp.zeros_like(leaf.centre[c]), plan.order, grad is not None, xp))
             lv_local = local[leaf.gid[c]]
-            lc = lv_local[..., :n] + 1j * lv_local[..., n:]
-            ph, gr = l2p(lc, tpts, xp.zeros_like(leaf.centre[c]), plan.order, grad is not None, xp)
+            ph, gr = l2p_apply(lv_local[..., :n] + 1j * lv_local[..., n:], harmonics, xp)
             phi_pad[:, c] = ph / leaf.side[None, c, None]
             if grad is not None:
                 grad_pad[:, c] = gr / (leaf.side[c] ** 2)[None, :, None, None]
@@ -90,6 +94,19 @@ class HostPasses:
         p2p_numba(res.tgt, res.src, q if q is not None else empty[..., 0], d if d is not None else empty,
                   q is not None, d is not None, grad is not None, *res.near, phi,
                   grad if grad is not None else empty)
+
+
+def _kept(res: Resident, key: tuple, make) -> tuple:
+    """The harmonics make() of one chunk, kept in res.harmonics while all kept stay within KEPT_VALUES: a
+    plan applied again (every GMRES iteration) then skips evaluating them."""
+    if key in res.harmonics:
+        return res.harmonics[key]
+    harmonics = make()
+    size = sum(a.size for a in harmonics if a is not None)
+    if size + res.harmonics.get("size", 0) <= KEPT_VALUES:
+        res.harmonics[key] = harmonics
+        res.harmonics["size"] = res.harmonics.get("size", 0) + size
+    return harmonics
 
 
 def _chunks(shape: tuple, n_coef: int) -> list:

@@ -155,36 +155,64 @@ def gradient_regular(rvals, p: int, xp=np):
     return xp.stack([0.5j * (minus + plus), -0.5 * (minus - plus), same], axis=1)
 
 
+def p2m_harmonics(points, center, p: int, dipoles: bool, xp=np) -> tuple:
+    """What P2M reads of padded leaves' points (n_boxes, L, 3) about centres (n_boxes, 3): conj R_n^m
+    (n_boxes, L, P) and, with dipoles, conj grad R_n^m (n_boxes, L, 3, P); fixed while the points are."""
+    nb, lmax, _ = points.shape
+    r = regular((points - center[:, None, :]).reshape(-1, 3), p, xp)
+    g = xp.conj(gradient_regular(r, p, xp)).reshape(nb, lmax, 3, -1) if dipoles else None
+    return xp.conj(r).reshape(nb, lmax, -1), g
+
+
+def p2m_apply(harmonics: tuple, charges, dipoles, xp=np):
+    """Multipoles (n_boxes, n_dens, P) from p2m_harmonics and charges (n_dens, n_boxes, L) or None, dipoles
+    (n_dens, n_boxes, L, 3) or None, as batched products over the boxes."""
+    conj_r, conj_g = harmonics
+    nb, lmax, _ = conj_r.shape
+    out = 0
+    if charges is not None:
+        out = out + xp.matmul(xp.moveaxis(charges, 0, 1), conj_r)
+    if dipoles is not None:
+        out = out + xp.matmul(xp.moveaxis(dipoles, 0, 1).reshape(nb, dipoles.shape[0], lmax * 3),
+                              conj_g.reshape(nb, lmax * 3, -1))
+    return out
+
+
 def p2m(points, charges, dipoles, center, p: int, xp=np):
     """Multipoles (n_boxes, n_dens, P) of padded leaves: points (n_boxes, L, 3), charges (n_dens,
     n_boxes, L) or None, dipoles (n_dens, n_boxes, L, 3) or None (zeros where padded), centres (n_boxes, 3).
     M_n^m = sum q conj(R_n^m(y - c)) + d . grad_y conj(R_n^m(y - c))."""
+    return p2m_apply(p2m_harmonics(points, center, p, dipoles is not None, xp), charges, dipoles, xp)
+
+
+def l2p_harmonics(points, center, p: int, gradient: bool, xp=np) -> tuple:
+    """What L2P reads of padded points (n_boxes, L, 3) about centres (n_boxes, 3): R_n^m (n_boxes, L, P)
+    weighted 2 for m > 0 (m and -m together: 2 Re(L R)) and, with gradient, its gradient (n_boxes, L, 3, P)."""
     nb, lmax, _ = points.shape
-    rel = (points - center[:, None, :]).reshape(-1, 3)
-    r = regular(rel, p, xp)  # (nb L, P)
-    out = 0
-    if charges is not None:
-        out = out + xp.einsum("dbl,blp->bdp", charges, xp.conj(r).reshape(nb, lmax, -1))
-    if dipoles is not None:
-        g = xp.conj(gradient_regular(r, p, xp)).reshape(nb, lmax, 3, -1)
-        out = out + xp.einsum("dblk,blkp->bdp", dipoles, g)
-    return out
+    _, order = degree_order(p)
+    weight = xp.asarray(np.where(order > 0, 2.0, 1.0))
+    r = regular((points - center[:, None, :]).reshape(-1, 3), p, xp)
+    g = (gradient_regular(r, p, xp) * weight).reshape(nb, lmax * 3, -1) if gradient else None
+    return (r * weight).reshape(nb, lmax, -1), g
+
+
+def l2p_apply(local, harmonics: tuple, xp=np):
+    """Potential (n_dens, n_boxes, L) and gradient (n_dens, n_boxes, L, 3) or None of local expansions
+    (n_boxes, n_dens, P) from l2p_harmonics, as batched products over the boxes."""
+    r, g = harmonics
+    lt = xp.swapaxes(local, 1, 2)  # (n_boxes, P, n_dens)
+    phi = xp.moveaxis(xp.matmul(r, lt).real, 2, 0)
+    grad = None
+    if g is not None:
+        nb, lk, _ = g.shape
+        grad = xp.moveaxis(xp.matmul(g, lt).real, 2, 0).reshape(-1, nb, lk // 3, 3)
+    return phi, grad
 
 
 def l2p(local, points, center, p: int, gradient: bool, xp=np):
     """Potential (n_dens, n_boxes, L) and gradient (n_dens, n_boxes, L, 3) or None of local
     expansions (n_boxes, n_dens, P) at padded points (n_boxes, L, 3)."""
-    nb, lmax, _ = points.shape
-    _, order = degree_order(p)
-    weight = xp.asarray(np.where(order > 0, 2.0, 1.0))  # m and -m together: 2 Re(L R) for m > 0
-    r = regular((points - center[:, None, :]).reshape(-1, 3), p, xp).reshape(nb, lmax, -1)
-    lw = local * weight
-    phi = xp.einsum("bdp,blp->dbl", lw, r).real
-    grad = None
-    if gradient:
-        g = gradient_regular(r.reshape(nb * lmax, -1), p, xp).reshape(nb, lmax, 3, -1)
-        grad = xp.einsum("bdp,blkp->dblk", lw, g).real
-    return phi, grad
+    return l2p_apply(local, l2p_harmonics(points, center, p, gradient, xp), xp)
 
 
 def direct(sources, targets, charges=None, dipoles=None, gradient=False, xp=np):

@@ -88,7 +88,8 @@ class LeafArrays:
 @dataclass(frozen=True, eq=False)
 class Resident:
     """The arrays every application reads, on the backend: sorted sources and targets, the sorting
-    permutations, the leaves' arrays and the near-field CSR (plan.near_csr, in the passes' dtypes)."""
+    permutations, the leaves' arrays and the near-field CSR (plan.near_csr, in the passes' dtypes); harmonics:
+    what the passes keep of the points between applications (the host's P2M and L2P harmonics)."""
 
     src: object
     tgt: object
@@ -97,6 +98,7 @@ class Resident:
     src_leaf: LeafArrays
     tgt_leaf: LeafArrays
     near: tuple
+    harmonics: dict = field(default_factory=dict)
 
 
 def resident_arrays(plan, slots, near) -> Resident:

@@ -7,23 +7,26 @@ import numba
 import numpy as np
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(parallel=True, cache=True, fastmath=True)
 def m2l_lists_numba(multipole, local, targets, starts, sources, offsets, table):  # pragma: no cover - compiled
     """local[targets[i]] += sum over k in [starts[i], starts[i+1]) of table[offsets[k]] @ multipole[sources[k]].
 
-    multipole, local: (n_boxes, n_dens, 2P); table: (n_offsets, 2P, 2P), operators.standard_m2l_table."""
+    multipole, local: (n_boxes, n_dens, 2P); table: (n_offsets, 2P, 2P), operators.standard_m2l_table. Each row
+    of a table is read once for all densities, its dot products vectorised (fastmath: summed in SIMD lanes)."""
     n_dens, width = multipole.shape[1], multipole.shape[2]
     for i in numba.prange(len(targets)):
-        t = targets[i]
+        acc = np.zeros((n_dens, width))
         for k in range(starts[i], starts[i + 1]):
             mat = table[offsets[k]]
-            s = sources[k]
-            for dd in range(n_dens):
-                for r in range(width):
-                    acc = 0.0
+            src = multipole[sources[k]]
+            for r in range(width):
+                row = mat[r]
+                for dd in range(n_dens):
+                    total = 0.0
                     for c in range(width):
-                        acc += mat[r, c] * multipole[s, dd, c]
-                    local[t, dd, r] += acc
+                        total += row[c] * src[dd, c]
+                    acc[dd, r] += total
+        local[targets[i]] += acc
 
 
 @numba.njit(parallel=True, cache=True)
