@@ -28,14 +28,15 @@ system-deps-test:
 run: system-deps setup
 	$(BIN)/paraflux-gui
 
-# pytest-xvfb starts a virtual display for the GUI tests; pytest-xdist runs the suite on every core (TEST_WORKERS,
-# each test module on one worker, its fixtures built once). Should an interpreter die (a crash, not a failed
-# test), the last lines name the test it died in and the crashing thread's frames.
+# pytest-xvfb starts a virtual display for the GUI tests; pytest-xdist runs the suite on every core (TEST_WORKERS;
+# worksteal: an idle worker takes tests queued on another, so no core idles at the end), BLAS one thread per
+# worker (the workers already fill the cores). Should an interpreter die (a crash, not a failed test), the last
+# lines name the test it died in and the crashing thread's frames.
 TEST_WORKERS ?= auto
 test: system-deps-test setup
 	@mkdir -p build
-	set -o pipefail; PARAFLUX_TEST_TRACE=build/current-test $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
-		--dist loadscope 2>&1 | tee build/test.log \
+	set -o pipefail; OPENBLAS_NUM_THREADS=1 PARAFLUX_TEST_TRACE=build/current-test $(BIN)/python -m pytest -q \
+		-n $(TEST_WORKERS) --dist worksteal 2>&1 | tee build/test.log \
 		|| { rc=$$?; bash scripts/test-crash-summary.sh build/test.log build/current-test $$rc; exit $$rc; }
 
 # The generated-input properties of tests/test_fuzz.py with 10,000 examples each (CI runs 150).
