@@ -779,6 +779,18 @@ def test_the_aircraft_sweep_problems_light_each_azimuth_in_both_polarisations():
     assert one.frequency == 5e6
 
 
+def test_hv_against_vh_is_measured_below_the_co_polar_peak():
+    """Amplitudes 10 (VV's peak: 20 dBsm), HV 1 and VH 0.9 at one azimuth: 0.1 / 10 is 40 dB below the peak; a
+    20 dB dBsm difference far below the peak stays small on this scale."""
+    from paraflux.engine.bench.scattering import reciprocity_to_copolar_db
+
+    db = lambda a: list(20 * np.log10(np.asarray(a, dtype=float)))  # noqa: E731
+    parts = {"VV": db([10.0, 5.0]), "HH": db([8.0, 4.0]), "HV": db([1.0, 0.01]), "VH": db([0.9, 0.001])}
+    assert abs(reciprocity_to_copolar_db(parts) - (-40.0)) < 1e-9
+    parts["HH"] = db([8.0, 20.0])
+    assert abs(reciprocity_to_copolar_db(parts) - 20 * np.log10(0.1 / 20.0)) < 1e-9
+
+
 def test_the_aircraft_sweep_runs_on_the_host_and_its_page_links_the_polar_plot(tmp_path):
     """Four incidences (0 and 180 deg, both polarisations) at 2 MHz against one, once each (seconds): the
     record's RCS has every part, mirror-symmetric, HV = VH; the page's section and the PNG it links are

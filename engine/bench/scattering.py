@@ -319,6 +319,16 @@ def _timed_pairs(many, one, pairs: int) -> tuple[list, tuple, list]:
     return ratios, tuple(runs[int(np.argsort(ratios)[len(ratios) // 2])]), load
 
 
+def reciprocity_to_copolar_db(parts: dict) -> float:
+    """The largest difference of the cross-polarised amplitudes, |sqrt(sigma_HV) - sqrt(sigma_VH)| (equal in
+    back-scatter by reciprocity), in dB below the co-polarised peak amplitude (the largest of VV and HH):
+    parts maps 'VV', 'HH', 'HV', 'VH' to RCS (dBsm) by azimuth. A dB difference of parts far below the peak
+    says little of a reciprocity error; this measure puts it on the co-polarised parts' scale."""
+    amplitude = {k: 10.0 ** (np.asarray(parts[k], dtype=float) / 20.0) for k in POLARISED_PARTS}
+    peak = max(amplitude["VV"].max(), amplitude["HH"].max())
+    return float(20.0 * np.log10(np.abs(amplitude["HV"] - amplitude["VH"]).max() / peak))
+
+
 def aircraft_rcs(result) -> dict:
     """The monostatic sweep's azimuths (deg) and every part's RCS (dBsm) by azimuth; the largest |dB|
     difference of each part between mirrored azimuths (phi, 360 - phi: the aircraft is its own mirror image
