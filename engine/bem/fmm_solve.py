@@ -169,8 +169,10 @@ def _solve_counted(points, triangles, data, mu, poisson, layout, settings, memor
     solution = solution_of(x.reshape(-1, 3), layout, data, op.u_known, triangles, mu)
     c = op.correction  # (the near blocks went into m)
     parts = {"correction": int(c.data.nbytes + c.indices.nbytes + c.indptr.nbytes), "ilu": m.factor_bytes,
-             "coarse_lu": coarse.lu_bytes if coarse else 0, "krylov": result.basis_rows * n3 * 8}
-    host = parts["correction"] + m.nbytes + parts["krylov"] + (coarse.nbytes if coarse else 0) if xp is np else 0
+             "coarse_lu": coarse.lu_bytes if coarse else 0, "krylov": result.basis_rows * n3 * 8,
+             "fmm_harmonics": op.fmm.kept_harmonics_bytes}
+    host = (parts["correction"] + m.nbytes + parts["krylov"] + (coarse.nbytes if coarse else 0)
+            + parts["fmm_harmonics"]) if xp is np else 0
     # (else all in the device pool)
     return solution, GmresReport(len(residuals), tuple(map(float, residuals)), relative, timings, op.near_pairs,
                                  {"host_bytes": int(host), "parts": parts,

@@ -105,6 +105,13 @@ class LaplaceFMM:
         them there did not allocate them (its uncached M2M / L2L tables are its own allocations, not counted)."""
         return sum(getattr(self.plan.passes, "table_bytes", {}).values())
 
+    @property
+    def kept_harmonics_bytes(self) -> int:
+        """Bytes of the P2M and L2P harmonics the host's passes keep between applications (host.KEPT_VALUES at
+        most; 0 before the first application and on the GPU)."""
+        kept = self.plan.resident().harmonics if self.plan._resident is not None else {}
+        return sum(a.nbytes for key, pair in kept.items() if key != "size" for a in pair if a is not None)
+
     def sorted_sources(self):
         """(n_s, 3) the sources in the tree's order, the plan's own array on the backend (not a copy)."""
         return self.plan.resident().src
