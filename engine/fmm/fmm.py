@@ -107,10 +107,9 @@ class LaplaceFMM:
 
     @property
     def kept_harmonics_bytes(self) -> int:
-        """Bytes of the P2M and L2P harmonics the host's passes keep between applications (host.KEPT_VALUES at
+        """Bytes of the P2M and L2P harmonics the host's passes keep between applications (host.KEPT_BYTES at
         most; 0 before the first application and on the GPU)."""
-        kept = self.plan.resident().harmonics if self.plan._resident is not None else {}
-        return sum(a.nbytes for key, pair in kept.items() if key != "size" for a in pair if a is not None)
+        return self.plan.kept_bytes
 
     def sorted_sources(self):
         """(n_s, 3) the sources in the tree's order, the plan's own array on the backend (not a copy)."""

@@ -10,7 +10,7 @@ from .plan import TILE_SLOTS, FmmPlan, ListWork, Resident, by_target, leaf_of_ta
 from .standard_m2l import m2l_lists_numba, p2p_numba
 
 SCRATCH_VALUES = 1 << 24  # harmonics (points x coefficients) one chunk of leaves may hold
-KEPT_VALUES = 1 << 24  # harmonics (complex values, 256 MiB) a plan keeps between applications
+KEPT_BYTES = 256 << 20  # harmonics a plan keeps between applications
 
 
 class HostPasses:
@@ -48,7 +48,7 @@ class HostPasses:
         xp, leaf = plan.xp, res.src_leaf
         side, centre, idx, mask = leaf.side, leaf.centre, leaf.slots, leaf.mask
         for c in _chunks(idx.shape, plan.n_coef):
-            harmonics = _kept(res, ("p2m", d is not None, c.start), lambda: p2m_harmonics(
+            harmonics = _kept(plan, ("p2m", d is not None, c.start), lambda: p2m_harmonics(
                 (res.src[idx[c]] - centre[c, None, :]) / side[c, None, None], xp.zeros_like(centre[c]), plan.order,
                 d is not None, xp))
             qq = None if q is None else q[:, idx[c]] * mask[c]
@@ -72,7 +72,7 @@ class HostPasses:
         phi_pad = xp.zeros((phi.shape[0],) + tidx.shape)
         grad_pad = xp.zeros((phi.shape[0],) + tidx.shape + (3,)) if grad is not None else None
         for c in _chunks(tidx.shape, n):
-            harmonics = _kept(res, ("l2p", grad is not None, c.start), lambda: l2p_harmonics(
+            harmonics = _kept(plan, ("l2p", grad is not None, c.start), lambda: l2p_harmonics(
                 (res.tgt[tidx[c]] - leaf.centre[c, None, :]) / leaf.side[c, None, None],
                 xp.zeros_like(leaf.centre[c]), plan.order, grad is not None, xp))
             lv_local = local[leaf.gid[c]]
@@ -96,16 +96,14 @@ class HostPasses:
                   grad if grad is not None else empty)
 
 
-def _kept(res: Resident, key: tuple, make) -> tuple:
-    """The harmonics make() of one chunk, kept in res.harmonics while all kept stay within KEPT_VALUES: a
-    plan applied again (every GMRES iteration) then skips evaluating them."""
-    if key in res.harmonics:
-        return res.harmonics[key]
+def _kept(plan: FmmPlan, key: tuple, make) -> tuple:
+    """The harmonics make() of one chunk, kept in plan.kept while all stay within KEPT_BYTES: a plan applied
+    again (every GMRES iteration) then skips evaluating them."""
+    if key in plan.kept:
+        return plan.kept[key]
     harmonics = make()
-    size = sum(a.size for a in harmonics if a is not None)
-    if size + res.harmonics.get("size", 0) <= KEPT_VALUES:
-        res.harmonics[key] = harmonics
-        res.harmonics["size"] = res.harmonics.get("size", 0) + size
+    if sum(a.nbytes for a in harmonics if a is not None) + plan.kept_bytes <= KEPT_BYTES:
+        plan.kept[key] = harmonics
     return harmonics
 
 

@@ -88,8 +88,7 @@ class LeafArrays:
 @dataclass(frozen=True, eq=False)
 class Resident:
     """The arrays every application reads, on the backend: sorted sources and targets, the sorting
-    permutations, the leaves' arrays and the near-field CSR (plan.near_csr, in the passes' dtypes); harmonics:
-    what the passes keep of the points between applications (the host's P2M and L2P harmonics)."""
+    permutations, the leaves' arrays and the near-field CSR (plan.near_csr, in the passes' dtypes)."""
 
     src: object
     tgt: object
@@ -98,7 +97,6 @@ class Resident:
     src_leaf: LeafArrays
     tgt_leaf: LeafArrays
     near: tuple
-    harmonics: dict = field(default_factory=dict)
 
 
 def resident_arrays(plan, slots, near) -> Resident:
@@ -119,7 +117,8 @@ class FmmPlan:
     + 1,) giving each level's first global box id, near_pairs (target leaf, source leaf) of the direct sum,
     near_csr its CSR for the P2P kernels, m2m / l2l the (8, 2P, 2P) octant tables scaled for one set to serve
     every level (on the backend); passes: the host's or the GPU's implementation of the passes, with its
-    per-level M2M / L2L work in `families`; m2l: the scheme, with its prepared work in `m2l_work`."""
+    per-level M2M / L2L work in `families`; m2l: the scheme, with its prepared work in `m2l_work`; kept: what
+    the passes keep of the points between applications (the host's P2M and L2P harmonics, host.py)."""
 
     options: FmmOptions
     backend: Backend
@@ -138,6 +137,7 @@ class FmmPlan:
     families: list = field(default=None)
     m2l_work: object = field(default=None)
     _resident: object = field(default=None, repr=False)
+    kept: dict = field(default_factory=dict, repr=False)
 
     @property
     def xp(self):
@@ -160,6 +160,11 @@ class FmmPlan:
         xp = self.tree.xp
         coords = xp.concatenate([lv.coords for lv in self.tree.levels])[self.gid(leaves.level, leaves.box)]
         return xp.asarray(self.tree.corner) + (coords + 0.5) * (self.tree.side / 2.0 ** leaves.level)[:, None]
+
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of the harmonics in kept."""
+        return sum(a.nbytes for pair in self.kept.values() for a in pair if a is not None)
 
     def resident(self):
         """The arrays every application reads, moved to the backend's device once (the device current at the
